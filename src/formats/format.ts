@@ -32,6 +32,11 @@ export interface KvFormat {
   readonly exact: boolean;
   /** ggml type id when the bytes are identical to ggml's (GGUF tensor type / llama.cpp cache type). */
   readonly ggmlType?: number;
+  /**
+   * Largest |decoded - input| the format promises for the block at src[srcOff..] (half a step for uniform
+   * grids, half the largest gap for codebooks). Absent when no per-value bound is promised (sign, tern).
+   */
+  errorBound?(src: Float32Array, srcOff: number): number;
   /** Reference encoder: exactly `blockValues` finite floats from src[srcOff..] into dst[dstOff..]. */
   encodeBlock(src: Float32Array, srcOff: number, dst: Uint8Array, dstOff: number): void;
   /** Reference decoder: one block into dst[dstOff .. dstOff + blockValues]. Never throws on any bytes. */

@@ -1,0 +1,114 @@
+// Exact memory accounting: bytes of every region for a configuration, from the format definitions.
+import { planLayers, type CachePolicy, type LayerPlan } from './policy.js';
+import { rowBytes, type KvFormat } from '../formats/format.js';
+import { ArgumentError } from '../errors.js';
+
+export interface KvBytesConfig {
+  /** Positions held. */
+  ctx: number;
+  layers: number;
+  kvHeads: number;
+  headDim: number;
+  policy: CachePolicy;
+  /** Prompt length: decode anchors cover [prompt, prompt + count). Omitted: no anchors are held yet. */
+  prompt?: number;
+}
+
+/** Bytes by region (K + V, all layers). `staging` holds channel groups still waiting for 32 tokens. */
+export interface RegionBytes {
+  sinks: number;
+  anchors: number;
+  bulk: number;
+  window: number;
+  staging: number;
+  total: number;
+}
+
+export interface KvBytes extends RegionBytes {
+  /** K and V values held: ctx x layers x kvHeads x headDim x 2. */
+  elements: number;
+  /** Effective bits per element: total bytes x 8 / elements. */
+  bitsPerElement: number;
+  perLayer: RegionBytes[];
+}
+
+/** Positions held by each region of one layer at length n (each position in at most one exact region). */
+export interface RegionCounts {
+  sinks: number;
+  anchors: number;
+  window: number;
+  /** Positions in the bulk stream (overlay: all; residual: those that left the window). */
+  stream: number;
+}
+
+function overlap(a0: number, a1: number, b0: number, b1: number): number {
+  return Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
+}
+
+/** Closed-form region counts for one layer. Anchors sit at [max(prompt, sinks), prompt + count). */
+export function regionCounts(plan: LayerPlan, n: number, prompt?: number): RegionCounts {
+  const sinks = Math.min(plan.sinks, n);
+  const a0 = prompt === undefined || !plan.anchors ? 0 : Math.max(prompt, plan.sinks);
+  const a1 = prompt === undefined || !plan.anchors ? 0 : Math.max(a0, prompt + plan.anchors.count);
+  const anchors = overlap(a0, a1, 0, n);
+  const w0 = Math.max(0, n - plan.window);
+  const window = n - w0 - overlap(0, sinks, w0, n) - overlap(a0, a1, w0, n);
+  const stream = plan.windowMode === 'overlay' ? n : w0 - Math.min(sinks, w0) - overlap(a0, a1, 0, w0);
+  return { sinks, anchors, window, stream };
+}
+
+/** Encoded bulk bytes and staged exact bytes for `stream` positions of one tensor of one layer. */
+export function bulkBytes(f: KvFormat, stream: number, kvHeads: number, headDim: number): { bulk: number; staging: number } {
+  if (f.axis === 'token') return { bulk: stream * kvHeads * rowBytes(f, headDim), staging: 0 };
+  const encoded = Math.floor(stream / f.blockValues) * f.blockValues;
+  return {
+    bulk: (encoded / f.blockValues) * kvHeads * headDim * f.blockBytes,
+    staging: (stream - encoded) * kvHeads * headDim * 4, // staged as float32, exactly as appended
+  };
+}
+
+/** Region bytes of one layer holding the given counts. */
+export function layerBytes(plan: LayerPlan, c: RegionCounts, kvHeads: number, headDim: number): RegionBytes {
+  const exactRow = kvHeads * rowBytes(plan.exact, headDim) * 2;
+  const k = bulkBytes(plan.k, c.stream, kvHeads, headDim);
+  const v = bulkBytes(plan.v, c.stream, kvHeads, headDim);
+  const r: RegionBytes = {
+    sinks: c.sinks * exactRow,
+    anchors: plan.anchors ? c.anchors * kvHeads * rowBytes(plan.anchors.format, headDim) * 2 : 0,
+    bulk: k.bulk + v.bulk,
+    window: c.window * exactRow,
+    staging: k.staging + v.staging,
+    total: 0,
+  };
+  r.total = r.sinks + r.anchors + r.bulk + r.window + r.staging;
+  return r;
+}
+
+function check(config: KvBytesConfig): void {
+  for (const key of ['ctx', 'layers', 'kvHeads', 'headDim'] as const) {
+    const x = config[key];
+    if (!Number.isInteger(x) || x < (key === 'ctx' ? 0 : 1)) throw new ArgumentError(`kvBytes: ${key} must be a positive integer, got ${x}`);
+  }
+}
+
+/** Bytes of a cache holding `ctx` positions under `policy`, region by region. */
+export function kvBytes(config: KvBytesConfig): KvBytes {
+  check(config);
+  // Accounting has no capacity: any window or group size is allowed.
+  const plans = planLayers(config.policy, config.layers, Number.MAX_SAFE_INTEGER);
+  const perLayer = plans.map((p) => layerBytes(p, regionCounts(p, config.ctx, config.prompt), config.kvHeads, config.headDim));
+  const sum = (k: keyof RegionBytes) => perLayer.reduce((s, r) => s + r[k], 0);
+  const elements = config.ctx * config.layers * config.kvHeads * config.headDim * 2;
+  const total = sum('total');
+  return {
+    sinks: sum('sinks'),
+    anchors: sum('anchors'),
+    bulk: sum('bulk'),
+    window: sum('window'),
+    staging: sum('staging'),
+    total,
+    elements,
+    bitsPerElement: elements ? (total * 8) / elements : 0,
+    perLayer,
+  };
+}

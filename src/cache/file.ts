@@ -1,0 +1,131 @@
+// Cache files: a versioned binary snapshot (header JSON, packed bytes, sha256) written atomically.
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync, renameSync, rmSync } from 'node:fs';
+import { FileFormatError, KvpackError } from '../errors.js';
+import type { KvCache, KvCacheOptions } from './kvcache.js';
+import type { CachePolicy } from './policy.js';
+
+/**
+ * Layout: "KVPK" | u32 version | u32 header length | header JSON (UTF-8) | payload | sha256 of all before.
+ * Payload per layer: every RowStore (sinks K/V, window K/V, anchors K/V, staging) then K chunks, V chunks.
+ */
+const MAGIC = 0x4b50564b; // "KVPK" little-endian
+export const CACHE_FILE_VERSION = 1;
+/** A header larger than this is not a cache header (guards JSON.parse against a corrupt length). */
+const MAX_HEADER = 16 << 20;
+
+interface LayerState {
+  n: number;
+  prompt: number | null;
+  ringLo: number;
+  streamEnd: number;
+  k: { length: number; encoded: number; chunks: number };
+  v: { length: number; encoded: number; chunks: number };
+}
+
+interface Header {
+  layers: number;
+  kvHeads: number;
+  headDim: number;
+  capacity: number;
+  chunkTokens: number;
+  policy: CachePolicy;
+  state: LayerState[];
+  payloadBytes: number;
+}
+
+export function saveCache(cache: KvCache, path: string): void {
+  const parts: Uint8Array[] = [];
+  const state: LayerState[] = [];
+  for (let i = 0; i < cache.layers; i++) {
+    const l = cache.layerCache(i);
+    for (const s of l.stores()) parts.push(s.raw().slice());
+    for (const w of ['k', 'v'] as const) for (let c = 0; c < l.bulk[w].stream.chunks.length; c++) parts.push(l.bulk[w].stream.chunkBytesAt(c).slice());
+    const t = (w: 'k' | 'v') => ({ length: l.bulk[w].length, encoded: l.bulk[w].stream.encoded, chunks: l.bulk[w].stream.chunks.length });
+    state.push({ n: l.n, prompt: l.prompt ?? null, ringLo: l.ringLo, streamEnd: l.streamEnd, k: t('k'), v: t('v') });
+  }
+  const payloadBytes = parts.reduce((s, p) => s + p.length, 0);
+  const header: Header = { layers: cache.layers, kvHeads: cache.kvHeads, headDim: cache.headDim, capacity: cache.capacity, chunkTokens: cache.chunkTokens, policy: cache.policy, state, payloadBytes };
+  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  const pre = Buffer.alloc(12);
+  pre.writeUInt32LE(MAGIC, 0);
+  pre.writeUInt32LE(CACHE_FILE_VERSION, 4);
+  pre.writeUInt32LE(json.length, 8);
+  const body = Buffer.concat([pre, json, ...parts]);
+  const sum = createHash('sha256').update(body).digest();
+  // Write beside the target then rename, so a crash never leaves a half-written cache file.
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, Buffer.concat([body, sum]));
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+function bad(message: string): never {
+  throw new FileFormatError('cache file', message);
+}
+
+/** Reads and verifies a cache file completely before building anything. */
+export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(path);
+  } catch (e) {
+    throw new FileFormatError('cache file', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  if (buf.length < 12 + 32) bad(`${path} is truncated (${buf.length} bytes)`);
+  if (buf.readUInt32LE(0) !== MAGIC) bad(`${path} is not a kvpack cache file (bad magic)`);
+  const version = buf.readUInt32LE(4);
+  if (version !== CACHE_FILE_VERSION) bad(`${path} has version ${version}; this kvpack reads version ${CACHE_FILE_VERSION}`);
+  const hlen = buf.readUInt32LE(8);
+  if (hlen > MAX_HEADER || 12 + hlen + 32 > buf.length) bad(`${path} is truncated (header of ${hlen} bytes does not fit)`);
+  const body = buf.subarray(0, buf.length - 32);
+  const sum = createHash('sha256').update(body).digest();
+  if (!sum.equals(buf.subarray(buf.length - 32))) bad(`${path} is corrupted or truncated (checksum mismatch)`);
+  let h: Header;
+  try {
+    h = JSON.parse(buf.subarray(12, 12 + hlen).toString('utf8')) as Header;
+  } catch {
+    bad(`${path} has an unreadable header`);
+  }
+  if (12 + hlen + h.payloadBytes !== body.length) bad(`${path}: payload is ${body.length - 12 - hlen} bytes, header says ${h.payloadBytes}`);
+  let cache: KvCache;
+  try {
+    cache = make({ layers: h.layers, kvHeads: h.kvHeads, headDim: h.headDim, capacity: h.capacity, policy: h.policy, chunkTokens: h.chunkTokens });
+  } catch (e) {
+    if (e instanceof KvpackError) bad(`${path}: header describes an invalid cache (${e.message})`);
+    throw e;
+  }
+  try {
+    let off = 12 + hlen;
+    const take = (n: number) => {
+      if (off + n > body.length) bad(`${path}: payload shorter than its header describes`);
+      const s = body.subarray(off, off + n);
+      off += n;
+      return s;
+    };
+    if (!Array.isArray(h.state) || h.state.length !== h.layers) bad(`${path}: header has ${h.state?.length} layer states for ${h.layers} layers`);
+    h.state.forEach((st, i) => {
+      const l = cache.layerCache(i);
+      for (const s of l.stores()) s.raw().set(take(s.bytes));
+      for (const w of ['k', 'v'] as const) {
+        const stream = l.bulk[w].stream;
+        for (let c = 0; c < st[w].chunks; c++) stream.loadChunk(take(stream.chunkBytes));
+        stream.encoded = st[w].encoded;
+        l.bulk[w].length = st[w].length;
+      }
+      l.n = st.n;
+      l.prompt = st.prompt ?? undefined;
+      l.ringLo = st.ringLo;
+      l.streamEnd = st.streamEnd;
+    });
+    if (off !== body.length) bad(`${path}: ${body.length - off} trailing payload bytes`);
+  } catch (e) {
+    cache.dispose();
+    throw e;
+  }
+  return cache;
+}

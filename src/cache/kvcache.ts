@@ -1,0 +1,198 @@
+// KvCache: the live, compressed KV cache an engine appends to and attends over, layer by layer.
+import { planLayers, type CachePolicy, type LayerPlan } from './policy.js';
+import { LayerCache } from './layer.js';
+import type { RegionBytes } from './accounting.js';
+import { sharedArena, type Arena } from '../kernels/arena.js';
+import { attend } from '../kernels/attend.js';
+import type { MixedView } from '../attention/view.js';
+import { Rotation } from '../numeric/hadamard.js';
+import { ArgumentError, ShapeError, assertFinite } from '../errors.js';
+import { saveCache, loadCache } from './file.js';
+
+export interface KvCacheOptions {
+  layers: number;
+  kvHeads: number;
+  headDim: number;
+  /** Most positions the cache will hold (set up front; storage grows in chunks up to it). */
+  capacity: number;
+  policy: CachePolicy;
+  /** Bulk chunk size in tokens (a multiple of 32). */
+  chunkTokens?: number;
+  arena?: Arena;
+}
+
+export interface AttendOptions {
+  /** Absolute position of each query (causal prefill); default: one query at the last position. */
+  positions?: ArrayLike<number>;
+  scale?: number;
+  slidingWindow?: number;
+  softcap?: number;
+}
+
+export interface CacheBytes extends RegionBytes {
+  /** Bytes actually allocated in wasm memory (chunks and fixed exact regions). */
+  allocated: number;
+}
+
+const DEFAULT_CHUNK = 256;
+
+function positiveInt(name: string, x: unknown): number {
+  if (typeof x !== 'number' || !Number.isInteger(x) || x < 1) throw new ArgumentError(`KvCache: ${name} must be a positive integer, got ${JSON.stringify(x)}`);
+  return x;
+}
+
+export class KvCache {
+  readonly layers: number;
+  readonly kvHeads: number;
+  readonly headDim: number;
+  readonly capacity: number;
+  readonly chunkTokens: number;
+  readonly policy: CachePolicy;
+  readonly plans: readonly LayerPlan[];
+  private readonly arena: Arena;
+  private readonly layerCaches: LayerCache[];
+  private readonly rotations: { k: Rotation | null; v: Rotation | null }[];
+  private disposed = false;
+
+  constructor(opts: KvCacheOptions) {
+    this.layers = positiveInt('layers', opts.layers);
+    this.kvHeads = positiveInt('kvHeads', opts.kvHeads);
+    this.headDim = positiveInt('headDim', opts.headDim);
+    this.capacity = positiveInt('capacity', opts.capacity);
+    this.chunkTokens = opts.chunkTokens ?? DEFAULT_CHUNK;
+    if (!Number.isInteger(this.chunkTokens) || this.chunkTokens < 32 || this.chunkTokens % 32 !== 0) {
+      throw new ArgumentError(`KvCache: chunkTokens must be a positive multiple of 32, got ${this.chunkTokens}`);
+    }
+    // Policies are plain JSON: keep a deep copy so later edits by the caller cannot change this cache.
+    this.policy = JSON.parse(JSON.stringify(opts.policy)) as CachePolicy;
+    this.plans = planLayers(this.policy, this.layers, this.capacity);
+    this.arena = opts.arena ?? sharedArena();
+    this.layerCaches = this.plans.map((p) => new LayerCache(this.arena, p, this.kvHeads, this.headDim, this.chunkTokens));
+    this.rotations = this.plans.map((p) => ({
+      k: p.rotation?.k ? new Rotation(this.headDim, p.rotation.seed * 2654435761 + p.layer * 2 + 1) : null,
+      v: p.rotation?.v ? new Rotation(this.headDim, p.rotation.seed * 2654435761 + p.layer * 2 + 2) : null,
+    }));
+  }
+
+  /** Positions every layer holds (layers are appended one after another during a forward pass). */
+  get length(): number {
+    return Math.min(...this.layerCaches.map((l) => l.n));
+  }
+
+  layerLength(layer: number): number {
+    return this.layer(layer).n;
+  }
+
+  private layer(i: number): LayerCache {
+    if (this.disposed) throw new ArgumentError('KvCache: used after dispose()');
+    if (!Number.isInteger(i) || i < 0 || i >= this.layers) throw new ArgumentError(`KvCache: layer ${i} outside [0, ${this.layers})`);
+    return this.layerCaches[i]!;
+  }
+
+  /** Appends rows k, v [tokens, kvHeads*headDim] (keys already position-encoded) to one layer. */
+  append(layer: number, k: Float32Array, v: Float32Array): void {
+    const l = this.layer(layer);
+    const row = this.kvHeads * this.headDim;
+    if (k.length !== v.length || k.length % row !== 0 || k.length === 0) {
+      throw new ShapeError(`append: k (${k.length}) and v (${v.length}) must be equal, non-empty multiples of kvHeads*headDim = ${row}`);
+    }
+    const tokens = k.length / row;
+    if (l.n + tokens > this.capacity) throw new ArgumentError(`append: ${tokens} tokens would exceed capacity ${this.capacity} (layer ${layer} holds ${l.n})`);
+    assertFinite(`append(layer ${layer}) k`, k);
+    assertFinite(`append(layer ${layer}) v`, v);
+    const rot = this.rotations[layer]!;
+    const kr = rot.k ? this.rotateRows(rot.k, k) : k;
+    const vr = rot.v ? this.rotateRows(rot.v, v) : v;
+    for (let t = 0; t < tokens; t++) l.append(kr, t * row, vr, t * row);
+  }
+
+  private rotateRows(r: Rotation, x: Float32Array): Float32Array {
+    const y = x.slice();
+    for (let o = 0; o < y.length; o += this.headDim) r.apply(y, o);
+    return y;
+  }
+
+  /** Attention of q [queries, heads, headDim] over the layer's cache into out (same shape). */
+  attend(layer: number, q: Float32Array, out: Float32Array, opts: AttendOptions = {}): void {
+    const l = this.layer(layer);
+    const rot = this.rotations[layer]!;
+    const qr = rot.k ? this.rotateRows(rot.k, q) : q;
+    const nq = opts.positions?.length ?? 1;
+    if (q.length % (nq * this.headDim) !== 0) throw new ShapeError(`attend: q length ${q.length} is not ${nq} queries x heads x ${this.headDim}`);
+    attend({ view: l.view(), q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap });
+    if (rot.v) for (let o = 0; o < out.length; o += this.headDim) rot.v.invert(out, o);
+  }
+
+  /** The mixed view of one layer (rotated coordinates when rotation is on). */
+  view(layer: number): MixedView {
+    return this.layer(layer).view();
+  }
+
+  /** Marks the end of the prompt: decode anchors cover the next `anchors.count` positions. */
+  beginDecode(): void {
+    const n = this.length;
+    for (const l of this.layerCaches) l.prompt = n;
+  }
+
+  /** Removes the last n positions (mlx-lm's trim contract); returns how many were removed. */
+  trim(n: number): number {
+    if (!Number.isInteger(n) || n < 0) throw new ArgumentError(`trim: n must be a non-negative integer, got ${n}`);
+    const len = this.length;
+    const k = Math.min(n, len);
+    this.rewind(len - k);
+    return k;
+  }
+
+  /** Keeps positions < p (regenerate, speculative decoding). */
+  rewind(p: number): void {
+    if (!Number.isInteger(p) || p < 0) throw new ArgumentError(`rewind: position must be a non-negative integer, got ${p}`);
+    for (const l of this.layerCaches) l.rewind(p);
+  }
+
+  clear(): void {
+    this.rewind(0);
+  }
+
+  /** A second cache sharing this one's frozen bulk chunks (copy-on-write); exact regions are copied. */
+  fork(): KvCache {
+    const c = new KvCache({ layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim, capacity: this.capacity, policy: this.policy, chunkTokens: this.chunkTokens, arena: this.arena });
+    c.layerCaches.forEach((l, i) => l.adoptFrom(this.layerCaches[i]!, this.chunkTokens));
+    return c;
+  }
+
+  /** Bytes of data held by region (equals kvBytes() for the same configuration) plus bytes allocated. */
+  nbytes(): CacheBytes {
+    const per = this.layerCaches.map((l) => l.regionBytes());
+    const sum = (k: keyof RegionBytes) => per.reduce((s, r) => s + r[k], 0);
+    return {
+      sinks: sum('sinks'), anchors: sum('anchors'), bulk: sum('bulk'), window: sum('window'), staging: sum('staging'), total: sum('total'),
+      allocated: this.layerCaches.reduce((s, l) => s + l.allocatedBytes(), 0),
+    };
+  }
+
+  /** Encoder invocations per layer and tensor (tokens for token axis, groups for channel axis). */
+  encodeCalls(layer: number): { k: number; v: number } {
+    const l = this.layer(layer);
+    return { k: l.bulk.k.stream.encodeCalls, v: l.bulk.v.stream.encodeCalls };
+  }
+
+  /** Layer internals for save/restore and tests. */
+  layerCache(layer: number): LayerCache {
+    return this.layer(layer);
+  }
+
+  save(path: string): void {
+    saveCache(this, path);
+  }
+
+  static restore(path: string, arena?: Arena): KvCache {
+    return loadCache(path, (o) => new KvCache({ ...o, arena }));
+  }
+
+  /** Frees this cache's wasm memory (shared chunks stay alive while a fork uses them). */
+  dispose(): void {
+    if (this.disposed) return;
+    for (const l of this.layerCaches) l.free();
+    this.disposed = true;
+  }
+}

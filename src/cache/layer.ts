@@ -1,0 +1,361 @@
+// LayerCache: one layer's regions (sinks, anchors, window ring, staging, bulk streams) and its mixed view.
+import type { LayerPlan } from './policy.js';
+import { RowStore } from './rows.js';
+import { BulkStream } from './stream.js';
+import type { Arena } from '../kernels/arena.js';
+import type { MixedView, PackedRun, Segment } from '../attention/view.js';
+import { f32 } from '../formats/f32.js';
+import type { RegionBytes } from './accounting.js';
+
+/** One tensor's bulk: the encoded stream plus exact float32 staging for channel groups not yet full. */
+export class BulkTensor {
+  readonly stream: BulkStream;
+  /** [heads][blockValues][headDim] float32; null for token-axis formats (encoded on arrival). */
+  readonly staging: RowStore | null;
+  /** Stream positions received (encoded + staged). */
+  length = 0;
+
+  constructor(arena: Arena, plan: LayerPlan, which: 'k' | 'v', heads: number, headDim: number, chunkTokens: number) {
+    const f = plan[which];
+    this.stream = new BulkStream(arena, f, heads, headDim, chunkTokens);
+    this.staging = f.axis === 'channel' ? new RowStore(arena, f32, heads, headDim, f.blockValues) : null;
+  }
+
+  get pending(): number {
+    return this.length - this.stream.encoded;
+  }
+
+  /** Appends one position (row [heads*headDim] at src[off..]); a full channel group is encoded atomically. */
+  push(src: Float32Array, off: number, stride: number): void {
+    if (!this.staging) {
+      this.stream.append(src, off, stride, 1);
+    } else {
+      this.staging.write(this.pending, src, off);
+      if (this.pending + 1 === this.staging.rows) {
+        // Encode from staging, never from the caller's rows, so batching cannot change the bytes.
+        this.encodeStaged(this.staging.f32());
+      }
+    }
+    this.length++;
+  }
+
+  private encodeStaged(staged: Float32Array): void {
+    const st = this.staging!;
+    // Staging is [heads][B][headDim]; the stream wants rows [B][heads*headDim]: transpose once per group.
+    const B = st.rows;
+    const D = st.headDim;
+    const rows = new Float32Array(B * st.heads * D);
+    for (let h = 0; h < st.heads; h++) for (let t = 0; t < B; t++) rows.set(staged.subarray((h * B + t) * D, (h * B + t + 1) * D), (t * st.heads + h) * D);
+    this.stream.append(rows, 0, st.heads * D, B);
+  }
+
+  /** Keeps stream positions < n. Trims inside the last encoded group re-stage its exact values; deeper trims re-stage decoded values. */
+  truncate(n: number, scratch: Float32Array): void {
+    if (n >= this.length) return;
+    const st = this.staging;
+    if (!st) {
+      this.stream.truncate(n);
+    } else {
+      const B = st.rows;
+      const groupStart = Math.floor(n / B) * B;
+      if (n < this.stream.encoded) {
+        const exactRestore = this.pending === 0 && groupStart === this.stream.encoded - B;
+        if (!exactRestore) this.restageDecoded(groupStart, scratch);
+        this.stream.truncate(groupStart);
+      }
+    }
+    this.length = n;
+  }
+
+  /** Decodes the encoded group starting at stream index g0 into staging (lossy: only for deep trims). */
+  private restageDecoded(g0: number, scratch: Float32Array): void {
+    const st = this.staging!;
+    const f = this.stream.format;
+    const staged = st.f32();
+    const bytes = this.stream.chunkBytesAt(Math.floor(g0 / this.stream.chunkTokens));
+    const groupInChunk = (g0 % this.stream.chunkTokens) / f.blockValues;
+    for (let h = 0; h < st.heads; h++) {
+      for (let c = 0; c < st.headDim; c++) {
+        f.decodeBlock(bytes, h * this.stream.headStride + (groupInChunk * st.headDim + c) * f.blockBytes, scratch, 0);
+        for (let t = 0; t < f.blockValues; t++) staged[(h * f.blockValues + t) * st.headDim + c] = scratch[t]!;
+      }
+    }
+  }
+
+  /** PackedRun for stream index i: the chunk if encoded, else staging. */
+  run(i: number, bytes: Uint8Array): PackedRun {
+    return i < this.stream.encoded ? this.stream.run(i, bytes) : this.staging!.run(i - this.stream.encoded, bytes);
+  }
+
+  /** Positions readable from the run starting at stream index i. */
+  span(i: number): number {
+    if (i >= this.stream.encoded) return this.length - i;
+    const chunkEnd = (Math.floor(i / this.stream.chunkTokens) + 1) * this.stream.chunkTokens;
+    return Math.min(this.stream.encoded, chunkEnd) - i;
+  }
+
+}
+
+type Place = 'sinks' | 'anchors' | 'window' | 'bulk';
+
+/** One layer of a KvCache. Positions are absolute; every position is read from exactly one place. */
+export class LayerCache {
+  readonly plan: LayerPlan;
+  readonly heads: number;
+  readonly headDim: number;
+  /** Positions held. */
+  n = 0;
+  /** Prompt length once decoding began (anchors start here); undefined before. */
+  prompt: number | undefined;
+  /** Lowest position whose window-ring copy is valid. */
+  ringLo = 0;
+  /** Residual mode: non-exact positions < streamEnd have left the window for the bulk. */
+  streamEnd = 0;
+  readonly sinks: { k: RowStore; v: RowStore };
+  readonly anchors: { k: RowStore; v: RowStore } | null;
+  readonly ring: { k: RowStore; v: RowStore };
+  bulk: { k: BulkTensor; v: BulkTensor };
+  private readonly arena: Arena;
+  private readonly tmp: Float32Array; // [heads*headDim] one moved row
+  private readonly scratch = new Float32Array(256);
+
+  constructor(arena: Arena, plan: LayerPlan, heads: number, headDim: number, chunkTokens: number) {
+    this.arena = arena;
+    this.plan = plan;
+    this.heads = heads;
+    this.headDim = headDim;
+    const rows = (f: LayerPlan['exact'], r: number) => ({ k: new RowStore(arena, f, heads, headDim, r), v: new RowStore(arena, f, heads, headDim, r) });
+    this.sinks = rows(plan.exact, plan.sinks);
+    this.anchors = plan.anchors ? rows(plan.anchors.format, plan.anchors.count) : null;
+    this.ring = rows(plan.exact, plan.window);
+    this.bulk = { k: new BulkTensor(arena, plan, 'k', heads, headDim, chunkTokens), v: new BulkTensor(arena, plan, 'v', heads, headDim, chunkTokens) };
+    this.tmp = new Float32Array(2 * heads * headDim);
+  }
+
+  /** Anchor positions [a0, a1) (empty before decoding began). */
+  anchorRange(): [number, number] {
+    if (this.prompt === undefined || !this.plan.anchors) return [0, 0];
+    const a0 = Math.max(this.prompt, this.plan.sinks);
+    return [a0, Math.max(a0, this.prompt + this.plan.anchors.count)];
+  }
+
+  private exactPlace(p: number, a0: number, a1: number): Place | null {
+    if (p < this.plan.sinks) return 'sinks';
+    if (p >= a0 && p < a1) return 'anchors';
+    return null;
+  }
+
+  /** Bulk stream index of position p (overlay: p; residual: p minus the exact positions before it). */
+  streamIndex(p: number): number {
+    if (this.plan.windowMode === 'overlay') return p;
+    const [a0, a1] = this.anchorRange();
+    return p - Math.min(p, this.plan.sinks) - Math.max(0, Math.min(a1, p) - a0);
+  }
+
+  /** Appends one position: k and v rows [heads*headDim] at kOff / vOff. */
+  append(k: Float32Array, kOff: number, v: Float32Array, vOff: number): void {
+    const p = this.n;
+    const W = this.plan.window;
+    const [a0, a1] = this.anchorRange();
+    const exact = this.exactPlace(p, a0, a1);
+    const overlay = this.plan.windowMode === 'overlay';
+    if (overlay) {
+      this.bulk.k.push(k, kOff, this.heads * this.headDim);
+      this.bulk.v.push(v, vOff, this.heads * this.headDim);
+    } else if (W === 0) {
+      if (!exact) {
+        this.bulk.k.push(k, kOff, this.heads * this.headDim);
+        this.bulk.v.push(v, vOff, this.heads * this.headDim);
+      }
+      this.streamEnd = p + 1;
+    } else {
+      // Residual: positions leaving the window move from the ring to the bulk, each encoded once.
+      for (; this.streamEnd < p + 1 - W; this.streamEnd++) {
+        const q = this.streamEnd;
+        if (this.exactPlace(q, a0, a1)) continue;
+        this.moveFromRing(q);
+      }
+    }
+    if (exact === 'sinks') {
+      this.sinks.k.write(p, k, kOff);
+      this.sinks.v.write(p, v, vOff);
+    } else if (exact === 'anchors') {
+      this.anchors!.k.write(p - a0, k, kOff);
+      this.anchors!.v.write(p - a0, v, vOff);
+    } else if (W > 0) {
+      this.ring.k.write(p % W, k, kOff);
+      this.ring.v.write(p % W, v, vOff);
+      this.ringLo = Math.max(this.ringLo, p + 1 - W);
+    }
+    this.n = p + 1;
+  }
+
+  private moveFromRing(q: number): void {
+    const D = this.headDim;
+    const HD = this.heads * D;
+    const slot = q % this.plan.window;
+    for (let h = 0; h < this.heads; h++) {
+      this.ring.k.read(slot, h, this.tmp, h * D, this.scratch);
+      this.ring.v.read(slot, h, this.tmp, HD + h * D, this.scratch);
+    }
+    this.bulk.k.push(this.tmp, 0, HD);
+    this.bulk.v.push(this.tmp, HD, HD);
+  }
+
+  /** First position read from the window ring. */
+  private windowStart(): number {
+    if (this.plan.window === 0) return this.n;
+    if (this.plan.windowMode === 'residual') return this.streamEnd;
+    return Math.max(this.ringLo, this.n - this.plan.window, 0);
+  }
+
+  /** Keeps positions < n. */
+  rewind(n: number): void {
+    if (n >= this.n) return;
+    if (this.plan.windowMode === 'overlay') {
+      this.bulk.k.truncate(n, this.scratch);
+      this.bulk.v.truncate(n, this.scratch);
+    } else if (n < this.streamEnd) {
+      // Positions that left the window stay quantized; the window refills as tokens are appended.
+      const i = this.streamIndex(n);
+      this.bulk.k.truncate(i, this.scratch);
+      this.bulk.v.truncate(i, this.scratch);
+      this.streamEnd = n;
+    }
+    this.ringLo = Math.min(this.ringLo, n);
+    if (this.plan.windowMode === 'residual') this.ringLo = Math.min(this.ringLo, this.streamEnd);
+    if (this.prompt !== undefined && n < this.prompt) this.prompt = undefined;
+    this.n = n;
+  }
+
+  /** The mixed view over positions [0, n). */
+  view(): MixedView {
+    const n = this.n;
+    const bytes = this.arena.u8();
+    const [a0, a1] = this.anchorRange();
+    const w0 = this.windowStart();
+    const cuts = [...new Set([0, Math.min(this.plan.sinks, n), Math.min(a0, n), Math.min(a1, n), Math.min(w0, n), n])].sort((x, y) => x - y);
+    const kPieces: Piece[] = [];
+    const vPieces: Piece[] = [];
+    for (let c = 0; c + 1 < cuts.length; c++) {
+      const lo = cuts[c]!;
+      const hi = cuts[c + 1]!;
+      if (hi <= lo) continue;
+      const place = this.exactPlace(lo, a0, a1) ?? (lo >= w0 ? 'window' : 'bulk');
+      if (place === 'sinks' || place === 'anchors') {
+        const rs = place === 'sinks' ? this.sinks : this.anchors!;
+        const first = place === 'sinks' ? lo : lo - a0;
+        kPieces.push({ start: lo, count: hi - lo, run: rs.k.run(first, bytes), region: place });
+        vPieces.push({ start: lo, count: hi - lo, run: rs.v.run(first, bytes), region: place });
+      } else if (place === 'window') {
+        const W = this.plan.window;
+        for (let p = lo; p < hi; ) {
+          const m = Math.min(hi - p, W - (p % W));
+          kPieces.push({ start: p, count: m, run: this.ring.k.run(p % W, bytes), region: 'window' });
+          vPieces.push({ start: p, count: m, run: this.ring.v.run(p % W, bytes), region: 'window' });
+          p += m;
+        }
+      } else {
+        const i0 = this.streamIndex(lo);
+        bulkPieces(this.bulk.k, lo, hi, i0, bytes, kPieces);
+        bulkPieces(this.bulk.v, lo, hi, i0, bytes, vPieces);
+      }
+    }
+    return { headDim: this.headDim, kvHeads: this.heads, length: n, segments: mergePieces(kPieces, vPieces) };
+  }
+
+  /** Bytes of data held, by region. */
+  regionBytes(): RegionBytes {
+    const [a0, a1] = this.anchorRange();
+    const anchors = Math.max(0, Math.min(a1, this.n) - a0);
+    const sinks = Math.min(this.plan.sinks, this.n);
+    const w0 = Math.min(this.windowStart(), this.n);
+    const exactIn = (lo: number, hi: number) => Math.max(0, Math.min(sinks, hi) - lo) + Math.max(0, Math.min(a1, hi) - Math.max(a0, lo));
+    const window = this.n - w0 - exactIn(w0, this.n);
+    const row = (rs: RowStore) => this.heads * rs.rowBytes;
+    const staged = (b: BulkTensor) => b.pending * this.heads * this.headDim * 4;
+    const r: RegionBytes = {
+      sinks: sinks * (row(this.sinks.k) + row(this.sinks.v)),
+      anchors: this.anchors ? anchors * (row(this.anchors.k) + row(this.anchors.v)) : 0,
+      bulk: this.bulk.k.stream.usedBytes + this.bulk.v.stream.usedBytes,
+      window: window * (row(this.ring.k) + row(this.ring.v)),
+      staging: staged(this.bulk.k) + staged(this.bulk.v),
+      total: 0,
+    };
+    r.total = r.sinks + r.anchors + r.bulk + r.window + r.staging;
+    return r;
+  }
+
+  /** Every RowStore of this layer, in a fixed order (save/fork). */
+  stores(): RowStore[] {
+    const s = [this.sinks.k, this.sinks.v, this.ring.k, this.ring.v];
+    if (this.anchors) s.push(this.anchors.k, this.anchors.v);
+    for (const b of [this.bulk.k, this.bulk.v]) if (b.staging) s.push(b.staging);
+    return s;
+  }
+
+  /** Bytes actually allocated in wasm memory for this layer. */
+  allocatedBytes(): number {
+    return this.stores().reduce((s, r) => s + r.bytes, 0) + this.bulk.k.stream.allocatedBytes + this.bulk.v.stream.allocatedBytes;
+  }
+
+  /** Copies scalar state and exact regions from `src`; shares its bulk chunks (fork). */
+  adoptFrom(src: LayerCache, chunkTokens: number): void {
+    this.n = src.n;
+    this.prompt = src.prompt;
+    this.ringLo = src.ringLo;
+    this.streamEnd = src.streamEnd;
+    const mine = this.stores();
+    src.stores().forEach((s, i) => mine[i]!.copyFrom(s));
+    for (const w of ['k', 'v'] as const) {
+      this.bulk[w].stream.free();
+      const shared = src.bulk[w].stream.share();
+      this.bulk[w].stream.chunks = shared.chunks;
+      this.bulk[w].stream.encoded = shared.encoded;
+      this.bulk[w].length = src.bulk[w].length;
+    }
+    void chunkTokens;
+  }
+
+  free(): void {
+    // stores() already includes the staging buffers; the streams free their chunks.
+    for (const s of this.stores()) s.free();
+    this.bulk.k.stream.free();
+    this.bulk.v.stream.free();
+  }
+}
+
+interface Piece {
+  start: number;
+  count: number;
+  run: PackedRun;
+  region: string;
+}
+
+function bulkPieces(b: BulkTensor, lo: number, hi: number, i0: number, bytes: Uint8Array, out: Piece[]): void {
+  for (let p = lo; p < hi; ) {
+    const i = i0 + (p - lo);
+    const m = Math.min(hi - p, b.span(i));
+    out.push({ start: p, count: m, run: b.run(i, bytes), region: i < b.stream.encoded ? 'bulk' : 'staging' });
+    p += m;
+  }
+}
+
+/** Cuts K and V piece lists at the union of their boundaries into segments. */
+function mergePieces(k: Piece[], v: Piece[]): Segment[] {
+  const segs: Segment[] = [];
+  let i = 0;
+  let j = 0;
+  let p = 0;
+  while (i < k.length && j < v.length) {
+    const a = k[i]!;
+    const b = v[j]!;
+    const end = Math.min(a.start + a.count, b.start + b.count);
+    const shift = (x: Piece) => ({ ...x.run, first: x.run.first + (p - x.start) });
+    segs.push({ start: p, count: end - p, k: shift(a), v: shift(b), region: a.region === b.region ? a.region : `${a.region}/${b.region}` });
+    p = end;
+    if (a.start + a.count === end) i++;
+    if (b.start + b.count === end) j++;
+  }
+  return segs;
+}

@@ -1,0 +1,127 @@
+// CachePolicy: plain JSON data describing how each layer stores K and V, so a protocol can hash it.
+import { PolicyError, UnknownFormatError } from '../errors.js';
+import { formats } from '../formats/registry.js';
+import type { KvFormat } from '../formats/format.js';
+
+/** Where recent positions live: `overlay` (seed 000: bulk holds every position, an exact copy of the last
+ * W overlays it) or `residual` (KIVI/HF/seed 003: a position enters the bulk only when it leaves the window). */
+export type WindowMode = 'overlay' | 'residual';
+export type AnchorPrecision = 'f16' | 'int8' | 'int4';
+
+/** Anchor precision -> the format that stores it (int8/int4 reuse ggml's q8_0/q4_0 blocks). */
+export const ANCHOR_FORMATS: Readonly<Record<AnchorPrecision, string>> = { f16: 'f16', int8: 'q8_0', int4: 'q4_0' };
+
+export interface AnchorPolicy {
+  /** First N generated positions after the prompt kept in `precision` (seed 002's decode anchors). */
+  count: number;
+  /** Layers that keep anchors: indices or 'all'. */
+  layers?: number[] | 'all';
+  precision?: AnchorPrecision;
+}
+
+export interface RotationPolicy {
+  /** Randomized Hadamard rotation within each head before quantization. */
+  k?: boolean;
+  v?: boolean;
+  seed?: number;
+}
+
+/** Fields a per-layer override may change. */
+export interface LayerOverride {
+  k?: string;
+  v?: string;
+  window?: number;
+  sinks?: number;
+  anchors?: AnchorPolicy | null;
+  rotation?: RotationPolicy | null;
+}
+
+export interface CachePolicy extends LayerOverride {
+  /** K and V bulk formats (ids from the format registry). */
+  k: string;
+  v: string;
+  windowMode?: WindowMode;
+  /** Precision of the exact regions (sinks, window, f16 anchors are always f16): 'f16' (seed 000) or 'f32' (seed 003). */
+  exact?: 'f16' | 'f32';
+  /** Per-layer overrides keyed by layer index. */
+  layers?: Record<string, LayerOverride>;
+}
+
+export const DEFAULT_WINDOW = 128;
+export const DEFAULT_SINKS = 4;
+
+/** One layer's policy with every default applied and every format resolved. */
+export interface LayerPlan {
+  readonly layer: number;
+  readonly k: KvFormat;
+  readonly v: KvFormat;
+  readonly window: number;
+  readonly sinks: number;
+  readonly windowMode: WindowMode;
+  readonly exact: KvFormat;
+  readonly anchors: { count: number; format: KvFormat } | null;
+  readonly rotation: { k: boolean; v: boolean; seed: number } | null;
+}
+
+function fmt(field: string, id: unknown): KvFormat {
+  if (typeof id !== 'string') throw new PolicyError(field, `expected a format id, got ${JSON.stringify(id)}`);
+  const f = formats.get(id);
+  if (!f) throw new PolicyError(field, new UnknownFormatError('format', id, [...formats.keys()]).message);
+  return f;
+}
+
+function count(field: string, x: unknown, max: number, maxWhat: string): number {
+  if (typeof x !== 'number' || !Number.isInteger(x) || x < 0) throw new PolicyError(field, `expected a non-negative integer, got ${JSON.stringify(x)}`);
+  if (x > max) throw new PolicyError(field, `${x} exceeds ${maxWhat} (${max})`);
+  return x;
+}
+
+/** Resolves and validates a policy for `layers` layers of capacity `capacity`; errors name the field. */
+export function planLayers(policy: CachePolicy, layers: number, capacity: number): LayerPlan[] {
+  if (policy === null || typeof policy !== 'object') throw new PolicyError('', 'expected an object');
+  const mode = policy.windowMode ?? 'overlay';
+  if (mode !== 'overlay' && mode !== 'residual') throw new PolicyError('windowMode', `expected 'overlay' or 'residual', got ${JSON.stringify(mode)}`);
+  const exactId = policy.exact ?? 'f16';
+  if (exactId !== 'f16' && exactId !== 'f32') throw new PolicyError('exact', `expected 'f16' or 'f32', got ${JSON.stringify(exactId)}`);
+  const exact = fmt('exact', exactId);
+  for (const key of Object.keys(policy.layers ?? {})) {
+    const i = Number(key);
+    if (!Number.isInteger(i) || i < 0 || i >= layers) throw new PolicyError(`layers.${key}`, `no such layer (the model has ${layers})`);
+  }
+  const plans: LayerPlan[] = [];
+  for (let layer = 0; layer < layers; layer++) {
+    const o = policy.layers?.[String(layer)] ?? {};
+    const at = (f: string) => (f in o ? `layers.${layer}.${f}` : f);
+    const pick = <K extends keyof LayerOverride>(key: K): LayerOverride[K] => (key in o ? o[key] : policy[key]);
+    const k = fmt(at('k'), pick('k'));
+    const v = fmt(at('v'), pick('v'));
+    const window = count(at('window'), pick('window') ?? DEFAULT_WINDOW, capacity, 'capacity');
+    const sinks = count(at('sinks'), pick('sinks') ?? DEFAULT_SINKS, capacity, 'capacity');
+    for (const [name, f] of [['k', k], ['v', v]] as const) {
+      if (f.axis === 'channel' && f.blockValues > capacity) {
+        throw new PolicyError(at(name), `per-channel group of ${f.blockValues} tokens is larger than capacity ${capacity}`);
+      }
+    }
+    let anchors: LayerPlan['anchors'] = null;
+    const a = pick('anchors');
+    if (a) {
+      const c = count(`${at('anchors')}.count`, a.count, capacity, 'capacity');
+      const ls = a.layers ?? 'all';
+      if (ls !== 'all' && (!Array.isArray(ls) || ls.some((x) => !Number.isInteger(x) || x < 0 || x >= layers))) {
+        throw new PolicyError(`${at('anchors')}.layers`, `expected 'all' or layer indices in [0, ${layers})`);
+      }
+      const prec = a.precision ?? 'f16';
+      if (!(prec in ANCHOR_FORMATS)) throw new PolicyError(`${at('anchors')}.precision`, `expected f16 | int8 | int4, got ${JSON.stringify(prec)}`);
+      if (c > 0 && (ls === 'all' || ls.includes(layer))) anchors = { count: c, format: fmt(`${at('anchors')}.precision`, ANCHOR_FORMATS[prec]) };
+    }
+    let rotation: LayerPlan['rotation'] = null;
+    const r = pick('rotation');
+    if (r && (r.k || r.v)) {
+      const seed = r.seed ?? 0;
+      if (!Number.isInteger(seed)) throw new PolicyError(`${at('rotation')}.seed`, `expected an integer, got ${JSON.stringify(seed)}`);
+      rotation = { k: !!r.k, v: !!r.v, seed };
+    }
+    plans.push({ layer, k, v, window, sinks, windowMode: mode, exact, anchors, rotation });
+  }
+  return plans;
+}

@@ -1,0 +1,26 @@
+// The kvpack CLI entry: registers one subcommand per file; the only place the process exits.
+import { Command, CommanderError } from 'commander';
+import { KvpackError } from '../errors.js';
+import { normalizeArgv } from './args.js';
+import * as formats from './formats.js';
+import * as memory from './memory.js';
+
+const commands: { register(program: Command): void }[] = [formats, memory];
+
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command('kvpack')
+    .description('compressed KV caches for LLM inference: formats, cache, engine and lab')
+    .exitOverride()
+    .showHelpAfterError();
+  for (const c of commands) c.register(program);
+  try {
+    await program.parseAsync(normalizeArgv(argv), { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);
+    if (e instanceof KvpackError) {
+      console.error(`kvpack: ${e.message}`);
+      process.exit(2);
+    }
+    throw e;
+  }
+}

@@ -38,6 +38,8 @@ export function normalizeArgv(argv: string[]): string[] {
 export function table(rows: (string | number)[][]): string {
   const cells = rows.map((r) => r.map(String));
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  // Numbers align right, text left.
+  const numeric = widths.map((_, i) => cells.slice(1).every((r) => /^[-+]?[\d.,]+(\s?\S{0,3})?$/.test(r[i] ?? '') || (r[i] ?? '') === ''));
+  const line = (r: string[]) => r.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }

@@ -2,9 +2,17 @@
 import { defineFormat } from './format.js';
 import { putF16, getF16 } from './bytes.js';
 import { roundf } from '../numeric/round.js';
+import { symmetricBound } from './ggml-bounds.js';
 
 const QK = 32;
 const fr = Math.fround;
+
+/** d = amax / 127, as ggml computes it in float32. */
+function scaleOf(src: Float32Array, srcOff: number): number {
+  let amax = 0;
+  for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(src[srcOff + j]!));
+  return fr(amax / 127);
+}
 
 export const q8_0 = defineFormat({
   id: 'q8_0',
@@ -19,10 +27,11 @@ export const q8_0 = defineFormat({
   rule: 'q = roundf(x * (1/d)) in float32 (half away from zero); x = q * d',
   exact: false,
   ggmlType: 8,
+  errorBound(src, srcOff) {
+    return symmetricBound(scaleOf(src, srcOff), -127, 127, src, srcOff, QK);
+  },
   encodeBlock(src, srcOff, dst, dstOff) {
-    let amax = 0;
-    for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(src[srcOff + j]!));
-    const d = fr(amax / 127);
+    const d = scaleOf(src, srcOff);
     const id = d ? fr(1 / d) : 0;
     putF16(dst, dstOff, d);
     for (let j = 0; j < QK; j++) {

@@ -110,6 +110,7 @@ export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): K
     if (!Array.isArray(h.state) || h.state.length !== h.layers) bad(`${path}: header has ${h.state?.length} layer states for ${h.layers} layers`);
     h.state.forEach((st, i) => {
       const l = cache.layerCache(i);
+      checkState(st, i, h, l.bulk.k.staging ? l.bulk.k.stream.format.blockValues : 1, l.bulk.v.staging ? l.bulk.v.stream.format.blockValues : 1, path);
       for (const s of l.stores()) s.raw().set(take(s.bytes));
       for (const w of ['k', 'v'] as const) {
         const stream = l.bulk[w].stream;
@@ -128,4 +129,22 @@ export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): K
     throw e;
   }
   return cache;
+}
+
+const isCount = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 0;
+
+/** A checksum only proves the bytes are the writer's; the counts must still describe a possible cache. */
+function checkState(st: LayerState, i: number, h: Header, kB: number, vB: number, path: string): void {
+  const where = `${path}: layer ${i}`;
+  if (!isCount(st.n) || st.n > h.capacity) bad(`${where} holds ${st.n} positions, capacity is ${h.capacity}`);
+  if (!isCount(st.ringLo) || !isCount(st.streamEnd) || st.ringLo > st.n || st.streamEnd > st.n) bad(`${where} has window bounds outside [0, ${st.n}]`);
+  if (st.prompt !== null && (!isCount(st.prompt) || st.prompt > st.n)) bad(`${where} has prompt ${st.prompt} beyond its length`);
+  for (const [w, B] of [['k', kB], ['v', vB]] as const) {
+    const t = st[w];
+    if (!t || !isCount(t.length) || !isCount(t.encoded) || !isCount(t.chunks)) bad(`${where} ${w}: bad stream counts`);
+    // B is the staging group size (1 for token-axis formats, which encode on arrival).
+    const pending = t.length - t.encoded;
+    if (t.length > st.n || pending < 0 || pending >= B || t.encoded % B !== 0) bad(`${where} ${w}: ${t.encoded} encoded of ${t.length} is impossible`);
+    if (t.chunks !== Math.ceil(t.encoded / h.chunkTokens)) bad(`${where} ${w}: ${t.chunks} chunks for ${t.encoded} encoded positions`);
+  }
 }

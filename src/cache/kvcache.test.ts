@@ -2,6 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { KvCache } from './kvcache.js';
 import { kvBytes } from './accounting.js';
@@ -215,6 +216,17 @@ test('restore rejects truncated, corrupted and wrong-version files with a typed 
     assert.throws(() => KvCache.restore(p), (e: unknown) => e instanceof FileFormatError && /cache file/.test(e.message), name);
   }
   assert.throws(() => KvCache.restore(join(dir, 'missing.kvc')), FileFormatError);
+  // A well-formed file (valid checksum) whose header describes an impossible cache.
+  const hlen = good.readUInt32LE(8);
+  const header = JSON.parse(good.subarray(12, 12 + hlen).toString('utf8'));
+  header.state[0].n = header.capacity + 1;
+  const json = Buffer.from(JSON.stringify(header));
+  const pre = Buffer.from(good.subarray(0, 12));
+  pre.writeUInt32LE(json.length, 8);
+  const body = Buffer.concat([pre, json, good.subarray(12 + hlen, good.length - 32)]);
+  const forged = join(dir, 'forged.kvc');
+  writeFileSync(forged, Buffer.concat([body, createHash('sha256').update(body).digest()]));
+  assert.throws(() => KvCache.restore(forged), /holds 1025 positions, capacity is 1024/);
   // The cache that was saved is untouched by failed restores.
   assert.equal(cache.length, 64);
   cache.dispose();

@@ -8,9 +8,10 @@ import { GGML, ggmlTypes } from '../../src/gguf/types.js';
 
 /** Repo root: the first ancestor with package.json (works from test/ under tsx and from dist/test/). */
 function repoRoot(): URL {
-  let u = new URL('./', import.meta.url);
-  while (!existsSync(new URL('package.json', u))) u = new URL('../', u);
-  return u;
+  for (let u = new URL('./', import.meta.url); ; u = new URL('../', u)) {
+    if (existsSync(new URL('package.json', u))) return u;
+    if (u.pathname === '/') throw new Error(`no package.json above ${import.meta.url}`);
+  }
 }
 const goldenDir = new URL('test/golden/kquants/', repoRoot());
 

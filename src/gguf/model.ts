@@ -1,0 +1,98 @@
+// The in-memory model both loaders produce (GGUF and llama2.c): tensors under GGUF names, metadata,
+// and the hyperparameters read once from `<arch>.*` keys.
+import { FileFormatError } from '../errors.js';
+import { getF32, getInt, getString, type Metadata } from './metadata.js';
+import { readGguf, type GgufFile } from './reader.js';
+import type { GgufTensorInput, GgufWriteInput } from './writer.js';
+import type { GgufValue } from './values.js';
+
+export interface ModelTensor {
+  /** ggml type id. */
+  readonly type: number;
+  /** ggml order, ne0 first: a [out, in] matrix has dims [in, out]. */
+  readonly dims: readonly number[];
+  readonly data: Uint8Array;
+}
+
+/** Hyperparameters shared by the llama-like families (llama, qwen2, qwen3, gemma3). */
+export interface ModelHparams {
+  readonly nVocab: number;
+  /** Training context (`<arch>.context_length`). */
+  readonly nCtxTrain: number;
+  readonly nEmbd: number;
+  readonly nFf: number;
+  readonly nLayer: number;
+  readonly nHead: number;
+  readonly nHeadKv: number;
+  /** Per-head size of K (`attention.key_length`, default nEmbd / nHead). */
+  readonly headDim: number;
+  /** Per-head size of V (`attention.value_length`, default headDim). */
+  readonly headDimV: number;
+  /** Rotated dims per head (`rope.dimension_count`, default headDim). */
+  readonly ropeDim: number;
+  readonly rmsEps: number;
+  readonly ropeTheta: number;
+}
+
+export interface LoadedModel {
+  /** `general.architecture` ('llama', 'qwen2', ...). */
+  readonly arch: string;
+  readonly hparams: ModelHparams;
+  /** GGUF tensor names (token_embd.weight, blk.N.attn_q.weight, ...) in file order. */
+  readonly tensors: ReadonlyMap<string, ModelTensor>;
+  readonly metadata: ReadonlyMap<string, GgufValue>;
+}
+
+/** Reads hyperparameters from `<arch>.*` metadata; missing required keys are errors naming the key. */
+export function readHparams(md: Metadata, nVocabFallback?: number): ModelHparams {
+  const arch = getString(md, 'general.architecture');
+  const k = (s: string): string => `${arch}.${s}`;
+  const nEmbd = getInt(md, k('embedding_length'));
+  const nHead = getInt(md, k('attention.head_count'));
+  if (nHead < 1) throw new FileFormatError('gguf', `${k('attention.head_count')} must be >= 1`);
+  const nHeadKv = getInt(md, k('attention.head_count_kv'), nHead);
+  if (nHeadKv < 1 || nHead % nHeadKv !== 0) {
+    throw new FileFormatError('gguf', `${k('attention.head_count_kv')} ${nHeadKv} does not divide head_count ${nHead}`);
+  }
+  const headDim = getInt(md, k('attention.key_length'), Math.floor(nEmbd / nHead));
+  const tokens = md.get('tokenizer.ggml.tokens');
+  const nVocab = getInt(md, k('vocab_size'), tokens?.type === 'array' ? tokens.value.length : (nVocabFallback ?? 0));
+  return {
+    nVocab,
+    nCtxTrain: getInt(md, k('context_length')),
+    nEmbd,
+    nFf: getInt(md, k('feed_forward_length')),
+    nLayer: getInt(md, k('block_count')),
+    nHead,
+    nHeadKv,
+    headDim,
+    headDimV: getInt(md, k('attention.value_length'), headDim),
+    ropeDim: getInt(md, k('rope.dimension_count'), headDim),
+    rmsEps: getF32(md, k('attention.layer_norm_rms_epsilon'), 1e-5),
+    ropeTheta: getF32(md, k('rope.freq_base'), 10000),
+  };
+}
+
+/** Every tensor of an opened GGUF read once into memory (the reader itself keeps no copy). */
+export function modelFromGguf(file: GgufFile): LoadedModel {
+  const tensors = new Map<string, ModelTensor>();
+  for (const t of file.tensors) tensors.set(t.name, { type: t.type, dims: t.dims, data: file.tensorData(t.name) });
+  const embd = tensors.get('token_embd.weight');
+  return {
+    arch: getString(file.metadata, 'general.architecture'),
+    hparams: readHparams(file.metadata, embd?.dims[1]),
+    tensors,
+    metadata: file.metadata,
+  };
+}
+
+export function loadGgufModel(path: string): LoadedModel {
+  return modelFromGguf(readGguf(path));
+}
+
+/** Writer input for a loaded model: its metadata and tensors in order. */
+export function modelToGgufInput(model: LoadedModel): GgufWriteInput {
+  const tensors: GgufTensorInput[] = [...model.tensors].map(([name, t]) => ({ name, type: t.type, dims: t.dims, data: t.data }));
+  const a = model.metadata.get('general.alignment');
+  return { metadata: model.metadata, tensors, alignment: a?.type === 'u32' ? a.value : undefined };
+}

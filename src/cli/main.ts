@@ -4,8 +4,11 @@ import { KvpackError } from '../errors.js';
 import { normalizeArgv } from './args.js';
 import * as formats from './formats.js';
 import * as memory from './memory.js';
+import * as run from './run.js';
+import * as inspect from './inspect.js';
+import * as convert from './convert.js';
 
-const commands: { register(program: Command): void }[] = [formats, memory];
+const commands: { register(program: Command): void }[] = [formats, memory, run, inspect, convert];
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('kvpack')

@@ -13,6 +13,8 @@ export { kvBytes, type KvBytes, type KvBytesConfig, type RegionBytes } from './c
 export { readStored } from './attention/dequantize.js';
 export { attendNaive } from './attention/naive.js';
 export { attend } from './kernels/attend.js';
+export { lookupKernel, registerKernel, hasKernel, registeredKernels, type Op as KernelOp, type Impl as KernelImpl } from './kernels/registry.js';
+export { wasmKernels, wasmFailure } from './kernels/wasm.js';
 export { Rotation } from './numeric/hadamard.js';
 export { readGguf, parseGguf, type GgufFile, type GgufTensorInfo } from './gguf/reader.js';
 export { writeGguf, encodeGguf, type GgufWriteInput, type GgufTensorInput } from './gguf/writer.js';
@@ -22,3 +24,9 @@ export { dequantize, dequantizeTensor, canDequantize } from './gguf/dequant.js';
 export { loadGgufModel, modelFromGguf, readHparams, type LoadedModel, type ModelHparams, type ModelTensor } from './gguf/model.js';
 export { loadLlama2c } from './gguf/llama2c.js';
 export { convertLlama2c } from './gguf/convert.js';
+export { relL2, relRms, nmse, maxAbs, massInWindow, klMean, top1Agree, sameTopP, nllMean, nllDelta, matchedPrefix, exactMatch, type LogitRows, type ExactMatch } from './lab/metrics.js';
+export { synthesize, type SyntheticSpec, type SyntheticKv, type Focus } from './lab/synthetic.js';
+export { readCapture, writeCapture, type Capture, type CapturedLayer } from './lab/capture.js';
+export { protocols, getProtocol, runProtocol } from './lab/protocol.js';
+export { auditRun } from './lab/audit.js';
+export { runLab, type LabOptions } from './lab/lab.js';

@@ -7,8 +7,10 @@ import * as memory from './memory.js';
 import * as run from './run.js';
 import * as inspect from './inspect.js';
 import * as convert from './convert.js';
+import * as lab from './lab.js';
+import * as protocol from './protocol.js';
 
-const commands: { register(program: Command): void }[] = [formats, memory, run, inspect, convert];
+const commands: { register(program: Command): void }[] = [lab, protocol, run, formats, memory, inspect, convert];
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('kvpack')

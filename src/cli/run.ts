@@ -1,0 +1,126 @@
+// `kvpack run`: load a model, prefill a prompt, generate with a compressed KV cache (llama.cpp-like flags).
+import type { Command } from 'commander';
+import { ArgumentError } from '../errors.js';
+import type { AnchorPrecision, CachePolicy } from '../cache/policy.js';
+import { schemePolicy } from '../cache/schemes.js';
+import { loadModel } from '../model/model.js';
+import { generate, PREFILL_CHUNK } from '../model/generate.js';
+import { intArg, intListArg, numArg } from './args.js';
+
+/** llama.cpp's default context when -c is not given. */
+const DEFAULT_CTX = 4096;
+
+interface RunOpts {
+  model: string;
+  prompt?: string;
+  tokens?: number[];
+  nPredict: number;
+  temp: number;
+  seed: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  repeatPenalty: number;
+  kv?: string;
+  cacheTypeK?: string;
+  cacheTypeV?: string;
+  kvWindow?: number;
+  sinks?: number;
+  anchors?: number;
+  anchorLayers?: number[];
+  anchorPrecision?: AnchorPrecision;
+  ctxSize?: number;
+  json?: boolean;
+}
+
+/** The cache policy the flags describe: a named scheme, or K/V formats (default f16, llama.cpp's). */
+export function policyFromFlags(o: Pick<RunOpts, 'kv' | 'cacheTypeK' | 'cacheTypeV' | 'kvWindow' | 'sinks' | 'anchors' | 'anchorLayers' | 'anchorPrecision'>): CachePolicy {
+  if (o.kv && (o.cacheTypeK || o.cacheTypeV)) throw new ArgumentError('--kv picks K and V formats; do not combine it with --cache-type-k/--cache-type-v');
+  const extra: Partial<CachePolicy> = {};
+  if (o.kvWindow !== undefined) extra.window = o.kvWindow;
+  if (o.sinks !== undefined) extra.sinks = o.sinks;
+  if (o.anchors !== undefined) extra.anchors = { count: o.anchors, layers: o.anchorLayers ?? 'all', precision: o.anchorPrecision ?? 'f16' };
+  else if (o.anchorLayers || o.anchorPrecision) throw new ArgumentError('--anchor-layers/--anchor-precision need --anchors N');
+  if (o.kv) return schemePolicy(o.kv, extra);
+  return { ...extra, k: o.cacheTypeK ?? 'f16', v: o.cacheTypeV ?? 'f16' };
+}
+
+export function register(program: Command): void {
+  program
+    .command('run')
+    .description('generate text with a GGUF or llama2.c model over a compressed KV cache')
+    .requiredOption('-m, --model <path>', 'model file (.gguf or llama2.c .bin)')
+    .option('-p, --prompt <text>', 'prompt text (needs a model with a tokenizer)')
+    .option('--tokens <ids>', 'prompt as comma-separated token ids', intListArg('--tokens', 0))
+    .option('-n, --n-predict <n>', 'tokens to generate', intArg('-n', 0), 64)
+    .option('--temp <t>', 'temperature (0 = greedy)', numArg('--temp', 0, 100), 0.8)
+    .option('-s, --seed <n>', 'sampling seed', intArg('--seed', 0, 2 ** 32 - 1), 0)
+    .option('--top-k <n>', 'top-k (0 = off)', intArg('--top-k', 0), 40)
+    .option('--top-p <p>', 'top-p (1 = off)', numArg('--top-p', 0, 1), 0.95)
+    .option('--min-p <p>', 'min-p (0 = off)', numArg('--min-p', 0, 1), 0.05)
+    .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1)
+    .option('--kv <scheme>', 'named cache scheme (see `kvpack memory`)')
+    .option('--cache-type-k <fmt>', 'K format (-ctk), default f16')
+    .option('--cache-type-v <fmt>', 'V format (-ctv), default f16')
+    .option('--kv-window <n>', 'exact recent window (positions)', intArg('--kv-window', 0))
+    .option('--sinks <n>', 'exact attention sinks (positions)', intArg('--sinks', 0))
+    .option('--anchors <n>', 'decode anchors: first N generated positions kept exact', intArg('--anchors', 0))
+    .option('--anchor-layers <list>', 'layers keeping anchors (default all)', intListArg('--anchor-layers', 0))
+    .option('--anchor-precision <p>', 'anchor precision: f16 | int8 | int4')
+    .option('-c, --ctx-size <n>', 'cache capacity in positions (default min(training context, 4096), at least prompt + n)', intArg('-c', 1))
+    .option('--json', 'print ids, text, tokens/s and cache bytes as JSON')
+    .action((o: RunOpts) => runCommand(o));
+}
+
+function runCommand(o: RunOpts): void {
+  if ((o.prompt === undefined) === (o.tokens === undefined)) throw new ArgumentError('give exactly one of -p PROMPT or --tokens 1,2,3');
+  const policy = policyFromFlags(o);
+  const model = loadModel(o.model);
+  let prompt: number[];
+  if (o.prompt !== undefined) {
+    if (!model.tokenizer) throw new ArgumentError(`${o.model}: ${model.tokenizerProblem ?? 'no tokenizer'}; give the prompt as ids with --tokens 1,2,3`);
+    prompt = model.tokenizer.encode(o.prompt);
+  } else {
+    prompt = o.tokens!;
+  }
+  if (prompt.length === 0) throw new ArgumentError('the prompt is empty (no tokens)');
+  const need = prompt.length + o.nPredict;
+  // Default like llama.cpp: the training context capped at 4096, never less than the run needs.
+  const capacity = o.ctxSize ?? Math.max(need, Math.min(model.hp.nCtxTrain, DEFAULT_CTX));
+  if (need > capacity) throw new ArgumentError(`-c ${capacity} is too small for ${prompt.length} prompt + ${o.nPredict} generated tokens`);
+  const cache = model.createCache({ policy, capacity });
+
+  // A progress bar for long prompts, on stderr so stdout stays the generated text.
+  // (cli-progress ships no types; one rewritten stderr line does the job.)
+  const showBar = !o.json && prompt.length > 2 * PREFILL_CHUNK && process.stderr.isTTY;
+  const progress = (done: number) => {
+    if (showBar) process.stderr.write(`\rprefill ${done}/${prompt.length} tokens${done === prompt.length ? '\n' : ''}`);
+  };
+  const streamOut = !o.json;
+  const r = generate(model, cache, prompt, {
+    maxTokens: o.nPredict,
+    sampler: { temperature: o.temp, topK: o.topK, topP: o.topP, minP: o.minP, repeatPenalty: o.repeatPenalty, seed: o.seed },
+    onPrefill: progress,
+    onToken: (id, text) => {
+      if (!streamOut) return;
+      process.stdout.write(model.tokenizer ? text : id >= 0 ? `${id} ` : '');
+    },
+  });
+  const bytes = cache.nbytes();
+  if (o.json) {
+    console.log(JSON.stringify({
+      model: o.model, arch: model.hp.arch, policy, promptTokens: r.prompt, tokens: r.tokens, text: r.text, stopReason: r.stopReason,
+      prefill: { tokens: r.prompt.length, ms: r.prefillMs, tokensPerSecond: r.prefillTps },
+      decode: { tokens: r.tokens.length, ms: r.decodeMs, tokensPerSecond: r.decodeTps },
+      cacheBytes: bytes,
+    }));
+  } else {
+    process.stdout.write('\n');
+    console.error(
+      `prefill ${r.prompt.length} tokens ${r.prefillMs.toFixed(1)} ms (${r.prefillTps.toFixed(1)} tok/s); ` +
+        `decode ${r.tokens.length} tokens ${r.decodeMs.toFixed(1)} ms (${r.decodeTps.toFixed(1)} tok/s); ` +
+        `KV cache ${bytes.total} B (${policy.k}/${policy.v}); stop: ${r.stopReason}`,
+    );
+  }
+  cache.dispose();
+}

@@ -1,0 +1,60 @@
+// sha256 of files and of the kvpack source tree (LF-normalized, so a CRLF checkout hashes the same).
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FileFormatError } from '../errors.js';
+
+export function sha256(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** sha256 of a file's original bytes (evidence files are never normalized). */
+export function sha256File(path: string): string {
+  return sha256(readFileSync(path));
+}
+
+/** The repo root: the nearest ancestor of this module holding kvpack's package.json. */
+export function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      try {
+        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'kvpack') return dir;
+      } catch {
+        // Not our package.json; keep walking up.
+      }
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new FileFormatError('repo', 'no kvpack package.json above ' + fileURLToPath(import.meta.url));
+    dir = up;
+  }
+}
+
+/** Folders whose files make up "the kvpack source tree" in a manifest. */
+export const SOURCE_DIRS = ['src', 'protocols'] as const;
+
+function listFiles(dir: string, out: string[]): void {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) listFiles(p, out);
+    else out.push(p);
+  }
+}
+
+/**
+ * The source listing: one "sha256  path" line per file under src/ and protocols/ (posix paths, sorted,
+ * contents with CRLF -> LF). Its own sha256 is the tree hash a manifest records.
+ */
+export function sourceListing(root = repoRoot()): string {
+  const files: string[] = [];
+  for (const d of SOURCE_DIRS) if (existsSync(join(root, d))) listFiles(join(root, d), files);
+  const rows = files.map((p) => {
+    const rel = relative(root, p).split(sep).join('/');
+    const text = readFileSync(p).toString('latin1').replace(/\r\n/g, '\n');
+    return `${sha256(Buffer.from(text, 'latin1'))}  ${rel}`;
+  });
+  rows.sort((a, b) => (a.slice(66) < b.slice(66) ? -1 : a.slice(66) > b.slice(66) ? 1 : 0));
+  return rows.join('\n') + '\n';
+}

@@ -1,0 +1,52 @@
+// The protocol registry: name -> frozen JSON + runner + auditor. A duplicate name throws at load.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UnknownFormatError, ArgumentError } from '../errors.js';
+import { repoRoot } from './hash.js';
+import type { Protocol, RunOptions, RunResult } from './protocol-types.js';
+import { residualWindow } from './protocols/residual-window.js';
+import { bitAllocation } from './protocols/bit-allocation.js';
+
+export type { Protocol, RunOptions, RunResult };
+
+/** Model protocols (issue 5: window-sweep, anchors, needles) are listed with what they still need. */
+export interface PlannedProtocol {
+  readonly name: string;
+  readonly title: string;
+  readonly needs: string;
+}
+
+export const plannedProtocols: readonly PlannedProtocol[] = [
+  { name: 'window-sweep', title: 'window 0/128/512/1024 x schemes: KL, top-1, exact-match, tokens/s (seed 000)', needs: '-m MODEL and the engine' },
+  { name: 'anchors', title: 'anchors N x precision x layer sets, exact-match at 50/100 (seed 002)', needs: '-m MODEL, the engine and the probe' },
+  { name: 'needles', title: 'facts at 25/50/90% depth recalled exactly (seed 000)', needs: '-m MODEL and the engine' },
+];
+
+export const protocols: ReadonlyMap<string, Protocol> = (() => {
+  const m = new Map<string, Protocol>();
+  for (const p of [residualWindow, bitAllocation]) {
+    if (m.has(p.name)) throw new Error(`protocol '${p.name}' registered twice`);
+    m.set(p.name, p);
+  }
+  return m;
+})();
+
+export function getProtocol(name: string): Protocol {
+  const p = protocols.get(name);
+  if (!p) throw new UnknownFormatError('protocol', name, [...protocols.keys()]);
+  return p;
+}
+
+/** The frozen JSON bytes and parsed spec of a registered protocol. */
+export function loadProtocol(name: string): { protocol: Protocol; bytes: Uint8Array; spec: unknown } {
+  const protocol = getProtocol(name);
+  const bytes = new Uint8Array(readFileSync(join(repoRoot(), protocol.file)));
+  return { protocol, bytes, spec: protocol.parse(JSON.parse(Buffer.from(bytes).toString('utf8'))) };
+}
+
+/** Runs a registered protocol from its frozen file into a new directory `out`. */
+export function runProtocol(name: string, out: string, opts: RunOptions = {}): RunResult {
+  const { protocol, bytes, spec } = loadProtocol(name);
+  if (protocol.needsModel) throw new ArgumentError(`protocol ${name} needs a model`);
+  return protocol.run(spec, bytes, out, opts);
+}

@@ -30,3 +30,9 @@ export { readCapture, writeCapture, type Capture, type CapturedLayer } from './l
 export { protocols, getProtocol, runProtocol } from './lab/protocol.js';
 export { auditRun } from './lab/audit.js';
 export { runLab, type LabOptions } from './lab/lab.js';
+export { loadModel, modelFromLoaded, Model, type LoadOptions, type CacheOptions } from './model/model.js';
+export { generate, prefill, teacherForcedLogits, PREFILL_CHUNK, type GenerateOptions, type GenerateResult } from './model/generate.js';
+export { Sampler, argmax, type SamplerOptions } from './model/sampler.js';
+export { architectures, getArchitecture, type ArchSpec } from './model/arch/registry.js';
+export type { Hparams, RopeScaling, RopeStyle } from './model/hparams.js';
+export type { ForwardOptions } from './model/forward.js';

@@ -1,0 +1,173 @@
+// Weight matrices for the forward pass. Quantized tensors stay quantized in memory; matmul dequantizes a
+// block of rows into a small float32 scratch and multiplies every token by it, so prefill reuses each
+// dequantized block across the batch and a Q4_K model never exists as float32 in memory.
+import { FileFormatError, ShapeError } from '../errors.js';
+import { formats } from '../formats/registry.js';
+import { decodeQ4K, decodeQ5K, decodeQ6K } from '../gguf/kquants.js';
+import type { ModelTensor } from '../gguf/model.js';
+import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
+import { dequantTypes } from '../gguf/dequant.js';
+
+type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
+
+/** Scratch of about this many float32 values per row block: 64 KiB stays in L2 while the batch reuses it. */
+const ROW_BLOCK_VALUES = 16384;
+
+const K_QUANTS: ReadonlyMap<number, BlockDecoder> = new Map([[GGML.Q4_K, decodeQ4K], [GGML.Q5_K, decodeQ5K], [GGML.Q6_K, decodeQ6K]]);
+
+/** The block decoder for a weight type: K-quants from kquants.ts, the rest through the format registry. */
+function blockDecoder(name: string, typeId: number): BlockDecoder {
+  const k = K_QUANTS.get(typeId);
+  if (k) return k;
+  const t = ggmlType(typeId);
+  const f = t && formats.get(t.name);
+  // Same guard as gguf/dequant.ts: only a format whose bytes are ggml's may decode a weight.
+  if (!t || !f || f.ggmlType !== typeId || f.blockValues !== t.blockValues || f.blockBytes !== t.blockBytes) {
+    const supported = dequantTypes().map(ggmlTypeName).join(', ');
+    throw new FileFormatError('gguf', `tensor '${name}': weight type ${ggmlTypeName(typeId)} (id ${typeId}) is not supported (supported: ${supported})`);
+  }
+  return (src, so, dst, doff) => f.decodeBlock(src, so, dst, doff);
+}
+
+/** Float32 view of little-endian f32 bytes (copied when the bytes are not 4-aligned). */
+function f32View(data: Uint8Array): Float32Array {
+  if (data.byteOffset % 4 === 0) return new Float32Array(data.buffer, data.byteOffset, data.length / 4);
+  return new Float32Array(data.slice().buffer);
+}
+
+/** A [rows, cols] matrix (GGUF dims [cols, rows]): rows are output features, cols input features. */
+export class Weight {
+  readonly name: string;
+  readonly type: number;
+  readonly rows: number;
+  readonly cols: number;
+  /** Set for f32 weights (and for expanded ones): [rows, cols]. */
+  private readonly f32: Float32Array | null;
+  private readonly data: Uint8Array;
+  private readonly rowBytes: number;
+  private readonly blockValues: number;
+  private readonly blockBytes: number;
+  private readonly decode: BlockDecoder | null;
+  private scratch: Float32Array | null = null;
+
+  /** `expand`: dequantize the whole tensor to float32 now (fast, for small models). */
+  constructor(name: string, t: ModelTensor, expand = false) {
+    if (t.dims.length !== 2) throw new ShapeError(`tensor '${name}': expected a matrix, dims [${t.dims.join(', ')}]`);
+    this.name = name;
+    this.type = t.type;
+    this.cols = t.dims[0]!;
+    this.rows = t.dims[1]!;
+    const gt = ggmlType(t.type);
+    if (!gt) throw new FileFormatError('gguf', `tensor '${name}': unknown ggml type ${t.type}`);
+    this.blockValues = gt.blockValues;
+    this.blockBytes = gt.blockBytes;
+    this.rowBytes = (this.cols / gt.blockValues) * gt.blockBytes;
+    this.data = t.data;
+    if (t.data.length !== this.rowBytes * this.rows) {
+      throw new ShapeError(`tensor '${name}': ${t.data.length} B for [${this.rows}, ${this.cols}] ${gt.name} (want ${this.rowBytes * this.rows})`);
+    }
+    this.decode = t.type === GGML.F32 ? null : blockDecoder(name, t.type);
+    this.f32 = t.type === GGML.F32 ? f32View(t.data) : expand ? this.expandAll() : null;
+  }
+
+  private expandAll(): Float32Array {
+    const all = new Float32Array(this.rows * this.cols);
+    const blocksPerRow = this.cols / this.blockValues;
+    for (let r = 0; r < this.rows; r++) {
+      for (let b = 0; b < blocksPerRow; b++) this.decode!(this.data, r * this.rowBytes + b * this.blockBytes, all, r * this.cols + b * this.blockValues);
+    }
+    return all;
+  }
+
+  /** Bytes held in memory for this weight. */
+  get nbytes(): number {
+    return this.f32 ? this.f32.byteLength : this.data.byteLength;
+  }
+
+  /** Rows [r0, r1) as float32 into dst [r1 - r0, cols]. */
+  decodeRows(r0: number, r1: number, dst: Float32Array, dstOff = 0): void {
+    if (this.f32) {
+      dst.set(this.f32.subarray(r0 * this.cols, r1 * this.cols), dstOff);
+      return;
+    }
+    const decode = this.decode!;
+    const blocksPerRow = this.cols / this.blockValues;
+    for (let r = r0; r < r1; r++) {
+      const so = r * this.rowBytes;
+      const doff = dstOff + (r - r0) * this.cols;
+      for (let b = 0; b < blocksPerRow; b++) decode(this.data, so + b * this.blockBytes, dst, doff + b * this.blockValues);
+    }
+  }
+
+  /** y [n, rows] = x [n, cols] . W^T (+ bias [rows]). */
+  matmul(x: Float32Array, n: number, y: Float32Array, bias?: Float32Array): void {
+    const { rows, cols } = this;
+    if (x.length < n * cols || y.length < n * rows) throw new ShapeError(`${this.name}: matmul x ${x.length} / y ${y.length} too short for ${n} x [${rows}, ${cols}]`);
+    if (this.f32) {
+      dotRows(this.f32, 0, rows, cols, x, n, y, rows, 0);
+    } else {
+      const block = Math.max(1, Math.floor(ROW_BLOCK_VALUES / cols));
+      if (!this.scratch) this.scratch = new Float32Array(block * cols);
+      for (let r0 = 0; r0 < rows; r0 += block) {
+        const r1 = Math.min(rows, r0 + block);
+        this.decodeRows(r0, r1, this.scratch);
+        dotRows(this.scratch, 0, r1 - r0, cols, x, n, y, rows, r0);
+      }
+    }
+    if (bias) for (let t = 0; t < n; t++) for (let r = 0; r < rows; r++) y[t * rows + r] += bias[r]!;
+  }
+}
+
+/**
+ * y[t, yCol + r] = w[r] . x[t] for r < nr rows of length cols. Four tokens share each weight load
+ * (prefill); a lone token uses four partial sums to break the add chain (decode).
+ */
+function dotRows(w: Float32Array, wOff: number, nr: number, cols: number, x: Float32Array, n: number, y: Float32Array, yStride: number, yCol: number): void {
+  const c4 = cols & ~3;
+  const n4 = n & ~3;
+  for (let r = 0; r < nr; r++) {
+    const wo = wOff + r * cols;
+    for (let t = 0; t < n4; t += 4) {
+      const x0 = t * cols, x1 = x0 + cols, x2 = x1 + cols, x3 = x2 + cols;
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (let c = 0; c < cols; c++) {
+        const wc = w[wo + c]!;
+        s0 += wc * x[x0 + c]!;
+        s1 += wc * x[x1 + c]!;
+        s2 += wc * x[x2 + c]!;
+        s3 += wc * x[x3 + c]!;
+      }
+      const yo = t * yStride + yCol + r;
+      y[yo] = s0;
+      y[yo + yStride] = s1;
+      y[yo + 2 * yStride] = s2;
+      y[yo + 3 * yStride] = s3;
+    }
+    for (let t = n4; t < n; t++) {
+      const xo = t * cols;
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      let c = 0;
+      for (; c < c4; c += 4) {
+        s0 += w[wo + c]! * x[xo + c]!;
+        s1 += w[wo + c + 1]! * x[xo + c + 1]!;
+        s2 += w[wo + c + 2]! * x[xo + c + 2]!;
+        s3 += w[wo + c + 3]! * x[xo + c + 3]!;
+      }
+      for (; c < cols; c++) s0 += w[wo + c]! * x[xo + c]!;
+      y[t * yStride + yCol + r] = s0 + s1 + s2 + s3;
+    }
+  }
+}
+
+/** A 1-D tensor (norm weights, biases) as float32. */
+export function vectorF32(name: string, t: ModelTensor, length: number): Float32Array {
+  const n = t.dims.reduce((a, b) => a * b, 1);
+  if (n !== length) throw new ShapeError(`tensor '${name}': ${n} values, expected ${length}`);
+  if (t.type === GGML.F32) return f32View(t.data).slice();
+  const gt = ggmlType(t.type);
+  if (!gt) throw new FileFormatError('gguf', `tensor '${name}': unknown ggml type ${t.type}`);
+  const out = new Float32Array(n);
+  const decode = blockDecoder(name, t.type);
+  for (let b = 0; b < n / gt.blockValues; b++) decode(t.data, b * gt.blockBytes, out, b * gt.blockValues);
+  return out;
+}

@@ -1,0 +1,120 @@
+// Generation: prefill the prompt in chunks, mark the decode start on the cache, then sample token by token
+// until EOS, a stop string or maxTokens. Teacher-forced logits for the lab.
+import { ArgumentError } from '../errors.js';
+import type { KvCache } from '../cache/kvcache.js';
+import type { Tokenizer } from './tokenizer/index.js';
+import type { ForwardOptions } from './forward.js';
+import { Sampler, type SamplerOptions } from './sampler.js';
+
+/** Prompt tokens per forward call: bounds activation memory ([chunk, nFf] floats) and paces progress reports. */
+export const PREFILL_CHUNK = 256;
+
+/** What generate needs of a model (Model satisfies it). */
+export interface Generator {
+  forward(tokens: readonly number[], cache: KvCache, opts?: ForwardOptions): Float32Array;
+  readonly tokenizer?: Tokenizer;
+  readonly eos: number[];
+}
+
+export interface GenerateOptions {
+  maxTokens: number;
+  sampler?: Sampler | SamplerOptions;
+  /** Token ids that end generation (default: the model's). Pass [] to never stop on EOS. */
+  eos?: readonly number[];
+  /** Stop when the generated text contains one of these (needs a tokenizer); the text is cut before it. */
+  stop?: readonly string[];
+  /** Called for each generated token with its text (whole characters only; '' without a tokenizer); id -1 flushes a partial character. */
+  onToken?: (id: number, text: string) => void;
+  /** Called after each prefill chunk with (done, total) prompt tokens. */
+  onPrefill?: (done: number, total: number) => void;
+}
+
+export interface GenerateResult {
+  prompt: number[];
+  tokens: number[];
+  text: string;
+  stopReason: 'eos' | 'stop' | 'length';
+  prefillMs: number;
+  decodeMs: number;
+  /** Prompt tokens per second and generated tokens per second (0 when none). */
+  prefillTps: number;
+  decodeTps: number;
+}
+
+/** Runs tokens through the model in chunks of PREFILL_CHUNK; returns the last token's logits. */
+export function prefill(model: Generator, cache: KvCache, tokens: readonly number[], onPrefill?: (done: number, total: number) => void): Float32Array {
+  if (tokens.length === 0) throw new ArgumentError('prefill: empty prompt');
+  let logits: Float32Array | undefined;
+  for (let i = 0; i < tokens.length; i += PREFILL_CHUNK) {
+    logits = model.forward(tokens.slice(i, i + PREFILL_CHUNK), cache);
+    onPrefill?.(Math.min(tokens.length, i + PREFILL_CHUNK), tokens.length);
+  }
+  return logits!;
+}
+
+/** Generates after `prompt` (appended to `cache` at its current length). */
+export function generate(model: Generator, cache: KvCache, prompt: readonly number[], o: GenerateOptions): GenerateResult {
+  if (!Number.isInteger(o.maxTokens) || o.maxTokens < 0) throw new ArgumentError(`generate: maxTokens must be a non-negative integer, got ${o.maxTokens}`);
+  if (o.stop?.length && !model.tokenizer) throw new ArgumentError('generate: stop strings need a model with a tokenizer');
+  const sampler = o.sampler instanceof Sampler ? o.sampler : new Sampler(o.sampler);
+  const eos = new Set(o.eos ?? model.eos);
+  const stream = model.tokenizer?.stream();
+
+  const t0 = performance.now();
+  let logits = prefill(model, cache, prompt, o.onPrefill);
+  const t1 = performance.now();
+  // Decode anchors (seed 002) start at the first generated position.
+  cache.beginDecode();
+
+  const tokens: number[] = [];
+  const history = [...prompt];
+  let text = '';
+  let stopReason: GenerateResult['stopReason'] = 'length';
+  while (tokens.length < o.maxTokens) {
+    const id = sampler.sample(logits, history);
+    if (eos.has(id)) {
+      stopReason = 'eos';
+      break;
+    }
+    tokens.push(id);
+    history.push(id);
+    const piece = stream ? stream.push(id) : '';
+    text += piece;
+    o.onToken?.(id, piece);
+    const hit = o.stop?.map((s) => text.indexOf(s)).filter((i) => i >= 0);
+    if (hit && hit.length > 0) {
+      text = text.slice(0, Math.min(...hit));
+      stopReason = 'stop';
+      break;
+    }
+    // The last token is not fed: its logits would go unused.
+    if (tokens.length < o.maxTokens) logits = model.forward([id], cache);
+  }
+  if (stream && stopReason !== 'stop') {
+    const tail = stream.flush();
+    text += tail;
+    if (tail) o.onToken?.(-1, tail);
+  }
+  const t2 = performance.now();
+  return {
+    prompt: [...prompt], tokens, text, stopReason,
+    prefillMs: t1 - t0, decodeMs: t2 - t1,
+    prefillTps: prompt.length / ((t1 - t0) / 1000),
+    decodeTps: tokens.length > 0 ? tokens.length / ((t2 - t1) / 1000) : 0,
+  };
+}
+
+/**
+ * Logits at every position of `tokens` [n, vocab] (row i predicts token i + 1), run in chunks over
+ * `cache` from its current length: the lab's teacher forcing.
+ */
+export function teacherForcedLogits(model: Generator, tokens: readonly number[], cache: KvCache): Float32Array[] {
+  const rows: Float32Array[] = [];
+  for (let i = 0; i < tokens.length; i += PREFILL_CHUNK) {
+    const chunk = tokens.slice(i, i + PREFILL_CHUNK);
+    const all = model.forward(chunk, cache, { allLogits: true });
+    const vocab = all.length / chunk.length;
+    for (let t = 0; t < chunk.length; t++) rows.push(all.slice(t * vocab, (t + 1) * vocab));
+  }
+  return rows;
+}

@@ -1,0 +1,200 @@
+// A runnable model: loads a GGUF file or a llama2.c checkpoint (told apart by magic), binds its tensors to
+// an architecture's layer weights, and runs forward passes over a KvCache.
+import { closeSync, openSync, readSync } from 'node:fs';
+import { FileFormatError } from '../errors.js';
+import { KvCache } from '../cache/kvcache.js';
+import type { CachePolicy } from '../cache/policy.js';
+import { GGUF_MAGIC } from '../gguf/limits.js';
+import { loadLlama2c } from '../gguf/llama2c.js';
+import { loadGgufModel, type LoadedModel, type ModelTensor } from '../gguf/model.js';
+import { createTokenizer, type Tokenizer } from './tokenizer/index.js';
+import { getArchitecture, type ArchSpec } from './arch/registry.js';
+import { forward, type ForwardOptions, type ForwardWeights, type LayerWeights } from './forward.js';
+import { Rope } from './forward-ops.js';
+import { vectorF32, Weight } from './forward-weights.js';
+import { engineHparams, NO_ROPE_SCALING, type Hparams } from './hparams.js';
+
+/** `expand: 'auto'` dequantizes every matrix to float32 when that takes at most this many bytes (small models run faster). */
+const EXPAND_AUTO_BYTES = 512 * 2 ** 20;
+
+export interface LoadOptions {
+  /** Dequantize weights to float32 at load: true, false (stay quantized), or 'auto' (small models). */
+  expand?: boolean | 'auto';
+}
+
+export interface CacheOptions {
+  policy: CachePolicy;
+  /** Positions the cache holds; default the training context. */
+  capacity?: number;
+  chunkTokens?: number;
+}
+
+export class Model implements ForwardWeights {
+  readonly spec: ArchSpec;
+  readonly hp: Hparams;
+  /** Where the weights came from ('gguf' or 'llama2c'). */
+  readonly source: 'gguf' | 'llama2c';
+  readonly metadata: LoadedModel['metadata'];
+  /** The model's tokenizer, or undefined with the reason in `tokenizerProblem`. */
+  readonly tokenizer: Tokenizer | undefined;
+  readonly tokenizerProblem: string | undefined;
+  readonly tokenEmbd: Weight;
+  readonly output: Weight;
+  readonly outputNorm: Float32Array;
+  readonly layers: readonly LayerWeights[];
+  readonly ropeGlobal: Rope;
+  readonly ropeLocal: Rope;
+
+  constructor(m: LoadedModel, source: 'gguf' | 'llama2c', opts: LoadOptions = {}) {
+    this.spec = getArchitecture(m.arch);
+    this.hp = engineHparams(m, this.spec.hparams);
+    this.source = source;
+    this.metadata = m.metadata;
+    const hp = this.hp;
+    const expand = opts.expand === 'auto' || opts.expand === undefined ? expandedBytes(m) <= EXPAND_AUTO_BYTES : opts.expand;
+    const t = new TensorSet(m.tensors);
+    const mat = (name: string, rows: number, cols: number): Weight => {
+      const w = new Weight(name, t.need(name), expand);
+      if (w.rows !== rows || w.cols !== cols) throw new FileFormatError('gguf', `tensor '${name}' is [${w.rows}, ${w.cols}], the hparams need [${rows}, ${cols}]`);
+      return w;
+    };
+    const vec = (name: string, len: number) => vectorF32(name, t.need(name), len);
+    const opt = (name: string, len: number) => (t.has(name) ? vec(name, len) : undefined);
+
+    const qDim = hp.nHead * hp.headDim;
+    const kvDim = hp.nHeadKv * hp.headDim;
+    this.tokenEmbd = mat('token_embd.weight', hp.nVocab, hp.nEmbd);
+    // Tied classifier when the file has no output.weight (llama2.c shared, qwen small, gemma).
+    this.output = t.has('output.weight') ? mat('output.weight', hp.nVocab, hp.nEmbd) : this.tokenEmbd;
+    this.outputNorm = vec('output_norm.weight', hp.nEmbd);
+    const s = this.spec;
+    this.layers = Array.from({ length: hp.nLayer }, (_, l): LayerWeights => {
+      const b = (n: string) => `blk.${l}.${n}`;
+      const bias = (n: string, len: number) =>
+        s.qkvBias === 'required' ? vec(b(n), len) : s.qkvBias === 'optional' ? opt(b(n), len) : undefined;
+      return {
+        attnNorm: vec(b('attn_norm.weight'), hp.nEmbd),
+        wq: mat(b('attn_q.weight'), qDim, hp.nEmbd),
+        wk: mat(b('attn_k.weight'), kvDim, hp.nEmbd),
+        wv: mat(b('attn_v.weight'), kvDim, hp.nEmbd),
+        wo: mat(b('attn_output.weight'), hp.nEmbd, qDim),
+        bq: bias('attn_q.bias', qDim),
+        bk: bias('attn_k.bias', kvDim),
+        bv: bias('attn_v.bias', kvDim),
+        qNorm: s.qkNorm ? vec(b('attn_q_norm.weight'), hp.headDim) : undefined,
+        kNorm: s.qkNorm ? vec(b('attn_k_norm.weight'), hp.headDim) : undefined,
+        postAttnNorm: s.postNorms ? vec(b('post_attention_norm.weight'), hp.nEmbd) : undefined,
+        ffnNorm: vec(b('ffn_norm.weight'), hp.nEmbd),
+        wGate: mat(b('ffn_gate.weight'), hp.nFf, hp.nEmbd),
+        wUp: mat(b('ffn_up.weight'), hp.nFf, hp.nEmbd),
+        wDown: mat(b('ffn_down.weight'), hp.nEmbd, hp.nFf),
+        postFfnNorm: s.postNorms ? vec(b('post_ffw_norm.weight'), hp.nEmbd) : undefined,
+      };
+    });
+    // llama 3 scaling: per-pair frequency divisors stored as a tensor (global layers only).
+    const freqFactors = opt('rope_freqs.weight', hp.ropeDim / 2);
+    this.ropeGlobal = new Rope(hp.ropeDim, hp.ropeStyle, hp.ropeTheta, hp.ropeScaling, freqFactors);
+    const anyLocal = hp.swaLayers.some((x) => x);
+    this.ropeLocal = anyLocal ? new Rope(hp.ropeDim, hp.ropeStyle, hp.ropeThetaSwa, NO_ROPE_SCALING) : this.ropeGlobal;
+    const tok = makeTokenizer(m, source);
+    this.tokenizer = tok.tokenizer;
+    this.tokenizerProblem = tok.problem;
+  }
+
+  /** Runs tokens at positions cache.length.. ; see forward.ts. */
+  forward(tokens: readonly number[], cache: KvCache, opts?: ForwardOptions): Float32Array {
+    return forward(this, tokens, cache, opts);
+  }
+
+  /** A KvCache shaped for this model. */
+  createCache(o: CacheOptions): KvCache {
+    return new KvCache({ layers: this.hp.nLayer, kvHeads: this.hp.nHeadKv, headDim: this.hp.headDim, capacity: o.capacity ?? this.hp.nCtxTrain, policy: o.policy, chunkTokens: o.chunkTokens });
+  }
+
+  get nVocab(): number {
+    return this.hp.nVocab;
+  }
+
+  /** BOS id from the metadata (llama2.c: 1). */
+  get bos(): number {
+    const v = this.metadata.get('tokenizer.ggml.bos_token_id');
+    return v && typeof v.value === 'number' ? v.value : 1;
+  }
+
+  /** Token ids that end generation: the tokenizer's EOG set, else `eos_token_id` (llama2.c: 2). */
+  get eos(): number[] {
+    if (this.tokenizer) return [...this.tokenizer.vocab.eog];
+    const v = this.metadata.get('tokenizer.ggml.eos_token_id');
+    return [v && typeof v.value === 'number' ? v.value : 2];
+  }
+
+  /** Bytes of weights held in memory. */
+  get weightBytes(): number {
+    const seen = new Set<Weight>();
+    let n = 0;
+    const add = (w: Weight) => {
+      if (!seen.has(w)) n += w.nbytes;
+      seen.add(w);
+    };
+    add(this.tokenEmbd);
+    add(this.output);
+    for (const L of this.layers) for (const w of [L.wq, L.wk, L.wv, L.wo, L.wGate, L.wUp, L.wDown]) add(w);
+    return n;
+  }
+}
+
+/** Tensor lookup whose misses name the tensor and the model's tensor count. */
+class TensorSet {
+  constructor(private readonly m: ReadonlyMap<string, ModelTensor>) {}
+  has(name: string): boolean {
+    return this.m.has(name);
+  }
+  need(name: string): ModelTensor {
+    const t = this.m.get(name);
+    if (!t) throw new FileFormatError('gguf', `missing tensor '${name}' (the file has ${this.m.size} tensors)`);
+    return t;
+  }
+}
+
+/** Float32 bytes of every 2-D weight if expanded. */
+function expandedBytes(m: LoadedModel): number {
+  let n = 0;
+  for (const t of m.tensors.values()) if (t.dims.length === 2) n += 4 * t.dims[0]! * t.dims[1]!;
+  return n;
+}
+
+/** llama2.c and converted checkpoints carry a placeholder vocabulary ('▁t259'...): no usable text. */
+function makeTokenizer(m: LoadedModel, source: 'gguf' | 'llama2c'): { tokenizer?: Tokenizer; problem?: string } {
+  if (source === 'llama2c') return { problem: 'llama2.c checkpoints carry no tokenizer' };
+  const tokens = m.metadata.get('tokenizer.ggml.tokens');
+  if (!tokens || tokens.type !== 'array') return { problem: 'the file has no tokenizer.ggml.tokens' };
+  if (tokens.value.length > 259 && tokens.value[259] === '\u2581t259') return { problem: 'the file has a placeholder vocabulary (converted llama2.c checkpoint)' };
+  try {
+    return { tokenizer: createTokenizer(m.metadata) };
+  } catch (e) {
+    return { problem: `tokenizer: ${(e as Error).message}` };
+  }
+}
+
+/** True when the file starts with the GGUF magic. */
+function isGguf(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const b = Buffer.alloc(4);
+    if (readSync(fd, b, 0, 4, 0) < 4) return false;
+    return b.readUInt32LE(0) === GGUF_MAGIC;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Loads a GGUF model or a llama2.c `.bin` checkpoint (by magic). */
+export function loadModel(path: string, opts: LoadOptions = {}): Model {
+  if (isGguf(path)) return new Model(loadGgufModel(path), 'gguf', opts);
+  return new Model(loadLlama2c(path), 'llama2c', opts);
+}
+
+/** A model from tensors already in memory (tests, converted checkpoints). */
+export function modelFromLoaded(m: LoadedModel, opts: LoadOptions & { source?: 'gguf' | 'llama2c' } = {}): Model {
+  return new Model(m, opts.source ?? 'gguf', opts);
+}

@@ -11,8 +11,8 @@ let b64 = '';
 if (existsSync(entry)) {
   execFileSync(process.execPath, [
     'node_modules/assemblyscript/bin/asc.js', entry,
-    '--outFile', outWasm, '-O3', '--noAssert', '--runtime', 'stub', '--enable', 'simd',
-    '--importMemory', '--sharedMemory', '--initialMemory', '16', '--maximumMemory', '65536',
+    '--outFile', outWasm, '-O3', '--noAssert', '--runtime', 'stub', '--enable', 'simd,threads',
+    '--importMemory', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536',
   ], { stdio: 'inherit' });
   b64 = readFileSync(outWasm).toString('base64');
 }

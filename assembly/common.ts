@@ -1,0 +1,268 @@
+// Shared kernels over f32 data: G-head dots and weighted sums, a stable softmax, fp16 bit conversions.
+// Pointer-only (absolute byte addresses into the imported memory); no globals, no static data.
+
+/** 2^112: turns fp16 bits shifted into f32 position back into the fp16 value (normals and subnormals). */
+const HALF_RESCALE: f32 = reinterpret<f32>(0x77800000);
+
+/** fp16 bits -> f32, exact (Inf/NaN kept). Used for block scales. */
+@inline export function halfToFloat(h: u32): f32 {
+  let f = reinterpret<f32>((h & 0x7fff) << 13) * HALF_RESCALE;
+  if ((h & 0x7c00) == 0x7c00) f = reinterpret<f32>(0x7f800000 | ((h & 0x3ff) << 13));
+  return (h & 0x8000) != 0 ? -f : f;
+}
+
+/** Four fp16 values (u16 bits widened to i32 lanes) -> f32x4. Inf/NaN become large finite values. */
+@inline export function halfToFloat4(v: v128): v128 {
+  const sign = i32x4.shl(v128.and(v, i32x4.splat(0x8000)), 16);
+  const mag = i32x4.shl(v128.and(v, i32x4.splat(0x7fff)), 13);
+  return v128.or(f32x4.mul(mag, f32x4.splat(HALF_RESCALE)), sign);
+}
+
+/** f32 -> fp16 bits, round to nearest even; overflow -> Inf, NaN -> 0x7e00 (same as numeric/half.ts). */
+export function floatToHalf(value: f32): u32 {
+  const x = reinterpret<u32>(value);
+  const sign = (x >>> 16) & 0x8000;
+  const exp = <i32>((x >>> 23) & 0xff);
+  let mant = x & 0x7fffff;
+  if (exp == 0xff) return sign | (mant != 0 ? 0x7e00 : 0x7c00);
+  const e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = <u32>(14 - e);
+    const half = mant >>> shift;
+    const rem = mant & ((1 << shift) - 1);
+    const mid: u32 = 1 << (shift - 1);
+    const up: u32 = rem > mid || (rem == mid && (half & 1) == 1) ? 1 : 0;
+    return sign | (half + up);
+  }
+  const half = (<u32>e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  const up: u32 = rem > 0x1000 || (rem == 0x1000 && (half & 1) == 1) ? 1 : 0;
+  return sign | (half + up);
+}
+
+/** [sum a, sum b, sum c, sum d] of four f32x4 vectors. */
+@inline export function hsum4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const ab = f32x4.add(f32x4.shuffle(a, b, 0, 1, 4, 5), f32x4.shuffle(a, b, 2, 3, 6, 7));
+  const cd = f32x4.add(f32x4.shuffle(c, d, 0, 1, 4, 5), f32x4.shuffle(c, d, 2, 3, 6, 7));
+  return f32x4.add(f32x4.shuffle(ab, cd, 0, 2, 4, 6), f32x4.shuffle(ab, cd, 1, 3, 5, 7));
+}
+
+@inline function hsum(a: v128): f32 {
+  return f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1) + f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3);
+}
+
+/**
+ * out[g*outStride + t] = dot(q[g, :], row t) for g < G, t < T.
+ * q: [G, D] f32; row t at rows + t*rowStride bytes, D f32 values; D % 4 == 0.
+ * Heads go in fours so each K vector load serves four query heads; leftover heads take four rows at once.
+ */
+export function dotRows(q: usize, G: i32, D: i32, rows: usize, T: i32, rowStride: usize, out: usize, outStride: i32): void {
+  const rowB = <usize>D << 2;
+  const G4 = G & ~3;
+  for (let t = 0; t < T; t++) {
+    const k = rows + <usize>t * rowStride;
+    for (let g = 0; g < G4; g += 4) {
+      const q0 = q + <usize>g * rowB;
+      const q1 = q0 + rowB;
+      const q2 = q1 + rowB;
+      const q3 = q2 + rowB;
+      let a0 = f32x4.splat(0);
+      let a1 = f32x4.splat(0);
+      let a2 = f32x4.splat(0);
+      let a3 = f32x4.splat(0);
+      for (let i: usize = 0; i < rowB; i += 16) {
+        const kv = v128.load(k + i);
+        a0 = f32x4.add(a0, f32x4.mul(v128.load(q0 + i), kv));
+        a1 = f32x4.add(a1, f32x4.mul(v128.load(q1 + i), kv));
+        a2 = f32x4.add(a2, f32x4.mul(v128.load(q2 + i), kv));
+        a3 = f32x4.add(a3, f32x4.mul(v128.load(q3 + i), kv));
+      }
+      const s = hsum4(a0, a1, a2, a3);
+      const o = out + ((<usize>g * outStride + t) << 2);
+      const os = <usize>outStride << 2;
+      store<f32>(o, f32x4.extract_lane(s, 0));
+      store<f32>(o + os, f32x4.extract_lane(s, 1));
+      store<f32>(o + 2 * os, f32x4.extract_lane(s, 2));
+      store<f32>(o + 3 * os, f32x4.extract_lane(s, 3));
+    }
+  }
+  if (G4 == G) return;
+  // Leftover heads: four rows per pass share each q load.
+  const T4 = T & ~3;
+  for (let g = G4; g < G; g++) {
+    const qg = q + <usize>g * rowB;
+    const og = out + ((<usize>g * outStride) << 2);
+    let t = 0;
+    for (; t < T4; t += 4) {
+      const k0 = rows + <usize>t * rowStride;
+      const k1 = k0 + rowStride;
+      const k2 = k1 + rowStride;
+      const k3 = k2 + rowStride;
+      let a0 = f32x4.splat(0);
+      let a1 = f32x4.splat(0);
+      let a2 = f32x4.splat(0);
+      let a3 = f32x4.splat(0);
+      for (let i: usize = 0; i < rowB; i += 16) {
+        const qv = v128.load(qg + i);
+        a0 = f32x4.add(a0, f32x4.mul(v128.load(k0 + i), qv));
+        a1 = f32x4.add(a1, f32x4.mul(v128.load(k1 + i), qv));
+        a2 = f32x4.add(a2, f32x4.mul(v128.load(k2 + i), qv));
+        a3 = f32x4.add(a3, f32x4.mul(v128.load(k3 + i), qv));
+      }
+      v128.store(og + (<usize>t << 2), hsum4(a0, a1, a2, a3));
+    }
+    for (; t < T; t++) {
+      const k0 = rows + <usize>t * rowStride;
+      let a0 = f32x4.splat(0);
+      for (let i: usize = 0; i < rowB; i += 16) a0 = f32x4.add(a0, f32x4.mul(v128.load(k0 + i), v128.load(qg + i)));
+      store<f32>(og + (<usize>t << 2), hsum(a0));
+    }
+  }
+}
+
+/**
+ * acc[g, c] += sum_t w[g*wStride + t] * row_t[c] for g < G, t < T, c < D.
+ * acc: [G, D] f32; row t at rows + t*rowStride bytes; D % 16 == 0. Sixteen channels stay in registers
+ * while the rows stream past; callers keep T small (an L1 tile) so rows are re-read from cache.
+ */
+export function axpyRows(w: usize, wStride: i32, G: i32, D: i32, rows: usize, T: i32, rowStride: usize, acc: usize): void {
+  const rowB = <usize>D << 2;
+  for (let g = 0; g < G; g++) {
+    const wg = w + ((<usize>g * wStride) << 2);
+    const ag = acc + <usize>g * rowB;
+    let c: usize = 0;
+    for (; c + 128 <= rowB; c += 128) {
+      let a0 = v128.load(ag + c);
+      let a1 = v128.load(ag + c, 16);
+      let a2 = v128.load(ag + c, 32);
+      let a3 = v128.load(ag + c, 48);
+      let a4 = v128.load(ag + c, 64);
+      let a5 = v128.load(ag + c, 80);
+      let a6 = v128.load(ag + c, 96);
+      let a7 = v128.load(ag + c, 112);
+      let r = rows + c;
+      for (let t = 0; t < T; t++) {
+        const ws = v128.load32_splat(wg + (<usize>t << 2));
+        a0 = f32x4.add(a0, f32x4.mul(ws, v128.load(r)));
+        a1 = f32x4.add(a1, f32x4.mul(ws, v128.load(r, 16)));
+        a2 = f32x4.add(a2, f32x4.mul(ws, v128.load(r, 32)));
+        a3 = f32x4.add(a3, f32x4.mul(ws, v128.load(r, 48)));
+        a4 = f32x4.add(a4, f32x4.mul(ws, v128.load(r, 64)));
+        a5 = f32x4.add(a5, f32x4.mul(ws, v128.load(r, 80)));
+        a6 = f32x4.add(a6, f32x4.mul(ws, v128.load(r, 96)));
+        a7 = f32x4.add(a7, f32x4.mul(ws, v128.load(r, 112)));
+        r += rowStride;
+      }
+      v128.store(ag + c, a0);
+      v128.store(ag + c, a1, 16);
+      v128.store(ag + c, a2, 32);
+      v128.store(ag + c, a3, 48);
+      v128.store(ag + c, a4, 64);
+      v128.store(ag + c, a5, 80);
+      v128.store(ag + c, a6, 96);
+      v128.store(ag + c, a7, 112);
+    }
+    for (; c < rowB; c += 64) {
+      let a0 = v128.load(ag + c);
+      let a1 = v128.load(ag + c, 16);
+      let a2 = v128.load(ag + c, 32);
+      let a3 = v128.load(ag + c, 48);
+      let r = rows + c;
+      for (let t = 0; t < T; t++) {
+        const ws = v128.load32_splat(wg + (<usize>t << 2));
+        a0 = f32x4.add(a0, f32x4.mul(ws, v128.load(r)));
+        a1 = f32x4.add(a1, f32x4.mul(ws, v128.load(r, 16)));
+        a2 = f32x4.add(a2, f32x4.mul(ws, v128.load(r, 32)));
+        a3 = f32x4.add(a3, f32x4.mul(ws, v128.load(r, 48)));
+        r += rowStride;
+      }
+      v128.store(ag + c, a0);
+      v128.store(ag + c, a1, 16);
+      v128.store(ag + c, a2, 32);
+      v128.store(ag + c, a3, 48);
+    }
+  }
+}
+
+/** e^x for x <= 0 (x clamped at -87, where e^x is below f32's normal range): Cephes polynomial, ~1 ulp. */
+@inline function exp4(x: v128): v128 {
+  x = f32x4.max(x, f32x4.splat(-87.0));
+  const n = f32x4.nearest(f32x4.mul(x, f32x4.splat(1.44269504088896341)));
+  let r = f32x4.sub(x, f32x4.mul(n, f32x4.splat(0.693359375)));
+  r = f32x4.sub(r, f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
+  let p = f32x4.splat(1.9875691500e-4);
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.3981999507e-3));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(8.3334519073e-3));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(4.1665795894e-2));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
+  const y = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, r), r), r), f32x4.splat(1.0));
+  const pow2n = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23);
+  return f32x4.mul(y, pow2n);
+}
+
+/**
+ * Stable softmax numerators, row by row: row r of s ([R, stride] f32) gets exp(s - max) on [lo, hi) and 0
+ * elsewhere in [0, stride); sums[r] (f64) = the sum of the kept numerators, accumulated in f64.
+ * lohi: [R, 2] i32. Rows with lo >= hi get all zeros and sum 0.
+ */
+export function softmaxRows(s: usize, R: i32, stride: i32, lohi: usize, sums: usize): void {
+  for (let r = 0; r < R; r++) {
+    const row = s + ((<usize>r * stride) << 2);
+    const lo = load<i32>(lohi + (<usize>r << 3));
+    const hi = load<i32>(lohi + (<usize>r << 3), 4);
+    for (let t = 0; t < lo; t++) store<f32>(row + (<usize>t << 2), 0);
+    for (let t = hi; t < stride; t++) store<f32>(row + (<usize>t << 2), 0);
+    let max: f32 = -Infinity;
+    let t = lo;
+    let mv = f32x4.splat(-Infinity);
+    for (; t + 4 <= hi; t += 4) mv = f32x4.max(mv, v128.load(row + (<usize>t << 2)));
+    for (; t < hi; t++) max = Mathf.max(max, load<f32>(row + (<usize>t << 2)));
+    max = Mathf.max(max, Mathf.max(Mathf.max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), Mathf.max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3))));
+    const m4 = f32x4.splat(max);
+    let sum2 = f64x2.splat(0);
+    t = lo;
+    for (; t + 4 <= hi; t += 4) {
+      const p = row + (<usize>t << 2);
+      const e = exp4(f32x4.sub(v128.load(p), m4));
+      v128.store(p, e);
+      sum2 = f64x2.add(sum2, f64x2.add(f64x2.promote_low_f32x4(e), f64x2.promote_low_f32x4(f32x4.shuffle(e, e, 2, 3, 0, 1))));
+    }
+    let sum = f64x2.extract_lane(sum2, 0) + f64x2.extract_lane(sum2, 1);
+    for (; t < hi; t++) {
+      const p = row + (<usize>t << 2);
+      const e = f32x4.extract_lane(exp4(f32x4.splat(load<f32>(p) - max)), 0);
+      store<f32>(p, e);
+      sum += <f64>e;
+    }
+    store<f64>(sums + (<usize>r << 3), sum);
+  }
+}
+
+/** x[i] *= k for n f32 values (n % 4 == 0): query pre-scaling and rescales. */
+export function scaleF32(x: usize, n: i32, k: f32): void {
+  const kv = f32x4.splat(k);
+  for (let i = 0; i < n; i += 4) {
+    const p = x + (<usize>i << 2);
+    v128.store(p, f32x4.mul(v128.load(p), kv));
+  }
+}
+
+/** Sum of n f32 values (n % 16 == 0), four independent chains: the read-bandwidth probe for benchmarks. */
+export function sumF32(p: usize, n: i32): f32 {
+  let a0 = f32x4.splat(0);
+  let a1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0);
+  let a3 = f32x4.splat(0);
+  const end = p + (<usize>n << 2);
+  for (; p < end; p += 64) {
+    a0 = f32x4.add(a0, v128.load(p));
+    a1 = f32x4.add(a1, v128.load(p, 16));
+    a2 = f32x4.add(a2, v128.load(p, 32));
+    a3 = f32x4.add(a3, v128.load(p, 48));
+  }
+  return hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+}

@@ -1,0 +1,111 @@
+// q2c_0 (seed 000's per-channel 2-bit K: per channel, 32 tokens = f16 d + 8 bytes of 2-bit codes; token j
+// in byte j>>2 at bits 2*(j&3)). A group of 32 tokens x D channels is stored channel by channel; kernels
+// decode a whole group into a [32, D] f32 tile (channels become lanes) and run the shared f32 kernels.
+// `table` (built by JS from the reference decoder): 256 entries x f32x4, the levels of a code byte's 4 tokens.
+import { dotRows, axpyRows, floatToHalf, halfToFloat } from './common';
+
+const QK = 32;
+const BB: usize = 10;
+
+/** Group at `grp` ([D blocks]) -> tile [32, D] f32: x = level[code] * d (the reference's float32 product). */
+@inline function decodeGroup(grp: usize, D: i32, tile: usize, table: usize): void {
+  const rowB = <usize>D << 2;
+  for (let c = 0; c < D; c += 4) {
+    const p0 = grp + <usize>c * BB;
+    const p1 = p0 + BB;
+    const p2 = p1 + BB;
+    const p3 = p2 + BB;
+    const d0 = f32x4.splat(halfToFloat(load<u16>(p0)));
+    const d1 = f32x4.splat(halfToFloat(load<u16>(p1)));
+    const d2 = f32x4.splat(halfToFloat(load<u16>(p2)));
+    const d3 = f32x4.splat(halfToFloat(load<u16>(p3)));
+    for (let j: usize = 0; j < 8; j++) {
+      // v_i: tokens 4j..4j+3 of channel c+i; a 4x4 transpose makes one vector per token.
+      const v0 = f32x4.mul(v128.load(table + (<usize>load<u8>(p0 + 2 + j) << 4)), d0);
+      const v1 = f32x4.mul(v128.load(table + (<usize>load<u8>(p1 + 2 + j) << 4)), d1);
+      const v2 = f32x4.mul(v128.load(table + (<usize>load<u8>(p2 + 2 + j) << 4)), d2);
+      const v3 = f32x4.mul(v128.load(table + (<usize>load<u8>(p3 + 2 + j) << 4)), d3);
+      const t0 = f32x4.shuffle(v0, v1, 0, 4, 1, 5);
+      const t1 = f32x4.shuffle(v0, v1, 2, 6, 3, 7);
+      const t2 = f32x4.shuffle(v2, v3, 0, 4, 1, 5);
+      const t3 = f32x4.shuffle(v2, v3, 2, 6, 3, 7);
+      const o = tile + (j << 2) * rowB + (<usize>c << 2);
+      v128.store(o, f32x4.shuffle(t0, t2, 0, 1, 4, 5));
+      v128.store(o + rowB, f32x4.shuffle(t0, t2, 2, 3, 6, 7));
+      v128.store(o + 2 * rowB, f32x4.shuffle(t1, t3, 0, 1, 4, 5));
+      v128.store(o + 3 * rowB, f32x4.shuffle(t1, t3, 2, 3, 6, 7));
+    }
+  }
+}
+
+/** Run tokens [t0, t0+T) of one head (groups from `base`) -> dst [T, D] f32. */
+export function q2c_0_decode(base: usize, t0: i32, T: i32, D: i32, dst: usize, tile: usize, table: usize): void {
+  const rowB = <usize>D << 2;
+  let t = t0;
+  const end = t0 + T;
+  while (t < end) {
+    const g = t / QK;
+    const a = t - g * QK;
+    const n = min(QK - a, end - t);
+    decodeGroup(base + <usize>g * D * BB, D, tile, table);
+    memory.copy(dst + <usize>(t - t0) * rowB, tile + <usize>a * rowB, <usize>n * rowB);
+    t += n;
+  }
+}
+
+export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: i32, out: usize, outStride: i32, tile: usize, table: usize): void {
+  const rowB = <usize>D << 2;
+  let t = t0;
+  const end = t0 + T;
+  while (t < end) {
+    const g = t / QK;
+    const a = t - g * QK;
+    const n = min(QK - a, end - t);
+    decodeGroup(base + <usize>g * D * BB, D, tile, table);
+    dotRows(q, G, D, tile + <usize>a * rowB, n, rowB, out + (<usize>(t - t0) << 2), outStride);
+    t += n;
+  }
+}
+
+export function q2c_0_accum(w: usize, wStride: i32, G: i32, D: i32, base: usize, t0: i32, T: i32, acc: usize, tile: usize, table: usize): void {
+  const rowB = <usize>D << 2;
+  let t = t0;
+  const end = t0 + T;
+  while (t < end) {
+    const g = t / QK;
+    const a = t - g * QK;
+    const n = min(QK - a, end - t);
+    decodeGroup(base + <usize>g * D * BB, D, tile, table);
+    axpyRows(w + (<usize>(t - t0) << 2), wStride, G, D, tile + <usize>a * rowB, n, rowB, acc);
+    t += n;
+  }
+}
+
+/**
+ * One group: 32 source rows (row t at src + t*srcStride floats) -> D blocks at dst. Same arithmetic as the
+ * reference: sum of squares in float64 in token order, sqrt(ss/32) rounded to f32 then to f16 (Inf
+ * saturates to 65504); t = float32(tHi * d); x < -t -> 0, x < 0 -> 1, x < t -> 2, else 3.
+ */
+export function q2c_0_encode(src: usize, srcStride: i32, T: i32, D: i32, dst: usize, tHi: f32): void {
+  for (let c = 0; c < D; c++) {
+    let ss: f64 = 0;
+    for (let t = 0; t < QK; t++) {
+      const x = <f64>load<f32>(src + ((<usize>t * srcStride + c) << 2));
+      ss += x * x;
+    }
+    let h = floatToHalf(<f32>Math.sqrt(ss / 32));
+    if ((h & 0x7fff) == 0x7c00) h = (h & 0x8000) | 0x7bff;
+    const o = dst + <usize>c * BB;
+    store<u16>(o, <u16>h);
+    const thr: f32 = tHi * halfToFloat(h);
+    for (let j = 0; j < 8; j++) {
+      let byte: u32 = 0;
+      for (let i = 0; i < 4; i++) {
+        const x = load<f32>(src + ((<usize>(4 * j + i) * srcStride + c) << 2));
+        const code: u32 = x < 0 ? (x < -thr ? 0 : 1) : x < thr ? 2 : 3;
+        byte |= code << (2 * i);
+      }
+      store<u8>(o + 2 + j, <u8>byte);
+    }
+  }
+}

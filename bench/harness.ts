@@ -1,0 +1,34 @@
+// Timing helpers for benchmarks: medians of repeated calls, never assertions.
+import { performance } from 'node:perf_hooks';
+
+/** Median seconds per call: warm up, then repeat until `budget` seconds or `maxReps` (at least minReps). */
+export function timeMedian(fn: () => void, budget = 0.4, minReps = 3, maxReps = 50): number {
+  fn();
+  const times: number[] = [];
+  const start = performance.now();
+  while (times.length < minReps || (times.length < maxReps && (performance.now() - start) / 1000 < budget)) {
+    const t0 = performance.now();
+    fn();
+    times.push((performance.now() - t0) / 1000);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+/** Prints rows as an aligned text table. */
+export function printTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): void {
+  const w = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: readonly string[]) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  ');
+  console.log(line(headers));
+  console.log(w.map((n) => '-'.repeat(n)).join('  '));
+  for (const r of rows) console.log(line(r));
+}
+
+export function flag(name: string): boolean {
+  return process.argv.includes(name);
+}
+
+export function option(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}

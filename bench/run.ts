@@ -1,0 +1,34 @@
+// Runs every benchmark, prints tables and optionally writes JSON (--json PATH).
+// Default: head dim 128, contexts 1K-64K (a few minutes). --full: head dims 64/128/256, contexts to 256K.
+// --formats a,b,c picks pairings (default f32,f16,q8_0,q4_0,q2k).
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { benchAttention, benchEncode, measureBandwidth } from './attention.js';
+import { flag, option, printTable } from './harness.js';
+import { wasmFailure } from '../src/kernels/wasm.js';
+
+const full = flag('--full');
+const names = (option('--formats') ?? 'f32,f16,q8_0,q4_0,q2k').split(',');
+const headDims = full ? [64, 128, 256] : [128];
+const contexts = full ? [1024, 4096, 16384, 65536, 262144] : [1024, 4096, 16384, 65536];
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+const wasm = wasmFailure();
+if (wasm) log(`wasm kernels unavailable: ${wasm}`);
+const bandwidth = measureBandwidth();
+console.log(`single-core read bandwidth (wasm SIMD sum, 256 MiB): ${bandwidth.toFixed(1)} GB/s; threads: 1`);
+const attention = benchAttention(names, headDims, contexts, bandwidth, log);
+console.log('\ndecode attention, 8 kv heads x 32 query heads, one query, 1 thread (median per call)');
+printTable(
+  ['format', 'D', 'context', 'impl', 'ms/call', 'GFLOP/s', 'GB/s', 'tok/s', 'x f32', 'x bw'],
+  attention.map((r) => [r.format, `${r.headDim}`, `${r.context}`, r.impl, (r.seconds * 1e3).toFixed(3), r.gflops.toFixed(1), r.packedGBs.toFixed(2), `${(r.tokensPerSecond / 1e6).toFixed(2)}M`, r.vsF32.toFixed(2), r.vsBandwidth.toFixed(2)]),
+);
+const encode = benchEncode(names, headDims);
+console.log('\nencode (append), 4096 tokens of one kv head per call');
+printTable(['format', 'D', 'impl', 'rows/s', 'input GB/s'], encode.map((r) => [r.format, `${r.headDim}`, r.impl, `${(r.rowsPerSecond / 1e6).toFixed(2)}M`, r.inputGBs.toFixed(2)]));
+
+const json = option('--json');
+if (json) {
+  writeFileSync(json, JSON.stringify({ node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, bandwidthGBs: bandwidth, threads: 1, attention, encode }, null, 2));
+  log(`wrote ${json}`);
+}

@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hasKernel, lookupKernel, registerKernel } from './registry.js';
+import { KvpackError, UnknownFormatError } from '../errors.js';
+import { wasmKernels } from './wasm.js';
+import { encodeRows } from './encode.js';
+import { getFormat } from '../formats/registry.js';
+import { rowBytes } from '../formats/format.js';
+import { Prng } from '../numeric/prng.js';
+
+test('registry: a second registration of the same key throws', () => {
+  const fn = () => {};
+  registerKernel('f32', 'decode', 'ref', fn);
+  assert.throws(() => registerKernel('f32', 'decode', 'ref', fn), (e: unknown) => e instanceof KvpackError && e.code === 'DUPLICATE_KERNEL');
+});
+
+test('registry: a missing wasm kernel falls back to ref; unknown formats throw', () => {
+  // nf4 has no wasm kernels (yet): the lookup serves the reference and says so.
+  assert.equal(hasKernel('nf4', 'scores', 'wasm'), false);
+  assert.equal(lookupKernel('nf4', 'scores', 'wasm').impl, 'ref');
+  assert.throws(() => lookupKernel('no_such_format', 'scores'), UnknownFormatError);
+});
+
+test('registry: q4_0 is served by wasm when the module loads', (t) => {
+  if (!wasmKernels()) return t.skip('wasm kernels unavailable in this build');
+  assert.equal(lookupKernel('q4_0', 'scores').impl, 'wasm');
+});
+
+test('encodeRows: arena destination (wasm) and JS destination (ref) give the same bytes', (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('wasm kernels unavailable in this build');
+  const f = getFormat('q4_0');
+  const D = 64;
+  const tokens = 9;
+  const src = new Prng(5).normals(tokens * D);
+  const js = new Uint8Array(tokens * rowBytes(f, D));
+  encodeRows(f, src, 0, D, tokens, D, js, 0);
+  const off = k.arena.alloc(js.length);
+  encodeRows(f, src, 0, D, tokens, D, k.arena.u8(), off);
+  assert.deepEqual(k.arena.u8().slice(off, off + js.length), js);
+  k.arena.free(off);
+});

@@ -1,0 +1,93 @@
+// Loads the embedded kernel module synchronously over the shared arena's memory. When the binary is absent
+// (no AssemblyScript build) or instantiation fails (no SIMD, no shared memory), wasmKernels() is null and
+// every caller uses the reference kernels.
+import { WASM_BASE64 } from './wasm-binary.js';
+import { sharedArena, type Arena } from './arena.js';
+
+type Ptr = number;
+
+/** The module's exports (assembly/index.ts). Pointers are absolute byte addresses into arena memory. */
+export interface WasmExports {
+  dotRows(q: Ptr, G: number, D: number, rows: Ptr, T: number, rowStride: number, out: Ptr, outStride: number): void;
+  axpyRows(w: Ptr, wStride: number, G: number, D: number, rows: Ptr, T: number, rowStride: number, acc: Ptr): void;
+  softmaxRows(s: Ptr, R: number, stride: number, lohi: Ptr, sums: Ptr): void;
+  scaleF32(x: Ptr, n: number, k: number): void;
+  tileBytes(D: number): number;
+  sumF32(p: Ptr, n: number): number;
+  [kernel: string]: (...args: number[]) => number | void;
+}
+
+/** Signatures of the per-format kernels `<format>_<op>`. */
+export type WasmEncode = (src: Ptr, srcStride: number, T: number, D: number, dst: Ptr) => void;
+export type WasmScores = (q: Ptr, G: number, D: number, k: Ptr, T: number, out: Ptr, outStride: number, tile: Ptr) => void;
+export type WasmAccum = (w: Ptr, wStride: number, G: number, D: number, v: Ptr, T: number, acc: Ptr, tile: Ptr) => void;
+export type WasmDecode = (src: Ptr, T: number, D: number, dst: Ptr) => void;
+
+export interface WasmKernels {
+  readonly arena: Arena;
+  readonly exports: WasmExports;
+  /** Arena address of the decode tile every scores/accum kernel may use (TILE_BYTES). */
+  readonly tile: number;
+  /** Arena address of the staging area where JS-side inputs are copied before an encode (STAGE_BYTES). */
+  readonly stage: number;
+  /** Arena address of lookup tables some kernels read (TABLE_BYTES; filled by wasm-ops.ts). */
+  readonly tables: number;
+}
+
+/** Tile scratch: tileBytes(D) is 16 KiB up to D = 1024 and 16*D bytes above, so this covers D <= 4096. */
+export const TILE_BYTES = 65536;
+/** Staging for encode inputs that live in JS arrays; bigger inputs are encoded in chunks. */
+export const STAGE_BYTES = 262144;
+/** Lookup tables: q2c_0 uses 256 x 16 bytes (a code byte -> its four tokens' levels). */
+export const TABLE_BYTES = 4096;
+/** Largest head dim the wasm kernels accept (the tile is sized for it). */
+export const MAX_WASM_HEAD_DIM = 4096;
+
+let loaded: WasmKernels | null | undefined;
+let failure = '';
+
+function decodeBase64(s: string): Uint8Array<ArrayBuffer> {
+  if (typeof Buffer !== 'undefined') return new Uint8Array(Buffer.from(s, 'base64'));
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+/** The instantiated kernels, or null when unavailable (see wasmFailure()). Instantiated once, lazily. */
+export function wasmKernels(): WasmKernels | null {
+  if (loaded !== undefined) return loaded;
+  loaded = null;
+  if (typeof process !== 'undefined' && process.env?.['KVPACK_NO_WASM'] === '1') {
+    failure = 'disabled by KVPACK_NO_WASM=1';
+    return loaded;
+  }
+  if (!WASM_BASE64) {
+    failure = 'no kernel binary (assembly/index.ts was not built)';
+    return loaded;
+  }
+  try {
+    const arena = sharedArena();
+    const module = new WebAssembly.Module(decodeBase64(WASM_BASE64));
+    const instance = new WebAssembly.Instance(module, { env: { memory: arena.memory } });
+    // Scratch is taken once here so later kernel calls never grow memory (a grow would stale callers' views).
+    const tile = arena.alloc(TILE_BYTES);
+    const stage = arena.alloc(STAGE_BYTES);
+    const tables = arena.alloc(TABLE_BYTES);
+    loaded = { arena, exports: instance.exports as unknown as WasmExports, tile, stage, tables };
+  } catch (e) {
+    failure = `instantiation failed: ${(e as Error).message}`;
+  }
+  return loaded;
+}
+
+/** Empty when the kernels loaded; otherwise the reason they did not. */
+export function wasmFailure(): string {
+  wasmKernels();
+  return failure;
+}
+
+/** True when `a` is a view of the arena's current memory buffer (so its byteOffset is an address). */
+export function inWasm(k: WasmKernels, a: ArrayBufferView): boolean {
+  return a.buffer === k.arena.memory.buffer;
+}

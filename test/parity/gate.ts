@@ -1,0 +1,312 @@
+// The parity gate: every registered format x every kernel op against the reference. Encode and decode
+// must be bit-exact; scores, weighted sums and attention outputs must sit within a named NMSE tolerance
+// of the float64 reference. Prints one line per check and `N passed, M failed`.
+// `node dist/test/parity/gate.js --full` runs the full grid (npm run gate); gate.test.ts runs a small one.
+import { pathToFileURL } from 'node:url';
+import { formats } from '../../src/formats/registry.js';
+import { bytesFor, rowBytes, type KvFormat } from '../../src/formats/format.js';
+import { attendReference, type AttendArgs } from '../../src/attention/reference.js';
+import type { MixedView } from '../../src/attention/view.js';
+import { attend } from '../../src/kernels/attend.js';
+import { hasKernel, lookupKernel, type Op } from '../../src/kernels/registry.js';
+import { wasmKernels, wasmFailure } from '../../src/kernels/wasm.js';
+import { sharedArena } from '../../src/kernels/arena.js';
+import { Prng } from '../../src/numeric/prng.js';
+import { buildView, freeAll, type Allocations, type RunSpec, type SegmentSpec } from './build-view.js';
+
+export interface GateGrid {
+  readonly headDims: readonly number[];
+  readonly lengths: readonly number[];
+  /** Query heads per kv head. */
+  readonly ratios: readonly number[];
+  readonly kvHeads: number;
+  /** Format ids to cover; default: every registered format. */
+  readonly formats?: readonly string[];
+}
+
+export const SMALL_GRID: GateGrid = { headDims: [32, 128], lengths: [1, 33, 257], ratios: [1, 4], kvHeads: 2 };
+export const FULL_GRID: GateGrid = { headDims: [32, 64, 128, 256], lengths: [1, 2, 31, 32, 33, 255, 257, 4099], ratios: [1, 4, 8], kvHeads: 2 };
+
+/**
+ * Named NMSE tolerances against the float64 reference. The default fast path computes on exactly the
+ * dequantized values the reference uses, so only float32 rounding of dots, exp and sums separates them
+ * (measured worst ~1e-12 on this grid; the bound leaves room for 4K-token sums).
+ */
+export const TOLERANCES = {
+  'f32-accumulation': 1e-9,
+} as const;
+export type ToleranceName = keyof typeof TOLERANCES;
+
+/** The tolerance a format's kernels are held to (one entry per family once numerics-changing paths exist). */
+export function toleranceFor(_formatId: string): { name: ToleranceName; nmse: number } {
+  return { name: 'f32-accumulation', nmse: TOLERANCES['f32-accumulation'] };
+}
+
+export interface GateResult {
+  passed: number;
+  failed: number;
+  /** Checks skipped because the op has no wasm kernel for the format (not failures). */
+  fallback: number;
+  failures: string[];
+}
+
+/** sum (a-b)^2 / sum b^2 (0 when both are zero). */
+export function nmse(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < b.length; i++) {
+    const d = a[i]! - b[i]!;
+    num += d * d;
+    den += b[i]! * b[i]!;
+  }
+  return den === 0 ? (num === 0 ? 0 : Infinity) : num / den;
+}
+
+/** K-like values: normals with a few outlier channels (per-channel formats must absorb them). */
+function kvValues(rng: Prng, kvHeads: number, tokens: number, D: number): Float32Array {
+  const x = rng.normals(kvHeads * tokens * D);
+  for (let i = 0; i < x.length; i++) if ((i % D) % 7 === 3) x[i] = x[i]! * 6;
+  return x;
+}
+
+/**
+ * Edge rows among the random ones (golden-vector style): zeros, a constant, exact rounding ties
+ * (k + 0.5 next to 127 in every block, so q8_0's x/d lands exactly on .5), one outlier, and +-65504 (f16's largest).
+ */
+function edgeRows(x: Float32Array, L: number, D: number): void {
+  for (let t = 1; t < L; t += 3) {
+    const r = x.subarray(t * D, (t + 1) * D);
+    switch (((t - 1) / 3) % 5) {
+      case 0: r.fill(0); break;
+      case 1: r.fill(0.37); break;
+      case 2: for (let c = 0; c < D; c++) r[c] = (c % 32 === 0 ? 127 : (c % 17) - 8 + 0.5); break;
+      case 3: r[c0(D)] = 1000; break;
+      case 4: for (let c = 0; c < D; c++) r[c] = c % 2 ? 65504 : -65504; break;
+    }
+  }
+}
+const c0 = (D: number) => Math.floor(D / 3);
+
+interface Ctx {
+  result: GateResult;
+  log: (line: string) => void;
+}
+
+function report(ctx: Ctx, ok: boolean, what: string, detail: string, worst = ''): void {
+  if (ok) ctx.result.passed++;
+  else {
+    ctx.result.failed++;
+    ctx.result.failures.push(`${what} ${detail} ${worst}`);
+  }
+  ctx.log(`${ok ? 'PASS' : 'FAIL'} ${what} ${detail}${ok || !worst ? '' : ` worst: ${worst}`}`);
+}
+
+function fallbackLine(ctx: Ctx, f: KvFormat, op: Op, where: string): void {
+  ctx.result.fallback++;
+  ctx.log(`REF  ${op} ${f.id} ${where}: ref fallback (no wasm kernel)`);
+}
+
+/** Encode bit-exactness: the served encoder vs the reference encoder, head 0, all tokens. */
+function checkEncode(ctx: Ctx, f: KvFormat, D: number, L: number, values: Float32Array): void {
+  const where = `D=${D} L=${L}`;
+  if (!hasKernel(f.id, 'encode', 'wasm')) return fallbackLine(ctx, f, 'encode', where);
+  const B = f.blockValues;
+  const tokens = f.axis === 'token' ? L : Math.ceil(L / B) * B;
+  const src = new Float32Array(tokens * D);
+  src.set(values.subarray(0, Math.min(L, tokens) * D));
+  edgeRows(src, L, D);
+  const bytes = bytesFor(f, tokens, D);
+  const expect = new Uint8Array(bytes);
+  const ref = lookupKernel(f.id, 'encode', 'ref').fn;
+  const fast = lookupKernel(f.id, 'encode', 'wasm').fn;
+  const off = sharedArena().alloc(bytes);
+  const groups = f.axis === 'token' ? [[0, tokens]] : Array.from({ length: tokens / B }, (_, g) => [g * B, B]);
+  for (const [t, n] of groups) {
+    const dOff = f.axis === 'token' ? 0 : (t! / B) * D * f.blockBytes;
+    ref(src, t! * D, D, n!, D, expect, dOff);
+    fast(src, t! * D, D, n!, D, sharedArena().u8(), off + dOff);
+  }
+  const got = sharedArena().u8().subarray(off, off + bytes);
+  let first = -1;
+  for (let i = 0; i < bytes; i++) if (got[i] !== expect[i]) { first = i; break; }
+  sharedArena().free(off);
+  const block = Math.floor(first / f.blockBytes);
+  const at = f.axis === 'token' ? `token ${Math.floor(first / rowBytes(f, D))}` : `group ${Math.floor(block / D)} channel ${block % D}`;
+  report(ctx, first < 0, `encode ${f.id}`, `${where} bit-exact [wasm]`, first < 0 ? '' : `block ${block} (${at}) byte ${first}: ${got[first]} != ${expect[first]}`);
+}
+
+/** Op-level checks on head 0 of a view's first segment run: decode (bit-exact), scores and accumulate (NMSE). */
+function checkOps(ctx: Ctx, f: KvFormat, D: number, L: number, G: number, view: MixedView): void {
+  const where = `D=${D} L=${L} G=${G}`;
+  const run = view.segments[0]!.k;
+  const tol = toleranceFor(f.id);
+  const ref = lookupKernel(f.id, 'decode', 'ref').fn;
+  const exact = new Float32Array(L * D);
+  ref(run.bytes, run.offset, run.first, L, D, exact, 0);
+  const rng = new Prng(L * 131 + D);
+  const allocs: Allocations = [];
+  const a = sharedArena();
+  const qOff = a.alloc(G * D * 4);
+  const sOff = a.alloc(G * L * 4);
+  const accOff = a.alloc(G * D * 4);
+  const dOff = a.alloc(L * D * 4);
+  allocs.push(qOff, sOff, accOff, dOff);
+  const mem = a.u8();
+  const buf = mem.buffer;
+  const q = new Float32Array(buf, qOff, G * D);
+  q.set(rng.normals(G * D));
+  const s = new Float32Array(buf, sOff, G * L); // [G, L] scores, then weights
+  const acc = new Float32Array(buf, accOff, G * D);
+  const dec = new Float32Array(buf, dOff, L * D);
+  const base = run.offset; // head 0; the view's bytes may be stale after the allocations above
+  const runBytes = mem;
+
+  if (!hasKernel(f.id, 'decode', 'wasm')) fallbackLine(ctx, f, 'decode', where);
+  else {
+    lookupKernel(f.id, 'decode', 'wasm').fn(runBytes, base, run.first, L, D, dec, 0);
+    let bad = -1;
+    for (let i = 0; i < L * D; i++) if (!Object.is(dec[i], exact[i])) { bad = i; break; }
+    report(ctx, bad < 0, `decode ${f.id}`, `${where} bit-exact [wasm]`, bad < 0 ? '' : `token ${Math.floor(bad / D)} channel ${bad % D}: ${dec[bad]} != ${exact[bad]}`);
+  }
+
+  if (!hasKernel(f.id, 'scores', 'wasm')) fallbackLine(ctx, f, 'scores', where);
+  else {
+    lookupKernel(f.id, 'scores', 'wasm').fn(q, 0, G, D, runBytes, base, run.first, L, s, 0, L);
+    const want = new Float64Array(G * L);
+    for (let g = 0; g < G; g++) for (let t = 0; t < L; t++) {
+      let x = 0;
+      for (let c = 0; c < D; c++) x += q[g * D + c]! * exact[t * D + c]!;
+      want[g * L + t] = x;
+    }
+    const e = nmse(s, want);
+    report(ctx, e <= tol.nmse, `scores ${f.id}`, `${where} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [wasm]`, worstRow(s, want, G, L, 'head', 'token'));
+  }
+
+  if (!hasKernel(f.id, 'accumulate', 'wasm')) fallbackLine(ctx, f, 'accumulate', where);
+  else {
+    for (let i = 0; i < G * L; i++) s[i] = rng.next();
+    acc.fill(0);
+    lookupKernel(f.id, 'accumulate', 'wasm').fn(s, 0, L, G, D, runBytes, base, run.first, L, acc, 0);
+    const want = new Float64Array(G * D);
+    for (let g = 0; g < G; g++) for (let t = 0; t < L; t++) for (let c = 0; c < D; c++) want[g * D + c] += s[g * L + t]! * exact[t * D + c]!;
+    const e = nmse(acc, want);
+    report(ctx, e <= tol.nmse, `accumulate ${f.id}`, `${where} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [wasm]`, worstRow(acc, want, G, D, 'head', 'channel'));
+  }
+  for (const off of allocs) a.free(off);
+}
+
+/** "row r (max |diff| x at col c)" for the row of [rows, cols] with the largest squared error. */
+function worstRow(got: ArrayLike<number>, want: ArrayLike<number>, rows: number, cols: number, rowName: string, colName: string): string {
+  let best = -1;
+  let bestErr = -1;
+  let col = 0;
+  let colErr = 0;
+  for (let r = 0; r < rows; r++) {
+    let e = 0;
+    let mc = 0;
+    let me = 0;
+    for (let c = 0; c < cols; c++) {
+      const d = Math.abs(got[r * cols + c]! - want[r * cols + c]!);
+      e += d * d;
+      if (d > me) { me = d; mc = c; }
+    }
+    if (e > bestErr) { bestErr = e; best = r; col = mc; colErr = me; }
+  }
+  return `${rowName} ${best}: max |diff| ${colErr.toExponential(2)} at ${colName} ${col}`;
+}
+
+/**
+ * Views for one case. Plain: one segment of the format. Exact: f16 sinks, bulk, an f32 anchor, bulk
+ * (read from the same bulk run, starting mid-group), f16 window: the regions a cache policy makes.
+ */
+function viewSpecs(f: KvFormat, rng: Prng, kvHeads: number, D: number, L: number, exactRegions: boolean): { runs: RunSpec[]; segments: SegmentSpec[] } {
+  const f16 = formats.get('f16')!;
+  const f32 = formats.get('f32')!;
+  const run = (format: KvFormat, tokens: number): RunSpec => ({ format, tokens, values: kvValues(rng, kvHeads, tokens, D) });
+  if (!exactRegions) {
+    return { runs: [run(f, L), run(f, L)], segments: [{ region: 'bulk', count: L, k: { run: 0, first: 0 }, v: { run: 1, first: 0 } }] };
+  }
+  const sinks = 2;
+  const anchor = 1;
+  const window = Math.min(16, Math.floor(L / 4));
+  const bulk = L - sinks - anchor - window;
+  const b1 = Math.ceil(bulk / 2);
+  const lead = 5; // unused leading bulk tokens, so channel-axis segments begin mid-group
+  const runs = [run(f16, sinks), run(f16, sinks), run(f, lead + bulk), run(f, lead + bulk), run(f32, anchor), run(f32, anchor), run(f16, window), run(f16, window)];
+  const segments: SegmentSpec[] = [
+    { region: 'sinks', count: sinks, k: { run: 0, first: 0 }, v: { run: 1, first: 0 } },
+    { region: 'bulk', count: b1, k: { run: 2, first: lead }, v: { run: 3, first: lead } },
+    { region: 'anchors', count: anchor, k: { run: 4, first: 0 }, v: { run: 5, first: 0 } },
+    { region: 'bulk', count: bulk - b1, k: { run: 2, first: lead + b1 }, v: { run: 3, first: lead + b1 } },
+    { region: 'window', count: window, k: { run: 6, first: 0 }, v: { run: 7, first: 0 } },
+  ].filter((s) => s.count > 0);
+  return { runs, segments };
+}
+
+function checkAttend(ctx: Ctx, f: KvFormat, view: MixedView, ratio: number, label: string, rng: Prng, extra: Partial<AttendArgs> & { queries?: number } = {}): void {
+  const D = view.headDim;
+  const heads = view.kvHeads * ratio;
+  const nq = extra.queries ?? 1;
+  const q = rng.normals(nq * heads * D, 1.5);
+  const got = new Float32Array(q.length);
+  const want = new Float32Array(q.length);
+  const args = { view, q, heads, ...extra };
+  attend({ ...args, out: got });
+  attendReference({ ...args, out: want });
+  const tol = toleranceFor(f.id);
+  const e = nmse(got, want);
+  const route = hasKernel(f.id, 'scores', 'wasm') && hasKernel(f.id, 'accumulate', 'wasm') ? 'wasm' : 'ref fallback';
+  report(ctx, e <= tol.nmse, `attend ${f.id}`, `D=${D} L=${view.length} G=${ratio} ${label} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [${route}]`, worstRow(got, want, nq * heads, D, '(query*heads+head)', 'channel'));
+}
+
+/** Runs the grid; `log` receives one line per check. */
+export function runGate(grid: GateGrid, log: (line: string) => void = console.log): GateResult {
+  const ctx: Ctx = { result: { passed: 0, failed: 0, fallback: 0, failures: [] }, log };
+  const k = wasmKernels();
+  log(k ? 'wasm kernels: loaded' : `wasm kernels: unavailable (${wasmFailure()}); every op is ref fallback`);
+  const ids = grid.formats ?? [...formats.keys()];
+  for (const id of ids) {
+    const f = formats.get(id)!;
+    for (const D of grid.headDims) {
+      for (const L of grid.lengths) {
+        const rng = new Prng(D * 10007 + L * 31 + id.length);
+        checkEncode(ctx, f, D, L, kvValues(rng, 1, L, D));
+        for (const exactRegions of L >= 8 ? [false, true] : [false]) {
+          const allocs: Allocations = [];
+          const spec = viewSpecs(f, rng, grid.kvHeads, D, L, exactRegions);
+          const view = buildView(spec.runs, spec.segments, grid.kvHeads, D, allocs);
+          const label = exactRegions ? 'sinks+anchor+window' : 'plain';
+          if (!exactRegions) checkOps(ctx, f, D, L, Math.max(...grid.ratios), view);
+          // Views made before checkOps' allocations may be stale; rebuild the bytes reference.
+          const fresh = rebase(view);
+          for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode`, rng);
+          if (L >= 4 && L <= 300) {
+            const nq = Math.min(L, 6);
+            const positions = Array.from({ length: nq }, (_, i) => L - nq + i);
+            checkAttend(ctx, f, fresh, 4, `${label} prefill x${nq}`, rng, { queries: nq, positions });
+            checkAttend(ctx, f, fresh, 2, `${label} prefill x${nq} window 3 softcap 30`, rng, { queries: nq, positions, slidingWindow: 3, softcap: 30 });
+          }
+          freeAll(allocs);
+        }
+      }
+    }
+  }
+  log(`${ctx.result.passed} passed, ${ctx.result.failed} failed (${ctx.result.fallback} ref fallback)`);
+  return ctx.result;
+}
+
+/** The same view with every run's bytes re-made over the arena's current buffer. */
+function rebase(view: MixedView): MixedView {
+  const bytes = sharedArena().u8();
+  return { ...view, segments: view.segments.map((s) => ({ ...s, k: { ...s.k, bytes }, v: { ...s.v, bytes } })) };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const full = process.argv.includes('--full');
+  const r = runGate(full ? FULL_GRID : SMALL_GRID);
+  if (r.failed > 0) {
+    console.log('failures:');
+    for (const x of r.failures) console.log(`  ${x}`);
+  }
+  process.exitCode = r.failed > 0 ? 1 : 0;
+}

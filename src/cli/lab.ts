@@ -7,8 +7,8 @@ import { Progress } from '../lab/progress.js';
 export function register(program: Command): void {
   program
     .command('lab')
-    .description('run the synthetic lab protocols (and, once the engine exists, the model ones) into a new report directory')
-    .option('-m, --model <file>', 'GGUF model for the model protocols (window-sweep, anchors, needles)')
+    .description('run the synthetic lab protocols (and with -m MODEL the model ones) into a new report directory')
+    .option('-m, --model <file>', 'model file (.gguf or llama2.c .bin) for the model protocols (window-sweep, anchors, needles)')
     .option('--out <dir>', 'output directory; must not exist (default: a new lab-out/<timestamp>)')
     .option('--no-audit', 'skip re-auditing the finished directory')
     .action((opts: { model?: string; out?: string; audit: boolean }) => {
@@ -22,7 +22,7 @@ export function register(program: Command): void {
       }
       console.log('');
       for (const s of r.skipped) console.log(`skipped ${s.name}: ${s.reason}`);
-      if (!opts.model) console.log('model protocols need -m MODEL and the engine');
+      if (!opts.model) console.log('model protocols need -m MODEL');
       console.log(`\nwrote ${r.dir}/report.md, report.html and manifest.json in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       let pass = r.pass;
       if (opts.audit) {

@@ -9,8 +9,11 @@ import * as inspect from './inspect.js';
 import * as convert from './convert.js';
 import * as lab from './lab.js';
 import * as protocol from './protocol.js';
+import * as evalCmd from './eval.js';
+import * as probe from './probe.js';
+import * as capture from './capture.js';
 
-const commands: { register(program: Command): void }[] = [lab, protocol, run, formats, memory, inspect, convert];
+const commands: { register(program: Command): void }[] = [lab, protocol, run, evalCmd, probe, capture, formats, memory, inspect, convert];
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('kvpack')

@@ -28,11 +28,13 @@ export function register(program: Command): void {
     .argument('<name>', 'protocol name (see `kvpack protocol list`)')
     .requiredOption('--out <dir>', 'output directory; must not exist')
     .option('--capture <file>', 'bit-allocation: also probe the layers of a capture file')
-    .action((name: string, opts: { out: string; capture?: string }) => {
+    .option('-m, --model <file>', 'model protocols (window-sweep, anchors, needles): the model file')
+    .action((name: string, opts: { out: string; capture?: string; model?: string }) => {
       const bar = new Progress();
       let started = false;
       const r = runProtocol(name, opts.out, {
         capture: opts.capture,
+        model: opts.model,
         progress: (done, total) => {
           if (!started) bar.start(name, total);
           started = true;

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RunWriter, readManifest, type Environment } from './manifest.js';
 import { sha256 } from './hash.js';
-import { protocols, loadProtocol, plannedProtocols } from './protocol.js';
+import { protocols, loadProtocol } from './protocol.js';
 import { readSection, renderMarkdown, renderHtml } from './report.js';
 import { LAB } from './audit.js';
 import type { RunResult } from './protocol-types.js';
@@ -11,9 +11,9 @@ import type { RunResult } from './protocol-types.js';
 export interface LabOptions {
   /** Output directory; must not exist. Default: a new lab-out/<timestamp>. */
   readonly out?: string;
-  /** GGUF model for the model protocols (they need the engine; reported as not run for now). */
+  /** Model file for the model protocols (window-sweep, anchors, needles); without it they are skipped. */
   readonly model?: string;
-  /** Protocol names to run (default: every synthetic protocol). */
+  /** Protocol names to run (default: every synthetic protocol, plus the model ones when a model is given). */
   readonly only?: readonly string[];
   readonly onStart?: (name: string, total: number) => void;
   readonly onProgress?: (name: string, done: number, total: number) => void;
@@ -44,13 +44,14 @@ function labConfig(names: readonly string[], model: string | null): string {
 export function runLab(opts: LabOptions = {}): LabResult {
   const out = opts.out ?? defaultLabDir();
   const model = opts.model ?? null;
-  const names = (opts.only ?? [...protocols.values()].filter((p) => !p.needsModel).map((p) => p.name)).slice();
+  const names = (opts.only ?? [...protocols.values()].filter((p) => model || !p.needsModel).map((p) => p.name)).slice();
   const w = new RunWriter(out, LAB, Buffer.from(labConfig(names, model)));
   const runs: LabResult['runs'] = [];
   for (const name of names) {
     const { protocol, bytes, spec } = loadProtocol(name);
     let started = false;
     const result = protocol.run(spec, bytes, join(w.tmp, name), {
+      model: model ?? undefined,
       progress: (done, total) => {
         if (!started) opts.onStart?.(name, total);
         started = true;
@@ -65,6 +66,6 @@ export function runLab(opts: LabOptions = {}): LabResult {
   w.write('report.md', renderMarkdown(sections, env, model), 'output');
   w.write('report.html', renderHtml(sections, env, model), 'output');
   w.finish();
-  const skipped = plannedProtocols.map((p) => ({ name: p.name, reason: model ? 'the engine is not available yet' : `needs ${p.needs}` }));
+  const skipped = [...protocols.values()].filter((p) => p.needsModel && !names.includes(p.name)).map((p) => ({ name: p.name, reason: model ? 'not selected' : 'needs -m MODEL' }));
   return { dir: w.out, pass: runs.every((r) => r.result.pass), runs, skipped };
 }

@@ -11,6 +11,8 @@ export interface RunOptions {
   readonly sabotageDisableQuantization?: boolean;
   /** bit-allocation: a capture file (src/lab/capture.ts) whose layers are probed next to the synthetic ones. */
   readonly capture?: string;
+  /** Model protocols: the model file (.gguf or llama2.c .bin) the engine runs. */
+  readonly model?: string;
 }
 
 export interface RunResult {

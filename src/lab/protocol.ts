@@ -6,6 +6,9 @@ import { repoRoot } from './hash.js';
 import type { Protocol, RunOptions, RunResult } from './protocol-types.js';
 import { residualWindow } from './protocols/residual-window.js';
 import { bitAllocation } from './protocols/bit-allocation.js';
+import { windowSweep } from './protocols/window-sweep.js';
+import { anchors } from './protocols/anchors.js';
+import { needles } from './protocols/needles.js';
 
 export type { Protocol, RunOptions, RunResult };
 
@@ -16,15 +19,11 @@ export interface PlannedProtocol {
   readonly needs: string;
 }
 
-export const plannedProtocols: readonly PlannedProtocol[] = [
-  { name: 'window-sweep', title: 'window 0/128/512/1024 x schemes: KL, top-1, exact-match, tokens/s (seed 000)', needs: '-m MODEL and the engine' },
-  { name: 'anchors', title: 'anchors N x precision x layer sets, exact-match at 50/100 (seed 002)', needs: '-m MODEL, the engine and the probe' },
-  { name: 'needles', title: 'facts at 25/50/90% depth recalled exactly (seed 000)', needs: '-m MODEL and the engine' },
-];
+export const plannedProtocols: readonly PlannedProtocol[] = [];
 
 export const protocols: ReadonlyMap<string, Protocol> = (() => {
   const m = new Map<string, Protocol>();
-  for (const p of [residualWindow, bitAllocation]) {
+  for (const p of [residualWindow, bitAllocation, windowSweep, anchors, needles]) {
     if (m.has(p.name)) throw new Error(`protocol '${p.name}' registered twice`);
     m.set(p.name, p);
   }
@@ -47,6 +46,6 @@ export function loadProtocol(name: string): { protocol: Protocol; bytes: Uint8Ar
 /** Runs a registered protocol from its frozen file into a new directory `out`. */
 export function runProtocol(name: string, out: string, opts: RunOptions = {}): RunResult {
   const { protocol, bytes, spec } = loadProtocol(name);
-  if (protocol.needsModel) throw new ArgumentError(`protocol ${name} needs a model`);
+  if (protocol.needsModel && !opts.model) throw new ArgumentError(`protocol ${name} needs a model (-m MODEL)`);
   return protocol.run(spec, bytes, out, opts);
 }

@@ -6,7 +6,8 @@ import { scatterChart, barChart, type Series } from './svg.js';
 import type { Environment } from './manifest.js';
 import type { Comparison } from './protocols/residual-window-core.js';
 import type { ArmSummary } from './protocols/bit-allocation-core.js';
-import { plannedProtocols, getProtocol } from './protocol.js';
+import { protocols, getProtocol } from './protocol.js';
+import { modelCharts } from './model-charts.js';
 
 export interface LabSection {
   readonly name: string;
@@ -56,7 +57,7 @@ function bitAllocationCharts(dir: string): string[] {
 
 /** Reads one finished sub-run directory into a report section. */
 export function readSection(dir: string, name: string): LabSection {
-  const charts = name === 'residual-window' ? residualWindowCharts(dir) : name === 'bit-allocation' ? bitAllocationCharts(dir) : [];
+  const charts = name === 'residual-window' ? residualWindowCharts(dir) : name === 'bit-allocation' ? bitAllocationCharts(dir) : modelCharts(name, dir);
   return {
     name,
     title: getProtocol(name).title,
@@ -64,6 +65,11 @@ export function readSection(dir: string, name: string): LabSection {
     checks: json(dir, 'checks.json'),
     charts,
   };
+}
+
+/** Registered model protocols without a section in this report. */
+function notRunModelProtocols(sections: readonly LabSection[]): { name: string; title: string }[] {
+  return [...protocols.values()].filter((p) => p.needsModel && !sections.some((s) => s.name === p.name));
 }
 
 function envLine(e: Environment): string {
@@ -77,9 +83,12 @@ export function renderMarkdown(sections: readonly LabSection[], env: Environment
     for (const c of s.checks) out.push(`- ${c.pass ? 'PASS' : 'FAIL'} ${c.name}${c.detail ? ` (${c.detail})` : ''}`);
     out.push('', `Raw numbers: \`${s.name}/results.csv\`; charts in report.html.`, '');
   }
-  out.push('## Model protocols', '');
-  for (const p of plannedProtocols) out.push(`- ${p.name}: ${p.title} — ${model ? 'not run: the engine is not available yet' : `needs ${p.needs}`}`);
-  out.push('');
+  const notRun = notRunModelProtocols(sections);
+  if (notRun.length) {
+    out.push('## Model protocols not run', '');
+    for (const p of notRun) out.push(`- ${p.name}: ${p.title} — ${model ? 'not selected' : 'needs -m MODEL'}`);
+    out.push('');
+  }
   return out.join('\n');
 }
 
@@ -115,7 +124,8 @@ export function renderHtml(sections: readonly LabSection[], env: Environment, mo
     `<div class="charts">${s.charts.join('\n')}</div>`,
     `<ul>${s.checks.map((c) => `<li class="${c.pass ? 'pass' : 'fail'}">${c.pass ? 'PASS' : 'FAIL'} ${esc(c.name)}${c.detail ? ` (${esc(c.detail)})` : ''}</li>`).join('')}</ul>`,
   ].join('\n'));
-  const planned = `<h2>Model protocols</h2><ul>${plannedProtocols.map((p) => `<li>${esc(p.name)}: ${esc(p.title)} — ${model ? 'not run: the engine is not available yet' : `needs ${esc(p.needs)}`}</li>`).join('')}</ul>`;
+  const notRun = notRunModelProtocols(sections);
+  const planned = notRun.length ? `<h2>Model protocols not run</h2><ul>${notRun.map((p) => `<li>${esc(p.name)}: ${esc(p.title)} — ${model ? 'not selected' : 'needs -m MODEL'}</li>`).join('')}</ul>` : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kvpack lab report</title>
 <style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}.pass{color:#060}.fail{color:#b00;font-weight:bold}.charts svg{margin:0.5em 1em 0.5em 0}</style>

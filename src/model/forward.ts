@@ -45,6 +45,12 @@ export interface ForwardWeights {
 export interface ForwardOptions {
   /** Return logits for every position [n, vocab] (teacher forcing), not only the last [vocab]. */
   allLogits?: boolean;
+  /**
+   * Sees each layer's q [n, nHead, headDim] and k, v [n, nKvHead, headDim] as attention gets them (after
+   * QK-norm and RoPE, before the cache stores them): the lab's capture and stored-error controls.
+   * The arrays are scratch buffers reused by the next layer: copy what you keep.
+   */
+  observe?: (layer: number, q: Float32Array, k: Float32Array, v: Float32Array) => void;
 }
 
 function checkInputs(w: ForwardWeights, tokens: readonly number[], cache: KvCache): void {
@@ -129,6 +135,7 @@ function run(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0:
     const tab = local ? ropeL : ropeG;
     rope.apply(q, n, nh, hd, tab);
     rope.apply(k, n, nkv, hd, tab);
+    opts.observe?.(l, q, k, v);
     // K/V into the cache, then causal attention over everything it holds.
     cache.append(l, k, v);
     cache.attend(l, q, att, {

@@ -1,0 +1,90 @@
+// anchors (seed 002): decode anchors N in {0,2,8,32}, precision f16/int8/int4, layer sets all / probe-chosen /
+// layer 0 only, over schemes down to sign. Every layer is quantized; anchors only protect (the retraction's
+// corrected semantics). Exact-match at 50/100, format vs effective bits.
+import type { AnchorPrecision } from '../../cache/policy.js';
+import { schemePolicy } from '../../cache/schemes.js';
+import { FileFormatError } from '../../errors.js';
+import type { ArmScore, EvalArm } from '../eval.js';
+import type { DefaultPromptSpec } from '../prompts.js';
+import { obj, num, nums, str, strs, isNonNegInt, isPosInt, type Json } from '../spec.js';
+import { parseModelEval, schemeList, type ModelEvalSpec } from './model-runs.js';
+
+export type LayerSet = 'all' | 'probe' | 'layer0';
+export interface AnchorSweep {
+  readonly counts: readonly number[];
+  readonly precisions: readonly AnchorPrecision[];
+  readonly layerSets: readonly LayerSet[];
+}
+
+export interface AnchorsSpec extends ModelEvalSpec {
+  readonly name: 'anchors';
+  readonly schemes: readonly string[];
+  readonly sweeps: readonly AnchorSweep[];
+  /** The probe picking the 'probe' layer set: its top `layers` layers, ranked on these sequences. */
+  readonly probe: { readonly layers: number; readonly sequences: DefaultPromptSpec };
+}
+
+export function parseAnchors(json: unknown): AnchorsSpec {
+  const o = obj(json, 'protocol') as Json;
+  if (str(o, 'name') !== 'anchors') throw new FileFormatError('protocol', 'name must be anchors');
+  if (!Array.isArray(o.sweeps) || o.sweeps.length === 0) throw new FileFormatError('protocol', "field 'sweeps' must be a non-empty array");
+  const p = obj(o.probe, 'probe');
+  const q = obj(p.sequences, 'probe.sequences');
+  return {
+    name: 'anchors',
+    ...parseModelEval(o),
+    schemes: schemeList(o, 'schemes'),
+    sweeps: o.sweeps.map((x: unknown, i: number) => {
+      const s = obj(x, `sweeps[${i}]`);
+      return { counts: nums(s, 'counts', isNonNegInt), precisions: strs(s, 'precisions', ['f16', 'int8', 'int4'] as const), layerSets: strs(s, 'layerSets', ['all', 'probe', 'layer0'] as const) };
+    }),
+    probe: { layers: num(p, 'layers', isPosInt), sequences: { count: num(q, 'count', isPosInt), length: num(q, 'length', isPosInt), seedTokens: num(q, 'seedTokens', isNonNegInt), seed: num(q, 'seed', isNonNegInt) } },
+  };
+}
+
+export interface AnchorArm extends EvalArm {
+  readonly scheme: string;
+  readonly count: number;
+  readonly precision: AnchorPrecision | '-';
+  readonly layerSet: LayerSet | '-';
+  readonly layers: readonly number[] | 'all';
+}
+
+/** Arms of every sweep, deduplicated by name; `probeLayers` maps scheme -> probe-chosen layers. */
+export function anchorArms(spec: AnchorsSpec, nLayer: number, probeLayers: ReadonlyMap<string, readonly number[]>): AnchorArm[] {
+  const out = new Map<string, AnchorArm>();
+  for (const scheme of spec.schemes) {
+    for (const sw of spec.sweeps) {
+      for (const count of sw.counts) {
+        for (const precision of sw.precisions) {
+          for (const layerSet of sw.layerSets) {
+            const bare = { window: 0, sinks: 0 };
+            if (count === 0) {
+              out.set(`${scheme}/a0`, { name: `${scheme}/a0`, scheme, count: 0, precision: '-', layerSet: '-', layers: [], policy: schemePolicy(scheme, bare) });
+              continue;
+            }
+            const layers = layerSet === 'all' ? 'all' : layerSet === 'layer0' ? [0] : [...(probeLayers.get(scheme) ?? [])];
+            if (layers !== 'all' && layers.some((l) => l >= nLayer)) continue;
+            const name = `${scheme}/a${count}-${precision}-${layerSet}`;
+            out.set(name, { name, scheme, count, precision, layerSet, layers, policy: schemePolicy(scheme, { ...bare, anchors: { count, precision, layers } }) });
+          }
+        }
+      }
+    }
+  }
+  return [...out.values()];
+}
+
+export function anchorsHeadline(spec: AnchorsSpec, arms: readonly AnchorArm[], scores: readonly ArmScore[]): string[] {
+  const by = new Map(scores.map((s) => [s.arm, s]));
+  const h = spec.horizons;
+  return [
+    `| scheme | anchors | precision | layers | ${h.map((x) => `exact@${x}`).join(' | ')} | prefix | KL decode | format bits | eff. bits |`,
+    `|---|---:|---|---|${h.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
+    ...arms.map((a) => {
+      const s = by.get(a.name)!;
+      const layers = a.layers === 'all' ? 'all' : a.layers.length ? `${a.layerSet} (${a.layers.join(',')})` : '-';
+      return `| ${a.scheme} | ${a.count} | ${a.precision} | ${layers} | ${h.map((x) => `${(100 * s.exactAt[x]!).toFixed(0)}%`).join(' | ')} | ${s.prefixMean.toFixed(1)} | ${s.klDecode.toFixed(4)} | ${s.formatBits.toFixed(2)} | ${s.effectiveBits.toFixed(2)} |`;
+    }),
+  ];
+}

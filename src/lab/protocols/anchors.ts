@@ -1,0 +1,60 @@
+// anchors (seed 002) runner and auditor: a sensitivity probe per scheme picks the 'probe' layer set (saved,
+// re-ranked by the audit), then every arm runs on the shared model-protocol machinery.
+import type { Protocol } from '../protocol-types.js';
+import { countFailures } from '../checks.js';
+import { runProbe, type ProbeResult } from '../probe.js';
+import { defaultPrompts } from '../prompts.js';
+import { storeErrorOk } from '../stored-error.js';
+import { needPrompts, auditModelProtocol, runModelProtocol, type ModelProtocolHooks } from './model-runs.js';
+import { anchorArms, anchorsHeadline, parseAnchors, type AnchorArm, type AnchorsSpec } from './anchors-core.js';
+
+const probeFile = (scheme: string) => `probe/${scheme}.json`;
+const ARMS_FILE = 'arms.json';
+
+function needsProbe(spec: AnchorsSpec): boolean {
+  return spec.sweeps.some((s) => s.layerSets.includes('probe') && s.counts.some((c) => c > 0));
+}
+
+/** The probe's choice recomputed from its saved KLs: the top `n` by klOnlyQuantized (ties: lower klOnlyExact). */
+function rerank(p: ProbeResult, n: number): number[] {
+  return [...p.layers].sort((a, b) => b.klOnlyQuantized - a.klOnlyQuantized || a.klOnlyExact - b.klOnlyExact).slice(0, n).map((x) => x.layer).sort((a, b) => a - b);
+}
+
+const hooks: ModelProtocolHooks<AnchorsSpec> = {
+  prompts: (model, spec) => defaultPrompts(model, needPrompts(spec)),
+  arms: (model, spec, w) => {
+    const chosen = new Map<string, number[]>();
+    if (needsProbe(spec)) {
+      const sequences = defaultPrompts(model, spec.probe.sequences);
+      for (const scheme of spec.schemes) {
+        const r = runProbe(model, { scheme, sequences, protect: 'anchors', errorFloor: spec.controls.errorFloor });
+        w.writeJson(probeFile(scheme), r, 'output');
+        chosen.set(scheme, rerank(r, spec.probe.layers));
+      }
+    }
+    const arms = anchorArms(spec, model.hp.nLayer, chosen);
+    w.writeJson(ARMS_FILE, arms, 'output');
+    return arms;
+  },
+  headline: (spec, scores, _records, _ref, read) => anchorsHeadline(spec, JSON.parse(read(ARMS_FILE)) as AnchorArm[], scores),
+  checks: (spec, records, _ref, read, checks) => {
+    if (!needsProbe(spec)) return;
+    const arms = JSON.parse(read(ARMS_FILE)) as AnchorArm[];
+    const probes = spec.schemes.map((s) => ({ s, p: JSON.parse(read(probeFile(s))) as ProbeResult }));
+    checks.add('probe: its stored K/V read-back control holds in every configuration', ...countFailures(probes.flatMap(({ s, p }) => p.controls.map((c) => ({ s, c }))),
+      ({ c }) => c.layers.every((e) => storeErrorOk(e, spec.controls.errorFloor)), ({ s, c }) => `${s}: ${c.config}`));
+    checks.add(`probe: the 'probe' layer sets are the top ${spec.probe.layers} of the saved per-layer KLs`, ...countFailures(arms.filter((a) => a.layerSet === 'probe'),
+      (a) => JSON.stringify(a.layers) === JSON.stringify(rerank(probes.find((x) => x.s === a.scheme)!.p, spec.probe.layers)), (a) => a.name));
+    checks.add('arms: every arm ran with the policy arms.json records', ...countFailures(arms, (a) => JSON.stringify(records.find((r) => r.arm.name === a.name)?.arm.policy) === JSON.stringify(a.policy), (a) => a.name));
+  },
+};
+
+export const anchors: Protocol = {
+  name: 'anchors',
+  title: 'decode anchors N x precision x layer sets over schemes down to sign: exact-match at 50/100 (seed 002)',
+  file: 'protocols/anchors.json',
+  needsModel: true,
+  parse: parseAnchors,
+  run: (spec, bytes, out, opts = {}) => runModelProtocol(hooks, spec as AnchorsSpec, bytes, out, opts),
+  audit: (dir, spec, checks) => auditModelProtocol(hooks, dir, spec as AnchorsSpec, checks),
+};

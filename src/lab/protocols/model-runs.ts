@@ -1,0 +1,230 @@
+// Shared machinery of the model protocols (window-sweep, anchors, needles): the reference artifact, arms run
+// through the engine with their logits saved, negative controls, and the audit that rescores the saved files.
+import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { CachePolicy } from '../../cache/policy.js';
+import { ArgumentError, FileFormatError } from '../../errors.js';
+import { loadModel, type Model } from '../../model/model.js';
+import { f32Bytes, readF32 } from '../arrays.js';
+import { CheckList, countFailures, near } from '../checks.js';
+import { runArm, scoreArm, type ArmScore, type EvalArm, type ModelShape, type PromptOutcome } from '../eval.js';
+import { RunWriter } from '../manifest.js';
+import type { RunOptions, RunResult } from '../protocol-types.js';
+import type { DefaultPromptSpec } from '../prompts.js';
+import { computeReference, modelSha256, readReference, writeReference, REFERENCE_POLICY, type EvalPrompt, type ReferenceSet } from '../reference-logits.js';
+import { num, nums, obj, isNonNegInt, isPosInt, type Json } from '../spec.js';
+import { storeErrorOk } from '../stored-error.js';
+
+export interface ModelEvalSpec {
+  /** Default prompts (protocols that build their own, like needles, omit it). */
+  readonly prompts?: DefaultPromptSpec;
+  readonly horizon: number;
+  readonly horizons: readonly number[];
+  readonly controls: { readonly errorFloor: number };
+  readonly tolerance: number;
+}
+
+export function parseModelEval(o: Json): ModelEvalSpec {
+  const p = o.prompts === undefined ? undefined : obj(o.prompts, 'prompts');
+  const c = obj(o.controls, 'controls');
+  return {
+    prompts: p && { count: num(p, 'count', isPosInt), length: num(p, 'length', isPosInt), seedTokens: num(p, 'seedTokens', isNonNegInt), seed: num(p, 'seed', isNonNegInt) },
+    horizon: num(o, 'horizon', isPosInt),
+    horizons: nums(o, 'horizons', isPosInt),
+    controls: { errorFloor: num(c, 'errorFloor', (x) => x >= 0) },
+    tolerance: num(o, 'tolerance', (x) => x >= 0),
+  };
+}
+
+export function needPrompts(spec: ModelEvalSpec): DefaultPromptSpec {
+  if (!spec.prompts) throw new FileFormatError('protocol', "field 'prompts' is required");
+  return spec.prompts;
+}
+
+/** The reference policy re-run as an arm: must reproduce the stored reference bit for bit. */
+export const CONTROL_ARM = 'control-f16';
+export const REFERENCE_FILE = 'inputs/reference.kvref';
+export const MODEL_FILE = 'inputs/model.json';
+export const RUNS_FILE = 'runs.json';
+const safe = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '_');
+export const logitsFile = (arm: string, prompt: string) => `logits/${safe(arm)}/${safe(prompt)}.f32`;
+
+/** Everything saved per arm and prompt except the logits (those are in logitsFile). */
+export type OutcomeRecord = Omit<PromptOutcome, 'logits'>;
+export interface ArmRecord {
+  readonly arm: EvalArm;
+  readonly outcomes: OutcomeRecord[];
+}
+
+export interface ModelInfo {
+  readonly file: string;
+  readonly sha256: string;
+  readonly arch: string;
+  readonly shape: ModelShape;
+  readonly vocab: number;
+}
+
+export function openModel(path: string | undefined, protocol: string): { model: Model; info: ModelInfo } {
+  if (!path) throw new ArgumentError(`protocol ${protocol} needs a model (-m MODEL)`);
+  const model = loadModel(path);
+  const hp = model.hp;
+  return { model, info: { file: basename(path), sha256: modelSha256(path), arch: hp.arch, shape: { layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim }, vocab: model.nVocab } };
+}
+
+/** What the sabotage test hook builds instead of a quantized cache: exact f32 everywhere. */
+const DISABLED: CachePolicy = { k: 'f32', v: 'f32', exact: 'f32', window: 0, sinks: 0 };
+
+export interface ArmsRun {
+  readonly ref: ReferenceSet;
+  readonly records: ArmRecord[];
+  readonly scores: ArmScore[];
+  readonly checks: CheckList;
+}
+
+/** Computes the reference, runs the control arm and `arms`, saves everything into `w`, checks the controls. */
+export function runModelArms(w: RunWriter, model: Model, info: ModelInfo, spec: ModelEvalSpec, prompts: readonly EvalPrompt[], arms: readonly EvalArm[], o: { sabotage?: boolean; progress?: () => void } = {}): ArmsRun {
+  const ref = computeReference(model, { model: info.sha256, policy: REFERENCE_POLICY, horizon: spec.horizon, prompts });
+  w.writeJson(MODEL_FILE, info, 'input');
+  w.write(REFERENCE_FILE, writeReference(ref), 'input');
+  const all: EvalArm[] = [{ name: CONTROL_ARM, policy: REFERENCE_POLICY }, ...arms];
+  if (new Set(all.map((a) => a.name)).size !== all.length) throw new ArgumentError('model protocol: arm names must be unique');
+  const records: ArmRecord[] = [];
+  const scores: ArmScore[] = [];
+  let control: Float32Array[] = [];
+  for (const arm of all) {
+    const actualPolicy = o.sabotage && arm.name !== CONTROL_ARM ? DISABLED : undefined;
+    const runs = runArm(model, ref, arm, { checkLayers: true, actualPolicy, onPrompt: o.progress });
+    for (const r of runs) w.write(logitsFile(arm.name, r.prompt), f32Bytes(r.logits), 'output');
+    if (arm.name === CONTROL_ARM) control = runs.map((r) => r.logits);
+    records.push({ arm, outcomes: runs.map(({ logits: _logits, ...rest }) => rest) });
+    scores.push(scoreArm(ref, arm, runs, info.shape, spec.horizons));
+  }
+  w.writeJson(RUNS_FILE, records, 'output');
+  const checks = new CheckList();
+  modelChecks(ref, records, control, spec, checks);
+  return { ref, records, scores, checks };
+}
+
+function sameF32(a: Float32Array, b: Float32Array): boolean {
+  return a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+}
+
+/**
+ * The negative controls every model protocol records: the f16 reference re-run reproduces the stored
+ * reference exactly; each layer stores quantized values exactly where its arm means to quantize; the cache's
+ * real bytes equal the accounting formula.
+ */
+export function modelChecks(ref: ReferenceSet, records: readonly ArmRecord[], control: readonly Float32Array[], spec: ModelEvalSpec, checks: CheckList): void {
+  const c = records.find((r) => r.arm.name === CONTROL_ARM);
+  checks.add('control: the f16 cache re-run reproduces the reference logits and continuation exactly', ...countFailures(ref.entries.map((e, i) => ({ e, i })), ({ e, i }) =>
+    control[i] !== undefined && sameF32(control[i]!, e.logits) && c !== undefined && c.outcomes[i]!.continuation.join() === e.continuation.join(), ({ e }) => e.prompt.id));
+  const floor = spec.controls.errorFloor;
+  const layerRows = records.flatMap((r) => (r.outcomes[0]?.layerErrors ?? []).map((e) => ({ arm: r.arm.name, e })));
+  checks.add(`control: stored K/V relL2 > ${floor} on every layer meant to be quantized, exact f16 rounding on the others (read back)`,
+    ...countFailures(layerRows, ({ e }) => storeErrorOk(e, floor), ({ arm, e }) => `${arm} layer ${e.layer}: K ${e.kRelL2.toExponential(2)} V ${e.vRelL2.toExponential(2)}`));
+  checks.add('control: every arm read its layers back', ...countFailures(records, (r) => (r.outcomes[0]?.layerErrors?.length ?? 0) > 0, (r) => r.arm.name));
+}
+
+/** Adds the bytes check (needs the scores). */
+export function bytesCheck(scores: readonly ArmScore[], checks: CheckList): void {
+  checks.add('bytes: real cache bytes (cache.nbytes) == accounting formula (kvBytes) for every arm', ...countFailures(scores, (s) => s.bytes === s.formulaBytes, (s) => `${s.arm}: ${s.bytes} vs ${s.formulaBytes}`));
+}
+
+export interface AuditedArms {
+  readonly ref: ReferenceSet;
+  readonly records: ArmRecord[];
+  readonly scores: ArmScore[];
+  readonly info: ModelInfo;
+  /** The controls re-derived from the files (names as the run recorded them). */
+  readonly again: CheckList;
+}
+
+/** Rescores every arm from the saved reference, tokens and logits; re-derives the controls. */
+export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckList): AuditedArms | undefined {
+  const read = (rel: string) => new Uint8Array(readFileSync(join(dir, rel)));
+  const json = <T>(rel: string) => JSON.parse(readFileSync(join(dir, rel), 'utf8')) as T;
+  let ref: ReferenceSet | undefined;
+  if (!checks.try('reference: the saved artifact parses, its key and logits hash hold', () => { ref = readReference(read(REFERENCE_FILE)); return [true, ref.key.slice(0, 12)]; })) return undefined;
+  const info = json<ModelInfo>(MODEL_FILE);
+  checks.add('reference: made for the recorded model and the protocol horizon', ref!.spec.model === info.sha256 && ref!.spec.horizon === spec.horizon, `${info.file} ${info.sha256.slice(0, 12)}`);
+  const records = json<ArmRecord[]>(RUNS_FILE);
+  const scores: ArmScore[] = [];
+  let control: Float32Array[] = [];
+  const ok = checks.try('results: every arm rescored from the saved logits and tokens', () => {
+    for (const r of records) {
+      const runs: PromptOutcome[] = r.outcomes.map((x, i) => {
+        const rows = ref!.entries[i]!.prompt.tokens.length + ref!.spec.horizon - 1;
+        return { ...x, logits: readF32(read(logitsFile(r.arm.name, x.prompt)), rows * ref!.vocab)[0]! };
+      });
+      if (r.arm.name === CONTROL_ARM) control = runs.map((x) => x.logits);
+      scores.push(scoreArm(ref!, r.arm, runs, info.shape, spec.horizons));
+    }
+    const saved = json<ArmScore[]>('results.json');
+    if (saved.length !== scores.length) return [false, `${saved.length} saved, ${scores.length} recomputed`];
+    return countFailures(scores.map((s, i) => [s, saved[i]!] as const), ([s, t]) => near(JSON.parse(JSON.stringify(s)), t, spec.tolerance), ([s]) => s.arm);
+  });
+  if (!ok) return undefined;
+  const again = new CheckList();
+  modelChecks(ref!, records, control, spec, again);
+  bytesCheck(scores, again);
+  for (const c of again.checks) checks.add(`recomputed ${c.name}`, c.pass, c.detail);
+  return { ref: ref!, records, scores, info, again };
+}
+
+/** checks.json must hold the verdicts the audit re-derived, all PASS. */
+export function auditRecordedChecks(dir: string, again: CheckList, checks: CheckList): void {
+  checks.try('checks.json: the run recorded the same verdicts', () => {
+    const s = JSON.parse(readFileSync(join(dir, 'checks.json'), 'utf8')) as { name: string; pass: boolean }[];
+    const got = s.map((c) => `${c.name}:${c.pass}`);
+    return [again.checks.every((c) => got.includes(`${c.name}:${c.pass}`)) && s.every((c) => c.pass), `${s.filter((c) => c.pass).length}/${s.length} recorded PASS`];
+  });
+}
+
+/** Parses a list of scheme names (checked against the registry when arms are built). */
+export function schemeList(o: Json, field: string): string[] {
+  const x = o[field];
+  if (!Array.isArray(x) || x.length === 0 || !x.every((s) => typeof s === 'string')) throw new FileFormatError('protocol', `field '${field}' must be a non-empty array of scheme names`);
+  return x as string[];
+}
+
+/** What each model protocol adds to the shared run/audit: its prompts, arms, table and extra checks. */
+export interface ModelProtocolHooks<S extends ModelEvalSpec> {
+  prompts(model: Model, spec: S, w: RunWriter): EvalPrompt[];
+  arms(model: Model, spec: S, w: RunWriter, prompts: readonly EvalPrompt[]): EvalArm[];
+  headline(spec: S, scores: readonly ArmScore[], records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string): string[];
+  /** Protocol checks from saved data (run and audit both call it). */
+  checks?(spec: S, records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string, checks: CheckList): void;
+}
+
+export function runModelProtocol<S extends ModelEvalSpec & { name: string }>(hooks: ModelProtocolHooks<S>, spec: S, protocolBytes: Uint8Array, out: string, opts: RunOptions): RunResult {
+  const { model, info } = openModel(opts.model, spec.name);
+  const w = new RunWriter(out, spec.name, protocolBytes);
+  const prompts = hooks.prompts(model, spec, w);
+  const arms = hooks.arms(model, spec, w, prompts);
+  let done = 0;
+  const total = (arms.length + 1) * prompts.length;
+  const r = runModelArms(w, model, info, spec, prompts, arms, { sabotage: opts.sabotageDisableQuantization, progress: () => opts.progress?.(++done, total) });
+  bytesCheck(r.scores, r.checks);
+  const read = (rel: string) => readFileSync(join(w.tmp, rel), 'utf8');
+  hooks.checks?.(spec, r.records, r.ref, read, r.checks);
+  const lines = hooks.headline(spec, r.scores, r.records, r.ref, read);
+  w.writeJson('results.json', r.scores, 'output');
+  w.writeJson('checks.json', r.checks.checks, 'output');
+  w.write('headline.md', lines.join('\n') + '\n', 'output');
+  w.finish();
+  return { dir: w.out, pass: r.checks.pass, checks: r.checks, headline: lines };
+}
+
+export function auditModelProtocol<S extends ModelEvalSpec>(hooks: ModelProtocolHooks<S>, dir: string, spec: S, checks: CheckList): void {
+  const a = auditModelArms(dir, spec, checks);
+  if (!a) return;
+  const read = (rel: string) => readFileSync(join(dir, rel), 'utf8');
+  const extra = new CheckList();
+  hooks.checks?.(spec, a.records, a.ref, read, extra);
+  for (const c of extra.checks) {
+    checks.add(`recomputed ${c.name}`, c.pass, c.detail);
+    a.again.add(c.name, c.pass, c.detail);
+  }
+  checks.try('headline.md re-rendered from the rescored results', () => [read('headline.md') === hooks.headline(spec, a.scores, a.records, a.ref, read).join('\n') + '\n', 'byte-identical']);
+  auditRecordedChecks(dir, a.again, checks);
+}

@@ -1,0 +1,21 @@
+// window-sweep (seed 000) runner and auditor, on the shared model-protocol machinery.
+import type { Protocol } from '../protocol-types.js';
+import { defaultPrompts } from '../prompts.js';
+import { needPrompts, auditModelProtocol, runModelProtocol, type ModelProtocolHooks } from './model-runs.js';
+import { parseWindowSweep, sweepArms, sweepHeadline, type WindowSweepSpec } from './window-sweep-core.js';
+
+const hooks: ModelProtocolHooks<WindowSweepSpec> = {
+  prompts: (model, spec) => defaultPrompts(model, needPrompts(spec)),
+  arms: (_model, spec) => sweepArms(spec),
+  headline: (spec, scores) => sweepHeadline(spec, scores),
+};
+
+export const windowSweep: Protocol = {
+  name: 'window-sweep',
+  title: 'exact recent window 0/128/512/1024 (scaled) x schemes: KL, top-1, exact-match, tokens/s (seed 000)',
+  file: 'protocols/window-sweep.json',
+  needsModel: true,
+  parse: parseWindowSweep,
+  run: (spec, bytes, out, opts = {}) => runModelProtocol(hooks, spec as WindowSweepSpec, bytes, out, opts),
+  audit: (dir, spec, checks) => auditModelProtocol(hooks, dir, spec as WindowSweepSpec, checks),
+};

@@ -1,0 +1,127 @@
+// FP16-cache reference logits, computed once per (model, prompts, horizon, reference policy) and stored as
+// a hashed artifact that later runs reuse (llama-perplexity's --kl-divergence-base idea).
+//
+// Artifact layout (little-endian): 8 B magic "KVPKREF1", u32 header length H, H B JSON header (space-padded
+// to 4-byte alignment), then each entry's logits as float32 [rows, vocab] in header order.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CachePolicy } from '../cache/policy.js';
+import { FileFormatError } from '../errors.js';
+import type { Model } from '../model/model.js';
+import { f32Bytes, readF32 } from './arrays.js';
+import { sha256 } from './hash.js';
+import { runSequence } from './sequence.js';
+
+export const REFERENCE_MAGIC = 'KVPKREF1';
+/** Guards against a corrupt length field making us parse a huge "header". */
+const MAX_REFERENCE_HEADER = 64 << 20;
+/** The reference every scheme is compared with: f16 K/V everywhere, nothing special (seeds 000/002). */
+export const REFERENCE_POLICY: CachePolicy = { k: 'f16', v: 'f16', window: 0, sinks: 0 };
+
+export interface EvalPrompt {
+  readonly id: string;
+  readonly tokens: readonly number[];
+}
+
+export interface ReferenceEntry {
+  readonly prompt: EvalPrompt;
+  /** The reference's greedy continuation (horizon tokens). */
+  readonly continuation: number[];
+  /** [prompt + horizon - 1, vocab] */
+  readonly logits: Float32Array;
+}
+
+export interface ReferenceKey {
+  /** sha256 of the model file (or any stable model identity). */
+  readonly model: string;
+  readonly policy: CachePolicy;
+  readonly horizon: number;
+  readonly prompts: readonly EvalPrompt[];
+}
+
+export interface ReferenceSet {
+  /** sha256 of the canonical key JSON: the artifact's name. */
+  readonly key: string;
+  readonly spec: ReferenceKey;
+  readonly vocab: number;
+  readonly entries: readonly ReferenceEntry[];
+}
+
+export function referenceKey(k: ReferenceKey): string {
+  return sha256(JSON.stringify({ version: 1, model: k.model, policy: k.policy, horizon: k.horizon, prompts: k.prompts.map((p) => [p.id, p.tokens]) }));
+}
+
+/** Runs the reference policy over every prompt (greedy continuation + logits at every position). */
+export function computeReference(model: Model, spec: ReferenceKey): ReferenceSet {
+  const entries = spec.prompts.map((prompt) => {
+    const r = runSequence(model, spec.policy, prompt.tokens, spec.horizon);
+    return { prompt, continuation: r.continuation, logits: r.logits };
+  });
+  return { key: referenceKey(spec), spec, vocab: model.nVocab, entries };
+}
+
+interface Header {
+  format: 'kvpack-reference';
+  version: 1;
+  key: string;
+  spec: ReferenceKey;
+  vocab: number;
+  continuations: number[][];
+  /** sha256 of the logits bytes: a reused artifact must be the one written. */
+  dataSha256: string;
+}
+
+export function writeReference(r: ReferenceSet): Uint8Array {
+  const data = f32Bytes(...r.entries.map((e) => e.logits));
+  const header: Header = { format: 'kvpack-reference', version: 1, key: r.key, spec: r.spec, vocab: r.vocab, continuations: r.entries.map((e) => e.continuation), dataSha256: sha256(data) };
+  let json = JSON.stringify(header);
+  while ((12 + Buffer.byteLength(json)) % 4) json += ' ';
+  const hb = Buffer.from(json, 'utf8');
+  const out = new Uint8Array(12 + hb.length + data.length);
+  out.set(Buffer.from(REFERENCE_MAGIC, 'latin1'), 0);
+  new DataView(out.buffer).setUint32(8, hb.length, true);
+  out.set(hb, 12);
+  out.set(data, 12 + hb.length);
+  return out;
+}
+
+/** Parses an artifact; the key is recomputed from the spec and the logits hash is checked. */
+export function readReference(bytes: Uint8Array): ReferenceSet {
+  if (bytes.length < 12 || Buffer.from(bytes.subarray(0, 8)).toString('latin1') !== REFERENCE_MAGIC) throw new FileFormatError('reference', 'wrong magic (not a kvpack reference file)');
+  const H = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(8, true);
+  if (H > MAX_REFERENCE_HEADER || 12 + H > bytes.length) throw new FileFormatError('reference', `header length ${H} exceeds the file or the limit`);
+  let h: Header;
+  try {
+    h = JSON.parse(Buffer.from(bytes.subarray(12, 12 + H)).toString('utf8')) as Header;
+  } catch (e) {
+    throw new FileFormatError('reference', `header is not JSON: ${(e as Error).message}`);
+  }
+  if (h.format !== 'kvpack-reference' || h.version !== 1) throw new FileFormatError('reference', 'unsupported header');
+  if (referenceKey(h.spec) !== h.key) throw new FileFormatError('reference', 'key does not match the recorded spec');
+  const data = bytes.subarray(12 + H);
+  if (sha256(data) !== h.dataSha256) throw new FileFormatError('reference', 'logits do not match the recorded sha256');
+  const lengths = h.spec.prompts.map((p) => (p.tokens.length + h.spec.horizon - 1) * h.vocab);
+  const logits = readF32(data, ...lengths);
+  return { key: h.key, spec: h.spec, vocab: h.vocab, entries: h.spec.prompts.map((prompt, i) => ({ prompt, continuation: h.continuations[i]!, logits: logits[i]! })) };
+}
+
+/** `<dir>/<key>.kvref`: reused when present (and valid), else computed and written atomically. */
+export function loadOrComputeReference(model: Model, spec: ReferenceKey, dir: string): { ref: ReferenceSet; path: string; reused: boolean } {
+  const key = referenceKey(spec);
+  const path = join(dir, `${key}.kvref`);
+  if (existsSync(path)) {
+    const ref = readReference(new Uint8Array(readFileSync(path)));
+    if (ref.key === key && ref.vocab === model.nVocab) return { ref, path, reused: true };
+  }
+  const ref = computeReference(model, spec);
+  mkdirSync(dir, { recursive: true });
+  const tmp = `${path}.partial-${process.pid}`;
+  writeFileSync(tmp, writeReference(ref));
+  renameSync(tmp, path);
+  return { ref, path, reused: false };
+}
+
+/** sha256 of a model file: the model's identity in reference keys. */
+export function modelSha256(path: string): string {
+  return sha256(readFileSync(path));
+}

@@ -5,6 +5,7 @@ import { normalizeArgv } from './args.js';
 import * as formats from './formats.js';
 import * as memory from './memory.js';
 import * as run from './run.js';
+import * as chat from './chat.js';
 import * as inspect from './inspect.js';
 import * as convert from './convert.js';
 import * as lab from './lab.js';
@@ -13,7 +14,7 @@ import * as evalCmd from './eval.js';
 import * as probe from './probe.js';
 import * as capture from './capture.js';
 
-const commands: { register(program: Command): void }[] = [lab, protocol, run, evalCmd, probe, capture, formats, memory, inspect, convert];
+const commands: { register(program: Command): void }[] = [lab, protocol, run, chat, evalCmd, probe, capture, formats, memory, inspect, convert];
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('kvpack')

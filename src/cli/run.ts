@@ -1,16 +1,18 @@
 // `kvpack run`: load a model, prefill a prompt, generate with a compressed KV cache (llama.cpp-like flags).
 import type { Command } from 'commander';
 import { ArgumentError } from '../errors.js';
-import type { AnchorPrecision, CachePolicy } from '../cache/policy.js';
-import { schemePolicy } from '../cache/schemes.js';
 import { loadModel } from '../model/model.js';
 import { generate, PREFILL_CHUNK } from '../model/generate.js';
 import { intArg, intListArg, numArg } from './args.js';
+import { addCacheFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
+import { configureMatmul } from '../model/matmul-wasm.js';
+import { availableCores } from '../model/threads.js';
+import { setThreads } from '../kernels/pool.js';
 
 /** llama.cpp's default context when -c is not given. */
 const DEFAULT_CTX = 4096;
 
-interface RunOpts {
+interface RunOpts extends CacheFlags {
   model: string;
   prompt?: string;
   tokens?: number[];
@@ -21,32 +23,13 @@ interface RunOpts {
   topP: number;
   minP: number;
   repeatPenalty: number;
-  kv?: string;
-  cacheTypeK?: string;
-  cacheTypeV?: string;
-  kvWindow?: number;
-  sinks?: number;
-  anchors?: number;
-  anchorLayers?: number[];
-  anchorPrecision?: AnchorPrecision;
   ctxSize?: number;
+  threads?: number;
   json?: boolean;
 }
 
-/** The cache policy the flags describe: a named scheme, or K/V formats (default f16, llama.cpp's). */
-export function policyFromFlags(o: Pick<RunOpts, 'kv' | 'cacheTypeK' | 'cacheTypeV' | 'kvWindow' | 'sinks' | 'anchors' | 'anchorLayers' | 'anchorPrecision'>): CachePolicy {
-  if (o.kv && (o.cacheTypeK || o.cacheTypeV)) throw new ArgumentError('--kv picks K and V formats; do not combine it with --cache-type-k/--cache-type-v');
-  const extra: Partial<CachePolicy> = {};
-  if (o.kvWindow !== undefined) extra.window = o.kvWindow;
-  if (o.sinks !== undefined) extra.sinks = o.sinks;
-  if (o.anchors !== undefined) extra.anchors = { count: o.anchors, layers: o.anchorLayers ?? 'all', precision: o.anchorPrecision ?? 'f16' };
-  else if (o.anchorLayers || o.anchorPrecision) throw new ArgumentError('--anchor-layers/--anchor-precision need --anchors N');
-  if (o.kv) return schemePolicy(o.kv, extra);
-  return { ...extra, k: o.cacheTypeK ?? 'f16', v: o.cacheTypeV ?? 'f16' };
-}
-
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('run')
     .description('generate text with a GGUF or llama2.c model over a compressed KV cache')
     .requiredOption('-m, --model <path>', 'model file (.gguf or llama2.c .bin)')
@@ -58,16 +41,10 @@ export function register(program: Command): void {
     .option('--top-k <n>', 'top-k (0 = off)', intArg('--top-k', 0), 40)
     .option('--top-p <p>', 'top-p (1 = off)', numArg('--top-p', 0, 1), 0.95)
     .option('--min-p <p>', 'min-p (0 = off)', numArg('--min-p', 0, 1), 0.05)
-    .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1)
-    .option('--kv <scheme>', 'named cache scheme (see `kvpack memory`)')
-    .option('--cache-type-k <fmt>', 'K format (-ctk), default f16')
-    .option('--cache-type-v <fmt>', 'V format (-ctv), default f16')
-    .option('--kv-window <n>', 'exact recent window (positions)', intArg('--kv-window', 0))
-    .option('--sinks <n>', 'exact attention sinks (positions)', intArg('--sinks', 0))
-    .option('--anchors <n>', 'decode anchors: first N generated positions kept exact', intArg('--anchors', 0))
-    .option('--anchor-layers <list>', 'layers keeping anchors (default all)', intListArg('--anchor-layers', 0))
-    .option('--anchor-precision <p>', 'anchor precision: f16 | int8 | int4')
+    .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1);
+  addCacheFlags(cmd)
     .option('-c, --ctx-size <n>', 'cache capacity in positions (default min(training context, 4096), at least prompt + n)', intArg('-c', 1))
+    .option('-t, --threads <n>', `matmul threads (default: available cores, ${availableCores()})`, intArg('-t', 1))
     .option('--json', 'print ids, text, tokens/s and cache bytes as JSON')
     .action((o: RunOpts) => runCommand(o));
 }
@@ -75,6 +52,9 @@ export function register(program: Command): void {
 function runCommand(o: RunOpts): void {
   if ((o.prompt === undefined) === (o.tokens === undefined)) throw new ArgumentError('give exactly one of -p PROMPT or --tokens 1,2,3');
   const policy = policyFromFlags(o);
+  // -t drives both pools: matmul rows (model/threads.ts) and attention units (kernels/pool.ts).
+  configureMatmul({ threads: o.threads ?? availableCores() });
+  setThreads(o.threads ?? availableCores());
   const model = loadModel(o.model);
   let prompt: number[];
   if (o.prompt !== undefined) {

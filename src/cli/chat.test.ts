@@ -1,0 +1,143 @@
+// `kvpack chat` on a tiny random qwen2 model with a trained byte-level BPE vocab: the cache carries over
+// between turns (only new tokens are fed, a diverging rendering rewinds), replies equal a from-scratch run,
+// and the line loop handles /reset, /exit and errors from piped stdin.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { ArgumentError } from '../errors.js';
+import type { CachePolicy } from '../cache/policy.js';
+import { gv, type GgufValue } from '../gguf/values.js';
+import { writeGguf } from '../gguf/writer.js';
+import { generate } from '../model/generate.js';
+import { loadModel, type Model } from '../model/model.js';
+import { trainedBpeMetadata } from '../model/tokenizer/fixtures.js';
+import { crossModel } from '../../test/crosscheck/models.js';
+import { ChatSession, chatLoop } from './chat.js';
+
+const F32: CachePolicy = { k: 'f32', v: 'f32', exact: 'f32', window: 0, sinks: 0 };
+const CHATML =
+  "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}" +
+  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+// Starts with the message count: every turn's rendering differs from the previous one at the start.
+const COUNTING = `{{ messages | length }}${CHATML}`;
+const GREEDY = { maxTokens: 6, sampler: { temperature: 0 } };
+
+function toGguf(key: string, v: unknown): GgufValue {
+  if (typeof v === 'string') return gv.str(v);
+  if (typeof v === 'boolean') return gv.bool(v);
+  if (typeof v === 'number' && Number.isInteger(v)) return gv.u32(v);
+  if (v instanceof Int32Array) return gv.i32s(v);
+  if (v instanceof Float32Array) return gv.f32s(v);
+  if (Array.isArray(v)) return gv.strings(v as string[]);
+  throw new TypeError(`cannot write '${key}'`);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'kvpack-chat-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** qwen2 weights (random) with a trained vocab in place of the placeholder one. */
+function chatModel(name: string, template?: string): Model {
+  const tok = trainedBpeMetadata({ pre: 'qwen2' });
+  const vocab = (tok.get('tokenizer.ggml.tokens') as string[]).length;
+  const base = crossModel('qwen2', { weightType: 'f32', shape: { vocab, layers: 2, dim: 64, ff: 128 } });
+  const metadata = [...base.metadata].filter(([k]) => !k.startsWith('tokenizer.'));
+  for (const [k, v] of tok) metadata.push([k, toGguf(k, v)]);
+  if (template) metadata.push(['tokenizer.chat_template', gv.str(template)]);
+  const path = join(dir, `${name}.gguf`);
+  writeGguf(path, { metadata, tensors: base.tensors });
+  return loadModel(path);
+}
+
+const chatml = chatModel('chatml', CHATML);
+
+/** Greedy reply tokens from an empty cache: what the turn must produce without any reuse. */
+function fromScratch(model: Model, prompt: number[], maxTokens: number): number[] {
+  const cache = model.createCache({ policy: F32, capacity: 512 });
+  const r = generate(model, cache, prompt, { maxTokens, sampler: { temperature: 0 } });
+  cache.dispose();
+  return r.tokens;
+}
+
+test('the second turn feeds only its new tokens and replies as a from-scratch run would', () => {
+  const cache = chatml.createCache({ policy: F32, capacity: 512 });
+  const s = new ChatSession(chatml, cache, { ...GREEDY, system: 'Be brief.' });
+  assert.equal(s.notice, undefined);
+  let streamed = '';
+  const first = s.reply('Hello there', (t) => (streamed += t));
+  assert.equal(streamed, first.text);
+  const p1 = first.prompt.length;
+  assert.equal(s.lastTurn.reused, 0);
+
+  const second = s.reply('How are you?', () => {});
+  const p2 = s.promptTokens(s.history.slice(0, -1));
+  // ChatML renders history append-only: the whole first prompt stays cached.
+  assert.ok(s.lastTurn.reused >= p1, `reused ${s.lastTurn.reused} of a ${p1}-token first prompt`);
+  assert.equal(s.lastTurn.reused + s.lastTurn.fed, p2.length);
+  assert.deepEqual(second.tokens, fromScratch(chatml, p2, GREEDY.maxTokens));
+  cache.dispose();
+});
+
+test('a rendering that diverges early rewinds the cache to the common prefix', () => {
+  const model = chatModel('counting', COUNTING);
+  const cache = model.createCache({ policy: F32, capacity: 512 });
+  const s = new ChatSession(model, cache, GREEDY);
+  const first = s.reply('Hello there', () => {});
+  const second = s.reply('And then?', () => {});
+  // '1<|im_start|>...' vs '3<|im_start|>...': nothing survives past the count.
+  assert.equal(s.lastTurn.reused, 0);
+  assert.ok(first.prompt.length > 0);
+  assert.deepEqual(second.tokens, fromScratch(model, s.promptTokens(s.history.slice(0, -1)), GREEDY.maxTokens));
+  cache.dispose();
+});
+
+async function runLines(model: Model, lines: string[], capacity = 512): Promise<{ out: string; err: string }> {
+  const cache = model.createCache({ policy: { k: 'f16', v: 'f16', window: 0, sinks: 0 }, capacity });
+  const s = new ChatSession(model, cache, GREEDY);
+  const output = new PassThrough();
+  const error = new PassThrough();
+  let out = '';
+  let err = '';
+  output.on('data', (b: Buffer) => (out += b.toString()));
+  error.on('data', (b: Buffer) => (err += b.toString()));
+  await chatLoop(s, { input: Readable.from(lines.map((l) => `${l}\n`)), output, error, interactive: false });
+  cache.dispose();
+  return { out, err };
+}
+
+test('piped stdin: /reset starts over (same greedy reply), /exit stops reading', async () => {
+  const { out, err } = await runLines(chatml, ['Hello there', '', '/reset', 'Hello there', '/exit', 'never answered']);
+  // Replies of a random model may hold newlines: compare with a one-turn run instead of splitting lines.
+  const one = (await runLines(chatml, ['Hello there'])).out;
+  assert.ok(one.length > 1 && one.endsWith('\n'));
+  assert.equal(out, one + one);
+  assert.match(err, /conversation reset/);
+});
+
+test('a turn that does not fit the context is reported and the loop goes on', async () => {
+  const { out, err } = await runLines(chatml, ['Hello there', 'x'.repeat(400), '/reset', 'Hi'], 40);
+  assert.match(err, /context holds 40.*\/reset/);
+  const hello = (await runLines(chatml, ['Hello there'], 40)).out;
+  const hi = (await runLines(chatml, ['Hi'], 40)).out;
+  assert.equal(out, hello + hi);
+});
+
+test('no chat template: ChatML stands in, with a notice', () => {
+  const model = chatModel('plain');
+  const cache = model.createCache({ policy: F32, capacity: 256 });
+  const s = new ChatSession(model, cache, GREEDY);
+  assert.match(s.notice ?? '', /no chat template.*ChatML/);
+  assert.equal(s.reply('Hello', () => {}).prompt.length > 0, true);
+  cache.dispose();
+});
+
+test('a model without a usable tokenizer is a clear error', () => {
+  const path = join(dir, 'placeholder.gguf');
+  writeGguf(path, crossModel('llama', { weightType: 'f32' }));
+  const model = loadModel(path);
+  const cache = model.createCache({ policy: F32, capacity: 64 });
+  assert.throws(() => new ChatSession(model, cache, GREEDY), (e: unknown) => e instanceof ArgumentError && /tokenizer.*placeholder/.test(e.message));
+  cache.dispose();
+});

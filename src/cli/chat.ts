@@ -1,0 +1,190 @@
+// `kvpack chat`: an interactive loop over the model's chat template. The KV cache lives across turns: each
+// turn re-renders the whole conversation, keeps the cached prefix it shares, and feeds only the rest.
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import { ArgumentError, KvpackError } from '../errors.js';
+import type { KvCache } from '../cache/kvcache.js';
+import { renderChat, type ChatMessage } from '../model/chat.js';
+import { generate, type GenerateResult } from '../model/generate.js';
+import { loadModel, type Model } from '../model/model.js';
+import { Sampler, type SamplerOptions } from '../model/sampler.js';
+import type { Tokenizer } from '../model/tokenizer/index.js';
+import { intArg, numArg } from './args.js';
+import { addCacheFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
+
+/** llama.cpp's default context when -c is not given (capped by the training context). */
+const DEFAULT_CTX = 4096;
+
+export interface ChatSessionOptions {
+  system?: string;
+  /** Most tokens per reply. */
+  maxTokens: number;
+  sampler?: SamplerOptions;
+}
+
+/** What the last turn did with the cache: positions kept from before, and tokens fed now. */
+export interface TurnStats {
+  reused: number;
+  fed: number;
+}
+
+/** A conversation over one model and one KV cache. */
+export class ChatSession {
+  readonly tokenizer: Tokenizer;
+  /** Set when the file has no chat template and ChatML stands in. */
+  readonly notice: string | undefined;
+  private messages: ChatMessage[] = [];
+  /** Token ids held by the cache, in position order. */
+  private cached: number[] = [];
+  private readonly sampler: Sampler;
+  lastTurn: TurnStats = { reused: 0, fed: 0 };
+
+  constructor(private readonly model: Model, private readonly cache: KvCache, private readonly o: ChatSessionOptions) {
+    if (!model.tokenizer) throw new ArgumentError(`chat needs a model with a tokenizer: ${model.tokenizerProblem ?? 'none found'}`);
+    this.tokenizer = model.tokenizer;
+    this.notice = renderChat(this.tokenizer.chatTemplate, []).notice;
+    // One sampler for the whole conversation, so a seeded chat replays the same.
+    this.sampler = new Sampler(o.sampler);
+    this.reset();
+  }
+
+  /** Forgets the conversation (keeps the system prompt) and empties the cache. */
+  reset(): void {
+    this.messages = this.o.system ? [{ role: 'system', content: this.o.system }] : [];
+    this.cache.clear();
+    this.cached = [];
+  }
+
+  get history(): readonly ChatMessage[] {
+    return this.messages;
+  }
+
+  /** The conversation as prompt tokens, ending with the assistant header. */
+  promptTokens(messages: readonly ChatMessage[]): number[] {
+    const v = this.tokenizer.vocab;
+    const special = (id: number) => (id >= 0 && id < v.tokens.length ? v.tokens[id] : undefined);
+    const { text } = renderChat(this.tokenizer.chatTemplate, messages, { bosToken: special(v.bos), eosToken: special(v.eos) });
+    const ids = this.tokenizer.encode(text, { addSpecial: false, parseSpecial: true });
+    // Templates that write bos_token themselves must not get a second BOS.
+    return v.addBos && ids[0] !== v.bos ? [v.bos, ...ids] : ids;
+  }
+
+  /** Adds the user's message, generates the reply (streamed through onText) and records it. */
+  reply(user: string, onText: (text: string) => void): GenerateResult {
+    const messages = [...this.messages, { role: 'user', content: user }];
+    const prompt = this.promptTokens(messages);
+    if (prompt.length + this.o.maxTokens > this.cache.capacity) {
+      throw new ArgumentError(`the conversation needs ${prompt.length} + ${this.o.maxTokens} positions, the context holds ${this.cache.capacity}; /reset to start over`);
+    }
+    // Keep the longest cached prefix the new rendering shares; at least one token is fed for fresh logits.
+    let keep = 0;
+    while (keep < this.cached.length && keep < prompt.length - 1 && this.cached[keep] === prompt[keep]) keep++;
+    this.cache.rewind(keep);
+    this.cached = prompt.slice(0, keep);
+    let r: GenerateResult;
+    try {
+      r = generate(this.model, this.cache, prompt.slice(keep), { maxTokens: this.o.maxTokens, sampler: this.sampler, onToken: (_id, text) => onText(text) });
+    } catch (e) {
+      // The cache may hold part of the turn: start the next one from an empty cache.
+      this.cache.clear();
+      this.cached = [];
+      throw e;
+    }
+    // The cache holds the prompt and every generated token that was fed back (all but the last).
+    this.cached = [...prompt, ...r.tokens].slice(0, this.cache.length);
+    this.lastTurn = { reused: keep, fed: prompt.length - keep };
+    this.messages = [...messages, { role: 'assistant', content: r.text }];
+    return r;
+  }
+}
+
+export interface ChatIo {
+  input: NodeJS.ReadableStream;
+  /** Replies only, so the output can be piped. */
+  output: NodeJS.WritableStream;
+  /** Notices, command acknowledgements and errors. */
+  error: NodeJS.WritableStream;
+  /** Show a '> ' prompt (a terminal on both ends). */
+  interactive: boolean;
+}
+
+/** Reads lines until /exit or end of input; a failed turn is reported and the loop goes on. */
+export async function chatLoop(session: ChatSession, io: ChatIo): Promise<void> {
+  const rl = createInterface({ input: io.input, terminal: false });
+  const ask = () => io.interactive && io.output.write('> ');
+  ask();
+  for await (const raw of rl) {
+    const line = raw.trim();
+    if (line === '/exit' || line === '/quit') break;
+    if (line === '/reset') {
+      session.reset();
+      io.error.write('(conversation reset)\n');
+    } else if (line !== '') {
+      let streamed = false;
+      try {
+        session.reply(line, (text) => {
+          streamed = true;
+          io.output.write(text);
+        });
+        io.output.write('\n');
+      } catch (e) {
+        if (!(e instanceof KvpackError)) throw e;
+        // End a reply cut short mid-line; a turn refused up front printed nothing.
+        if (streamed) io.output.write('\n');
+        io.error.write(`kvpack: ${e.message}\n`);
+      }
+    }
+    ask();
+  }
+  rl.close();
+}
+
+interface ChatOpts extends CacheFlags {
+  model: string;
+  nPredict: number;
+  system?: string;
+  temp: number;
+  seed: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  repeatPenalty: number;
+  ctxSize?: number;
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('chat')
+    .description("chat with a GGUF model through its chat template (/reset, /exit); the KV cache carries over between turns")
+    .requiredOption('-m, --model <path>', 'model file (.gguf with a tokenizer)')
+    .option('-n, --n-predict <n>', 'most tokens per reply', intArg('-n', 1), 512)
+    .option('--system <text>', 'system prompt')
+    .option('--temp <t>', 'temperature (0 = greedy)', numArg('--temp', 0, 100), 0.8)
+    .option('-s, --seed <n>', 'sampling seed', intArg('--seed', 0, 2 ** 32 - 1), 0)
+    .option('--top-k <n>', 'top-k (0 = off)', intArg('--top-k', 0), 40)
+    .option('--top-p <p>', 'top-p (1 = off)', numArg('--top-p', 0, 1), 0.95)
+    .option('--min-p <p>', 'min-p (0 = off)', numArg('--min-p', 0, 1), 0.05)
+    .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1);
+  addCacheFlags(cmd)
+    .option('-c, --ctx-size <n>', 'cache capacity in positions (default min(training context, 4096))', intArg('-c', 1))
+    .action((o: ChatOpts) => chatCommand(o));
+}
+
+async function chatCommand(o: ChatOpts): Promise<void> {
+  const policy = policyFromFlags(o);
+  const model = loadModel(o.model);
+  if (!model.tokenizer) throw new ArgumentError(`${o.model}: ${model.tokenizerProblem ?? 'no tokenizer'}; chat needs a model with a tokenizer`);
+  const cache = model.createCache({ policy, capacity: o.ctxSize ?? Math.min(model.hp.nCtxTrain, DEFAULT_CTX) });
+  try {
+    const session = new ChatSession(model, cache, {
+      system: o.system,
+      maxTokens: o.nPredict,
+      sampler: { temperature: o.temp, topK: o.topK, topP: o.topP, minP: o.minP, repeatPenalty: o.repeatPenalty, seed: o.seed },
+    });
+    if (session.notice) console.error(`kvpack: ${session.notice}`);
+    const interactive = !!process.stdin.isTTY && !!process.stdout.isTTY;
+    await chatLoop(session, { input: process.stdin, output: process.stdout, error: process.stderr, interactive });
+  } finally {
+    cache.dispose();
+  }
+}

@@ -50,7 +50,14 @@ export function floatToHalf(value: f32): u32 {
   return f32x4.add(f32x4.shuffle(ab, cd, 0, 2, 4, 6), f32x4.shuffle(ab, cd, 1, 3, 5, 7));
 }
 
-@inline function hsum(a: v128): f32 {
+/** sum of 32 i16 products q[0..32) . (v0..v3) as i32x4 partial sums (exact for |q| <= 32767, |v| <= 128). */
+@inline export function idot4(q: usize, v0: v128, v1: v128, v2: v128, v3: v128): v128 {
+  const a = i32x4.add(i32x4.dot_i16x8_s(v128.load(q), v0), i32x4.dot_i16x8_s(v128.load(q, 16), v1));
+  const b = i32x4.add(i32x4.dot_i16x8_s(v128.load(q, 32), v2), i32x4.dot_i16x8_s(v128.load(q, 48), v3));
+  return i32x4.add(a, b);
+}
+
+@inline export function hsum(a: v128): f32 {
   return f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1) + f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3);
 }
 
@@ -144,7 +151,23 @@ export function axpyRows(w: usize, wStride: i32, G: i32, D: i32, rows: usize, T:
       let a6 = v128.load(ag + c, 96);
       let a7 = v128.load(ag + c, 112);
       let r = rows + c;
-      for (let t = 0; t < T; t++) {
+      let t = 0;
+      // Two rows per iteration: half the loop overhead per multiply-add.
+      for (; t + 2 <= T; t += 2) {
+        const ws = v128.load32_splat(wg + (<usize>t << 2));
+        const wt = v128.load32_splat(wg + (<usize>t << 2), 4);
+        const r1 = r + rowStride;
+        a0 = f32x4.add(f32x4.add(a0, f32x4.mul(ws, v128.load(r))), f32x4.mul(wt, v128.load(r1)));
+        a1 = f32x4.add(f32x4.add(a1, f32x4.mul(ws, v128.load(r, 16))), f32x4.mul(wt, v128.load(r1, 16)));
+        a2 = f32x4.add(f32x4.add(a2, f32x4.mul(ws, v128.load(r, 32))), f32x4.mul(wt, v128.load(r1, 32)));
+        a3 = f32x4.add(f32x4.add(a3, f32x4.mul(ws, v128.load(r, 48))), f32x4.mul(wt, v128.load(r1, 48)));
+        a4 = f32x4.add(f32x4.add(a4, f32x4.mul(ws, v128.load(r, 64))), f32x4.mul(wt, v128.load(r1, 64)));
+        a5 = f32x4.add(f32x4.add(a5, f32x4.mul(ws, v128.load(r, 80))), f32x4.mul(wt, v128.load(r1, 80)));
+        a6 = f32x4.add(f32x4.add(a6, f32x4.mul(ws, v128.load(r, 96))), f32x4.mul(wt, v128.load(r1, 96)));
+        a7 = f32x4.add(f32x4.add(a7, f32x4.mul(ws, v128.load(r, 112))), f32x4.mul(wt, v128.load(r1, 112)));
+        r = r1 + rowStride;
+      }
+      if (t < T) {
         const ws = v128.load32_splat(wg + (<usize>t << 2));
         a0 = f32x4.add(a0, f32x4.mul(ws, v128.load(r)));
         a1 = f32x4.add(a1, f32x4.mul(ws, v128.load(r, 16)));
@@ -154,7 +177,6 @@ export function axpyRows(w: usize, wStride: i32, G: i32, D: i32, rows: usize, T:
         a5 = f32x4.add(a5, f32x4.mul(ws, v128.load(r, 80)));
         a6 = f32x4.add(a6, f32x4.mul(ws, v128.load(r, 96)));
         a7 = f32x4.add(a7, f32x4.mul(ws, v128.load(r, 112)));
-        r += rowStride;
       }
       v128.store(ag + c, a0);
       v128.store(ag + c, a1, 16);
@@ -239,6 +261,87 @@ export function softmaxRows(s: usize, R: i32, stride: i32, lohi: usize, sums: us
       sum += <f64>e;
     }
     store<f64>(sums + (<usize>r << 3), sum);
+  }
+}
+
+/**
+ * One chunk of online softmax (flash-attention style), row by row. Row r of s ([R, stride] f32 scores)
+ * becomes exp(s - m') on [lo, hi) and 0 elsewhere, where m' = max(m[r], chunk max); the running state
+ * (m [R] f32, l [R] f64, acc [R, D] f32) is rescaled by exp(m[r] - m') first, then l[r] += the new numerators.
+ * Rows with lo >= hi leave the state alone. lohi: [R, 2] i32; D % 4 == 0.
+ */
+export function softmaxChunk(s: usize, R: i32, stride: i32, lohi: usize, m: usize, l: usize, acc: usize, D: i32): void {
+  for (let r = 0; r < R; r++) {
+    const row = s + ((<usize>r * stride) << 2);
+    const lo = load<i32>(lohi + (<usize>r << 3));
+    const hi = load<i32>(lohi + (<usize>r << 3), 4);
+    if (lo >= hi) {
+      memory.fill(row, 0, <usize>stride << 2);
+      continue;
+    }
+    for (let t = 0; t < lo; t++) store<f32>(row + (<usize>t << 2), 0);
+    for (let t = hi; t < stride; t++) store<f32>(row + (<usize>t << 2), 0);
+    let cmax: f32 = -Infinity;
+    let t = lo;
+    let mv = f32x4.splat(-Infinity);
+    for (; t + 4 <= hi; t += 4) mv = f32x4.max(mv, v128.load(row + (<usize>t << 2)));
+    for (; t < hi; t++) cmax = Mathf.max(cmax, load<f32>(row + (<usize>t << 2)));
+    cmax = Mathf.max(cmax, Mathf.max(Mathf.max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), Mathf.max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3))));
+    const mOld = load<f32>(m + (<usize>r << 2));
+    const max = Mathf.max(mOld, cmax);
+    let sum: f64 = load<f64>(l + (<usize>r << 3));
+    if (mOld != max) {
+      // The running state was relative to a smaller max: scale it down (exp(-inf) = 0 on the first chunk).
+      const alpha: f32 = mOld == -Infinity ? 0 : f32x4.extract_lane(exp4(f32x4.splat(mOld - max)), 0);
+      sum *= <f64>alpha;
+      const av = f32x4.splat(alpha);
+      const a = acc + ((<usize>r * D) << 2);
+      for (let c = 0; c < D; c += 4) v128.store(a + (<usize>c << 2), f32x4.mul(v128.load(a + (<usize>c << 2)), av));
+      store<f32>(m + (<usize>r << 2), max);
+    }
+    const m4 = f32x4.splat(max);
+    let sum2 = f64x2.splat(0);
+    t = lo;
+    for (; t + 4 <= hi; t += 4) {
+      const p = row + (<usize>t << 2);
+      const e = exp4(f32x4.sub(v128.load(p), m4));
+      v128.store(p, e);
+      sum2 = f64x2.add(sum2, f64x2.add(f64x2.promote_low_f32x4(e), f64x2.promote_low_f32x4(f32x4.shuffle(e, e, 2, 3, 0, 1))));
+    }
+    sum += f64x2.extract_lane(sum2, 0) + f64x2.extract_lane(sum2, 1);
+    for (; t < hi; t++) {
+      const p = row + (<usize>t << 2);
+      const e = f32x4.extract_lane(exp4(f32x4.splat(load<f32>(p) - max)), 0);
+      store<f32>(p, e);
+      sum += <f64>e;
+    }
+    store<f64>(l + (<usize>r << 3), sum);
+  }
+}
+
+/**
+ * Integer q for the integer score kernels: each row of R x D f32 (D % 32 == 0) in blocks of 32, d = amax /
+ * maxq, v = round-to-nearest-even(x / d) stored as i16 at dst ([R, D] i16), d at dsc ([R, D/32] f32).
+ * maxq 127 is llama.cpp's int8 q; 32767 keeps 16 bits (same kernel speed: SIMD widens to i16 anyway).
+ */
+export function quantizeRows(src: usize, R: i32, D: i32, maxq: f32, dst: usize, dsc: usize): void {
+  const nb = D >> 5;
+  for (let r = 0; r < R; r++) {
+    for (let ib = 0; ib < nb; ib++) {
+      const x = src + ((<usize>(r * D + (ib << 5))) << 2);
+      let mv = f32x4.splat(0);
+      for (let j: usize = 0; j < 128; j += 16) mv = f32x4.max(mv, f32x4.abs(v128.load(x + j)));
+      const amax = Mathf.max(Mathf.max(f32x4.extract_lane(mv, 0), f32x4.extract_lane(mv, 1)), Mathf.max(f32x4.extract_lane(mv, 2), f32x4.extract_lane(mv, 3)));
+      const d: f32 = amax / maxq;
+      const id = f32x4.splat(d != 0 ? <f32>1 / d : 0);
+      store<f32>(dsc + ((<usize>(r * nb + ib)) << 2), d);
+      const o = dst + ((<usize>(r * D + (ib << 5))) << 1);
+      for (let j: usize = 0; j < 128; j += 32) {
+        const a = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(x + j), id)));
+        const b = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(x + j, 16), id)));
+        v128.store(o + (j >> 1), i16x8.narrow_i32x4_s(a, b));
+      }
+    }
   }
 }
 

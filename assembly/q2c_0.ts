@@ -53,17 +53,82 @@ export function q2c_0_decode(base: usize, t0: i32, T: i32, D: i32, dst: usize, t
   }
 }
 
+/** Stores lanes of v for tokens [4j, 4j+4) of a group that fall in [a, e), at o (token 4j). */
+@inline function storeTokens(o: usize, v: v128, j: i32, a: i32, e: i32): void {
+  const t = j << 2;
+  if (t >= a && t + 4 <= e) { v128.store(o, v); return; }
+  if (t >= a && t < e) store<f32>(o, f32x4.extract_lane(v, 0));
+  if (t + 1 >= a && t + 1 < e) store<f32>(o, f32x4.extract_lane(v, 1), 4);
+  if (t + 2 >= a && t + 2 < e) store<f32>(o, f32x4.extract_lane(v, 2), 8);
+  if (t + 3 >= a && t + 3 < e) store<f32>(o, f32x4.extract_lane(v, 3), 12);
+}
+
+/**
+ * Scores with the channel scales folded into q once per 32-token group (q'[r, c] = q[r, c] * d_c in the
+ * tile), so the inner loop is a level-table load and a multiply-add, tokens in lanes: no decoded K at all.
+ * Rows (query heads) go in fours, eight tokens (two code bytes per channel) at a time.
+ */
 export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: i32, out: usize, outStride: i32, tile: usize, table: usize): void {
   const rowB = <usize>D << 2;
-  let t = t0;
+  const os = <usize>outStride << 2;
   const end = t0 + T;
-  while (t < end) {
-    const g = t / QK;
-    const a = t - g * QK;
-    const n = min(QK - a, end - t);
-    decodeGroup(base + <usize>g * D * BB, D, tile, table);
-    dotRows(q, G, D, tile + <usize>a * rowB, n, rowB, out + (<usize>(t - t0) << 2), outStride);
-    t += n;
+  for (let g = t0 / QK; g * QK < end; g++) {
+    const grp = base + <usize>g * D * BB;
+    const a = max(t0, g * QK) - g * QK;
+    const e = min(end, g * QK + QK) - g * QK;
+    // q'[r, c] = q[r, c] * d_c for this group's channel scales.
+    for (let c = 0; c < D; c += 4) {
+      let d4 = f32x4.splat(halfToFloat(load<u16>(grp + <usize>c * BB)));
+      d4 = f32x4.replace_lane(d4, 1, halfToFloat(load<u16>(grp + <usize>(c + 1) * BB)));
+      d4 = f32x4.replace_lane(d4, 2, halfToFloat(load<u16>(grp + <usize>(c + 2) * BB)));
+      d4 = f32x4.replace_lane(d4, 3, halfToFloat(load<u16>(grp + <usize>(c + 3) * BB)));
+      for (let r = 0; r < G; r++) {
+        const x = <usize>r * rowB + (<usize>c << 2);
+        v128.store(tile + x, f32x4.mul(v128.load(q + x), d4));
+      }
+    }
+    // out column of group token j: out + (g*32 + j - t0)*4.
+    const o0 = out + ((<usize>(g * QK - t0)) << 2);
+    let r = 0;
+    for (; r + 4 <= G; r += 4) {
+      const q0 = tile + <usize>r * rowB;
+      // Four tokens (one code byte per channel) x four rows: 4 accumulators, no register spills.
+      for (let j = a >> 2; j < ((e + 3) >> 2); j++) {
+        let a0 = f32x4.splat(0);
+        let a1 = f32x4.splat(0);
+        let a2 = f32x4.splat(0);
+        let a3 = f32x4.splat(0);
+        let p = grp + 2 + <usize>j;
+        for (let c: usize = 0; c < rowB; c += 4) {
+          const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
+          a0 = f32x4.add(a0, f32x4.mul(v128.load32_splat(q0 + c), l0));
+          a1 = f32x4.add(a1, f32x4.mul(v128.load32_splat(q0 + rowB + c), l0));
+          a2 = f32x4.add(a2, f32x4.mul(v128.load32_splat(q0 + 2 * rowB + c), l0));
+          a3 = f32x4.add(a3, f32x4.mul(v128.load32_splat(q0 + 3 * rowB + c), l0));
+          p += BB;
+        }
+        const o = o0 + <usize>r * os + (<usize>j << 4);
+        storeTokens(o, a0, j, a, e);
+        storeTokens(o + os, a1, j, a, e);
+        storeTokens(o + 2 * os, a2, j, a, e);
+        storeTokens(o + 3 * os, a3, j, a, e);
+      }
+    }
+    for (; r < G; r++) {
+      const q0 = tile + <usize>r * rowB;
+      for (let j = a >> 3; j < ((e + 7) >> 3); j++) {
+        let a0 = f32x4.splat(0); let b0 = f32x4.splat(0);
+        let p = grp + 2 + (<usize>j << 1);
+        for (let c: usize = 0; c < rowB; c += 4) {
+          const x0 = v128.load32_splat(q0 + c);
+          a0 = f32x4.add(a0, f32x4.mul(x0, v128.load(table + (<usize>load<u8>(p) << 4))));
+          b0 = f32x4.add(b0, f32x4.mul(x0, v128.load(table + (<usize>load<u8>(p, 1) << 4))));
+          p += BB;
+        }
+        const o = o0 + <usize>r * os + (<usize>j << 5);
+        storeTokens(o, a0, 2 * j, a, e); storeTokens(o + 16, b0, 2 * j + 1, a, e);
+      }
+    }
   }
 }
 

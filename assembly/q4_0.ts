@@ -1,6 +1,6 @@
 // q4_0 (ggml block_q4_0: f16 d + 16 bytes; byte j = element j | element j+16 << 4).
 // Encode is float32 math, bit-exact to quantize_row_q4_0_ref.
-import { dotRows, axpyRows, floatToHalf, halfToFloat } from './common';
+import { axpyRows, floatToHalf, halfToFloat, hsum4, hsum, idot4 } from './common';
 import { tileTokens } from './tile';
 
 const QK = 32;
@@ -55,29 +55,36 @@ export function q4_0_encode(src: usize, srcStride: i32, T: i32, D: i32, dst: usi
   return f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(v));
 }
 
+/** Byte planes 2 and 3 of the f32 values -8..7 (code - 8 for codes 0..15); planes 0 and 1 are zero. */
+const P2: v128 = i32x4(-0x5f3f2000, -0x7fffbf80, 0x40008000, -0x1f3f5f80);
+const P3: v128 = i32x4(-0x3f3f3f3f, -0x403f3f40, 0x40403f00, 0x40404040);
+
+/**
+ * 16 nibble codes (bytes, element order) -> (code - 8) as four f32x4 at o, times d. Small integers have f32
+ * bits with the low 16 bits zero, so two byte-plane swizzles and interleaves build them exactly: shuffle
+ * work only, leaving the float ports to the dots (no int->float conversion).
+ */
+@inline function levels16(c: v128, d: v128, o: usize): void {
+  const p2 = i8x16.swizzle(P2, c);
+  const p3 = i8x16.swizzle(P3, c);
+  const h0 = i8x16.shuffle(p2, p3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const h1 = i8x16.shuffle(p2, p3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const z = i16x8.splat(0);
+  v128.store(o, f32x4.mul(i16x8.shuffle(z, h0, 0, 8, 1, 9, 2, 10, 3, 11), d));
+  v128.store(o, f32x4.mul(i16x8.shuffle(z, h0, 4, 12, 5, 13, 6, 14, 7, 15), d), 16);
+  v128.store(o, f32x4.mul(i16x8.shuffle(z, h1, 0, 8, 1, 9, 2, 10, 3, 11), d), 32);
+  v128.store(o, f32x4.mul(i16x8.shuffle(z, h1, 4, 12, 5, 13, 6, 14, 7, 15), d), 48);
+}
+
 /** nb consecutive blocks -> nb*32 f32: x = (q - 8) * d. */
 @inline function decodeBlocks(src: usize, nb: i32, dst: usize): void {
-  const mask = i8x16.splat(0x0f);
-  const eight = i8x16.splat(8);
   for (let ib = 0; ib < nb; ib++) {
     const p = src + <usize>ib * BB;
     const o = dst + (<usize>ib << 7);
     const d = f32x4.splat(halfToFloat(load<u16>(p)));
     const qs = v128.load(p + 2);
-    const lo = i8x16.sub(v128.and(qs, mask), eight);
-    const hi = i8x16.sub(i8x16.shr_u(qs, 4), eight);
-    const lo0 = i16x8.extend_low_i8x16_s(lo);
-    const lo1 = i16x8.extend_high_i8x16_s(lo);
-    const hi0 = i16x8.extend_low_i8x16_s(hi);
-    const hi1 = i16x8.extend_high_i8x16_s(hi);
-    v128.store(o, f32x4.mul(i8ToF32x4Lo(lo0), d));
-    v128.store(o, f32x4.mul(i8ToF32x4Hi(lo0), d), 16);
-    v128.store(o, f32x4.mul(i8ToF32x4Lo(lo1), d), 32);
-    v128.store(o, f32x4.mul(i8ToF32x4Hi(lo1), d), 48);
-    v128.store(o, f32x4.mul(i8ToF32x4Lo(hi0), d), 64);
-    v128.store(o, f32x4.mul(i8ToF32x4Hi(hi0), d), 80);
-    v128.store(o, f32x4.mul(i8ToF32x4Lo(hi1), d), 96);
-    v128.store(o, f32x4.mul(i8ToF32x4Hi(hi1), d), 112);
+    levels16(v128.and(qs, i8x16.splat(0x0f)), d, o);
+    levels16(i8x16.shr_u(qs, 4), d, o + 64);
   }
 }
 
@@ -85,14 +92,165 @@ export function q4_0_decode(src: usize, T: i32, D: i32, dst: usize): void {
   decodeBlocks(src, T * (D / QK), dst);
 }
 
+/** One block's 32 values as (q - 8) in f32 (the scale d is applied by the caller): x0..x7 = elements 4i..4i+3. */
+@inline function unpack(p: usize, i: i32): v128 {
+  const qs = v128.load(p + 2);
+  const v = i8x16.sub(i < 4 ? v128.and(qs, i8x16.splat(0x0f)) : i8x16.shr_u(qs, 4), i8x16.splat(8));
+  const h = (i & 2) == 0 ? i16x8.extend_low_i8x16_s(v) : i16x8.extend_high_i8x16_s(v);
+  return f32x4.convert_i32x4_s((i & 1) == 0 ? i32x4.extend_low_i16x8_s(h) : i32x4.extend_high_i16x8_s(h));
+}
+
+/** sum over one block of q[0..32) * x, as f32x4 partial sums. */
+@inline function dot4(q: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  return f32x4.add(f32x4.add(f32x4.mul(v128.load(q), x0), f32x4.mul(v128.load(q, 16), x1)), f32x4.add(f32x4.mul(v128.load(q, 32), x2), f32x4.mul(v128.load(q, 48), x3)));
+}
+
+@inline function dot8(q: usize, x0: v128, x1: v128, x2: v128, x3: v128, x4: v128, x5: v128, x6: v128, x7: v128): v128 {
+  const a = f32x4.add(f32x4.mul(v128.load(q), x0), f32x4.mul(v128.load(q, 16), x1));
+  const b = f32x4.add(f32x4.mul(v128.load(q, 32), x2), f32x4.mul(v128.load(q, 48), x3));
+  const c = f32x4.add(f32x4.mul(v128.load(q, 64), x4), f32x4.mul(v128.load(q, 80), x5));
+  const e = f32x4.add(f32x4.mul(v128.load(q, 96), x6), f32x4.mul(v128.load(q, 112), x7));
+  return f32x4.add(f32x4.add(a, b), f32x4.add(c, e));
+}
+
+/**
+ * Fused scores: each block is unpacked once into registers and dotted with four heads' q before the
+ * next block is read (no tile round trip); d multiplies the block's partial sums, not each value.
+ */
 export function q4_0_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void {
-  const TT = tileTokens(D);
   const nb = D / QK;
   const rb = <usize>nb * BB;
-  for (let t0 = 0; t0 < T; t0 += TT) {
-    const n = min(TT, T - t0);
-    decodeBlocks(k + <usize>t0 * rb, n * nb, tile);
-    dotRows(q, G, D, tile, n, <usize>D << 2, out + (<usize>t0 << 2), outStride);
+  const qRow = <usize>D << 2;
+  const os = <usize>outStride << 2;
+  for (let t = 0; t < T; t++) {
+    const kr = k + <usize>t * rb;
+    const o = out + (<usize>t << 2);
+    let g = 0;
+    for (; g + 4 <= G; g += 4) {
+      const q0 = q + <usize>g * qRow;
+      let a0 = f32x4.splat(0);
+      let a1 = f32x4.splat(0);
+      let a2 = f32x4.splat(0);
+      let a3 = f32x4.splat(0);
+      const z = i16x8.splat(0);
+      for (let ib = 0; ib < nb; ib++) {
+        const p = kr + <usize>ib * BB;
+        const d = f32x4.splat(halfToFloat(load<u16>(p)));
+        const qb = q0 + (<usize>ib << 7);
+        // Half a block (16 values: low nibbles, then high) at a time: 4 values + 4 accumulators in registers.
+        const qs = v128.load(p + 2);
+        let c = v128.and(qs, i8x16.splat(0x0f));
+        let p2 = i8x16.swizzle(P2, c);
+        let p3 = i8x16.swizzle(P3, c);
+        let h0 = i8x16.shuffle(p2, p3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        let h1 = i8x16.shuffle(p2, p3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        let x0 = f32x4.mul(i16x8.shuffle(z, h0, 0, 8, 1, 9, 2, 10, 3, 11), d);
+        let x1 = f32x4.mul(i16x8.shuffle(z, h0, 4, 12, 5, 13, 6, 14, 7, 15), d);
+        let x2 = f32x4.mul(i16x8.shuffle(z, h1, 0, 8, 1, 9, 2, 10, 3, 11), d);
+        let x3 = f32x4.mul(i16x8.shuffle(z, h1, 4, 12, 5, 13, 6, 14, 7, 15), d);
+        a0 = f32x4.add(a0, dot4(qb, x0, x1, x2, x3));
+        a1 = f32x4.add(a1, dot4(qb + qRow, x0, x1, x2, x3));
+        a2 = f32x4.add(a2, dot4(qb + 2 * qRow, x0, x1, x2, x3));
+        a3 = f32x4.add(a3, dot4(qb + 3 * qRow, x0, x1, x2, x3));
+        c = i8x16.shr_u(qs, 4);
+        p2 = i8x16.swizzle(P2, c);
+        p3 = i8x16.swizzle(P3, c);
+        h0 = i8x16.shuffle(p2, p3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        h1 = i8x16.shuffle(p2, p3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        x0 = f32x4.mul(i16x8.shuffle(z, h0, 0, 8, 1, 9, 2, 10, 3, 11), d);
+        x1 = f32x4.mul(i16x8.shuffle(z, h0, 4, 12, 5, 13, 6, 14, 7, 15), d);
+        x2 = f32x4.mul(i16x8.shuffle(z, h1, 0, 8, 1, 9, 2, 10, 3, 11), d);
+        x3 = f32x4.mul(i16x8.shuffle(z, h1, 4, 12, 5, 13, 6, 14, 7, 15), d);
+        const qh = qb + 64;
+        a0 = f32x4.add(a0, dot4(qh, x0, x1, x2, x3));
+        a1 = f32x4.add(a1, dot4(qh + qRow, x0, x1, x2, x3));
+        a2 = f32x4.add(a2, dot4(qh + 2 * qRow, x0, x1, x2, x3));
+        a3 = f32x4.add(a3, dot4(qh + 3 * qRow, x0, x1, x2, x3));
+      }
+      const s = hsum4(a0, a1, a2, a3);
+      const og = o + <usize>g * os;
+      store<f32>(og, f32x4.extract_lane(s, 0));
+      store<f32>(og + os, f32x4.extract_lane(s, 1));
+      store<f32>(og + 2 * os, f32x4.extract_lane(s, 2));
+      store<f32>(og + 3 * os, f32x4.extract_lane(s, 3));
+    }
+    for (; g < G; g++) {
+      const qg = q + <usize>g * qRow;
+      let a0 = f32x4.splat(0);
+      for (let ib = 0; ib < nb; ib++) {
+        const p = kr + <usize>ib * BB;
+        const d = f32x4.splat(halfToFloat(load<u16>(p)));
+        a0 = f32x4.add(a0, f32x4.mul(dot8(qg + (<usize>ib << 7), unpack(p, 0), unpack(p, 1), unpack(p, 2), unpack(p, 3), unpack(p, 4), unpack(p, 5), unpack(p, 6), unpack(p, 7)), d));
+      }
+      store<f32>(o + <usize>g * os, hsum(a0));
+    }
+  }
+}
+
+/** One block's 32 values as (q - 8) in i16: v0 = elements 0..7, v1 = 8..15, v2 = 16..23, v3 = 24..31. */
+@inline function unpackI16(p: usize, i: i32): v128 {
+  const qs = v128.load(p + 2);
+  const v = i8x16.sub(i < 2 ? v128.and(qs, i8x16.splat(0x0f)) : i8x16.shr_u(qs, 4), i8x16.splat(8));
+  return (i & 1) == 0 ? i16x8.extend_low_i8x16_s(v) : i16x8.extend_high_i8x16_s(v);
+}
+
+/**
+ * Integer-q scores (an explicit accuracy choice, see quantizeRows): qi [G, D] i16, qd [G, D/32] f32 scales.
+ * Per block, i32x4.dot_i16x8_s sums exact integer products; one float multiply by d_k * d_q per block.
+ */
+export function q4_0_scores_i(qi: usize, qd: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32): void {
+  const nb = D / QK;
+  const rb = <usize>nb * BB;
+  const qRow = <usize>D << 1;
+  const dRow = <usize>nb << 2;
+  const os = <usize>outStride << 2;
+  for (let t = 0; t < T; t++) {
+    const kr = k + <usize>t * rb;
+    const o = out + (<usize>t << 2);
+    let g = 0;
+    for (; g + 4 <= G; g += 4) {
+      let a0 = f32x4.splat(0);
+      let a1 = f32x4.splat(0);
+      let a2 = f32x4.splat(0);
+      let a3 = f32x4.splat(0);
+      const q0 = qi + <usize>g * qRow;
+      const d0 = qd + <usize>g * dRow;
+      for (let ib = 0; ib < nb; ib++) {
+        const p = kr + <usize>ib * BB;
+        const dk = f32x4.splat(halfToFloat(load<u16>(p)));
+        const qs = v128.load(p + 2);
+        const lo = i8x16.sub(v128.and(qs, i8x16.splat(0x0f)), i8x16.splat(8));
+        const hi = i8x16.sub(i8x16.shr_u(qs, 4), i8x16.splat(8));
+        const v0 = i16x8.extend_low_i8x16_s(lo);
+        const v1 = i16x8.extend_high_i8x16_s(lo);
+        const v2 = i16x8.extend_low_i8x16_s(hi);
+        const v3 = i16x8.extend_high_i8x16_s(hi);
+        const qb = q0 + (<usize>ib << 6);
+        const db = d0 + (<usize>ib << 2);
+        a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db))));
+        a1 = f32x4.add(a1, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + dRow))));
+        a2 = f32x4.add(a2, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 2 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 2 * dRow))));
+        a3 = f32x4.add(a3, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 3 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 3 * dRow))));
+      }
+      const s = hsum4(a0, a1, a2, a3);
+      const og = o + <usize>g * os;
+      store<f32>(og, f32x4.extract_lane(s, 0));
+      store<f32>(og + os, f32x4.extract_lane(s, 1));
+      store<f32>(og + 2 * os, f32x4.extract_lane(s, 2));
+      store<f32>(og + 3 * os, f32x4.extract_lane(s, 3));
+    }
+    for (; g < G; g++) {
+      let a0 = f32x4.splat(0);
+      const qg = qi + <usize>g * qRow;
+      const dg = qd + <usize>g * dRow;
+      for (let ib = 0; ib < nb; ib++) {
+        const p = kr + <usize>ib * BB;
+        const dk = f32x4.splat(halfToFloat(load<u16>(p)));
+        const s = idot4(qg + (<usize>ib << 6), unpackI16(p, 0), unpackI16(p, 1), unpackI16(p, 2), unpackI16(p, 3));
+        a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(dk, v128.load32_splat(dg + (<usize>ib << 2)))));
+      }
+      store<f32>(o + <usize>g * os, hsum(a0));
+    }
   }
 }
 

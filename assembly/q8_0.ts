@@ -1,5 +1,5 @@
 // q8_0 (ggml block_q8_0: f16 d + 32 x int8). Encode is float32 math, bit-exact to quantize_row_q8_0_ref.
-import { dotRows, axpyRows, floatToHalf, halfToFloat } from './common';
+import { axpyRows, floatToHalf, halfToFloat, hsum4, hsum, idot4 } from './common';
 import { tileTokens } from './tile';
 
 const QK = 32;
@@ -59,14 +59,131 @@ export function q8_0_decode(src: usize, T: i32, D: i32, dst: usize): void {
   decodeBlocks(src, T * (D / QK), dst);
 }
 
+/** Values 4i..4i+3 of the block at p as f32 (the scale d is applied by the caller). */
+@inline function unpack(p: usize, i: i32): v128 {
+  const h = v128.load8x8_s(p + 2 + (<usize>(i >> 1) << 3));
+  return f32x4.convert_i32x4_s((i & 1) == 0 ? i32x4.extend_low_i16x8_s(h) : i32x4.extend_high_i16x8_s(h));
+}
+
+@inline function dot4(q: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  return f32x4.add(f32x4.add(f32x4.mul(v128.load(q), x0), f32x4.mul(v128.load(q, 16), x1)), f32x4.add(f32x4.mul(v128.load(q, 32), x2), f32x4.mul(v128.load(q, 48), x3)));
+}
+
+@inline function dot8(q: usize, x0: v128, x1: v128, x2: v128, x3: v128, x4: v128, x5: v128, x6: v128, x7: v128): v128 {
+  const a = f32x4.add(f32x4.mul(v128.load(q), x0), f32x4.mul(v128.load(q, 16), x1));
+  const b = f32x4.add(f32x4.mul(v128.load(q, 32), x2), f32x4.mul(v128.load(q, 48), x3));
+  const c = f32x4.add(f32x4.mul(v128.load(q, 64), x4), f32x4.mul(v128.load(q, 80), x5));
+  const e = f32x4.add(f32x4.mul(v128.load(q, 96), x6), f32x4.mul(v128.load(q, 112), x7));
+  return f32x4.add(f32x4.add(a, b), f32x4.add(c, e));
+}
+
+/** Fused scores: a block is widened once into registers for four heads; d scales the block's partial sums. */
 export function q8_0_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void {
-  const TT = tileTokens(D);
   const nb = D / QK;
   const rb = <usize>nb * BB;
-  for (let t0 = 0; t0 < T; t0 += TT) {
-    const n = min(TT, T - t0);
-    decodeBlocks(k + <usize>t0 * rb, n * nb, tile);
-    dotRows(q, G, D, tile, n, <usize>D << 2, out + (<usize>t0 << 2), outStride);
+  const qRow = <usize>D << 2;
+  const os = <usize>outStride << 2;
+  for (let t = 0; t < T; t++) {
+    const kr = k + <usize>t * rb;
+    const o = out + (<usize>t << 2);
+    let g = 0;
+    for (; g + 4 <= G; g += 4) {
+      const q0 = q + <usize>g * qRow;
+      let a0 = f32x4.splat(0);
+      let a1 = f32x4.splat(0);
+      let a2 = f32x4.splat(0);
+      let a3 = f32x4.splat(0);
+      for (let ib = 0; ib < nb; ib++) {
+        const p = kr + <usize>ib * BB;
+        const d = f32x4.splat(halfToFloat(load<u16>(p)));
+        const qb = q0 + (<usize>ib << 7);
+        // Half a block (16 values) at a time: 4 values + 4 accumulators stay in registers.
+        let x0 = f32x4.mul(unpack(p, 0), d);
+        let x1 = f32x4.mul(unpack(p, 1), d);
+        let x2 = f32x4.mul(unpack(p, 2), d);
+        let x3 = f32x4.mul(unpack(p, 3), d);
+        a0 = f32x4.add(a0, dot4(qb, x0, x1, x2, x3));
+        a1 = f32x4.add(a1, dot4(qb + qRow, x0, x1, x2, x3));
+        a2 = f32x4.add(a2, dot4(qb + 2 * qRow, x0, x1, x2, x3));
+        a3 = f32x4.add(a3, dot4(qb + 3 * qRow, x0, x1, x2, x3));
+        x0 = f32x4.mul(unpack(p, 4), d);
+        x1 = f32x4.mul(unpack(p, 5), d);
+        x2 = f32x4.mul(unpack(p, 6), d);
+        x3 = f32x4.mul(unpack(p, 7), d);
+        const qh = qb + 64;
+        a0 = f32x4.add(a0, dot4(qh, x0, x1, x2, x3));
+        a1 = f32x4.add(a1, dot4(qh + qRow, x0, x1, x2, x3));
+        a2 = f32x4.add(a2, dot4(qh + 2 * qRow, x0, x1, x2, x3));
+        a3 = f32x4.add(a3, dot4(qh + 3 * qRow, x0, x1, x2, x3));
+      }
+      const s = hsum4(a0, a1, a2, a3);
+      const og = o + <usize>g * os;
+      store<f32>(og, f32x4.extract_lane(s, 0));
+      store<f32>(og + os, f32x4.extract_lane(s, 1));
+      store<f32>(og + 2 * os, f32x4.extract_lane(s, 2));
+      store<f32>(og + 3 * os, f32x4.extract_lane(s, 3));
+    }
+    for (; g < G; g++) {
+      const qg = q + <usize>g * qRow;
+      let a0 = f32x4.splat(0);
+      for (let ib = 0; ib < nb; ib++) {
+        const p = kr + <usize>ib * BB;
+        const d = f32x4.splat(halfToFloat(load<u16>(p)));
+        a0 = f32x4.add(a0, f32x4.mul(dot8(qg + (<usize>ib << 7), unpack(p, 0), unpack(p, 1), unpack(p, 2), unpack(p, 3), unpack(p, 4), unpack(p, 5), unpack(p, 6), unpack(p, 7)), d));
+      }
+      store<f32>(o + <usize>g * os, hsum(a0));
+    }
+  }
+}
+
+/** Integer-q scores: qi [G, D] i16, qd [G, D/32] f32 (see quantizeRows); exact integer dot per block. */
+export function q8_0_scores_i(qi: usize, qd: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32): void {
+  const nb = D / QK;
+  const rb = <usize>nb * BB;
+  const qRow = <usize>D << 1;
+  const dRow = <usize>nb << 2;
+  const os = <usize>outStride << 2;
+  for (let t = 0; t < T; t++) {
+    const kr = k + <usize>t * rb;
+    const o = out + (<usize>t << 2);
+    let g = 0;
+    for (; g + 4 <= G; g += 4) {
+      let a0 = f32x4.splat(0);
+      let a1 = f32x4.splat(0);
+      let a2 = f32x4.splat(0);
+      let a3 = f32x4.splat(0);
+      const q0 = qi + <usize>g * qRow;
+      const d0 = qd + <usize>g * dRow;
+      for (let ib = 0; ib < nb; ib++) {
+        const p = kr + <usize>ib * BB;
+        const dk = f32x4.splat(halfToFloat(load<u16>(p)));
+        const v0 = v128.load8x8_s(p + 2); const v1 = v128.load8x8_s(p + 10); const v2 = v128.load8x8_s(p + 18); const v3 = v128.load8x8_s(p + 26);
+        const qb = q0 + (<usize>ib << 6);
+        const db = d0 + (<usize>ib << 2);
+        a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db))));
+        a1 = f32x4.add(a1, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + dRow))));
+        a2 = f32x4.add(a2, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 2 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 2 * dRow))));
+        a3 = f32x4.add(a3, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 3 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 3 * dRow))));
+      }
+      const s = hsum4(a0, a1, a2, a3);
+      const og = o + <usize>g * os;
+      store<f32>(og, f32x4.extract_lane(s, 0));
+      store<f32>(og + os, f32x4.extract_lane(s, 1));
+      store<f32>(og + 2 * os, f32x4.extract_lane(s, 2));
+      store<f32>(og + 3 * os, f32x4.extract_lane(s, 3));
+    }
+    for (; g < G; g++) {
+      let a0 = f32x4.splat(0);
+      const qg = qi + <usize>g * qRow;
+      const dg = qd + <usize>g * dRow;
+      for (let ib = 0; ib < nb; ib++) {
+        const p = kr + <usize>ib * BB;
+        const dk = f32x4.splat(halfToFloat(load<u16>(p)));
+        const s = idot4(qg + (<usize>ib << 6), v128.load8x8_s(p + 2), v128.load8x8_s(p + 10), v128.load8x8_s(p + 18), v128.load8x8_s(p + 26));
+        a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(dk, v128.load32_splat(dg + (<usize>ib << 2)))));
+      }
+      store<f32>(o + <usize>g * os, hsum(a0));
+    }
   }
 }
 

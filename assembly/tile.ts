@@ -10,3 +10,4 @@
 export function tileBytes(D: i32): i32 {
   return tileTokens(D) * D * 4;
 }
+

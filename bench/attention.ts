@@ -4,7 +4,7 @@
 import { getFormat } from '../src/formats/registry.js';
 import { bytesFor, type KvFormat } from '../src/formats/format.js';
 import type { MixedView, PackedRun } from '../src/attention/view.js';
-import { attend } from '../src/kernels/attend.js';
+import { attend, type QPrecision } from '../src/kernels/attend.js';
 import { encodeRows } from '../src/kernels/encode.js';
 import { hasKernel } from '../src/kernels/registry.js';
 import { sharedArena } from '../src/kernels/arena.js';
@@ -17,11 +17,15 @@ const HEADS = 32;
 /** Skip cases whose packed K+V would not fit next to the rest in wasm32's 4 GiB. */
 const MAX_CASE_BYTES = 1.5 * 2 ** 30;
 
-/** A K/V pairing: a format, or a scheme (q2k = K q2c_0 + V q4_0, seed 000's scheme, not ggml's Q2_K). */
+/**
+ * A K/V pairing: a format, or a scheme (q2k = K q2c_0 + V q4_0, seed 000's scheme, not ggml's Q2_K);
+ * a suffix `:int8` / `:int16` runs it with that qPrecision (integer score dots, an accuracy choice).
+ */
 export interface Pairing {
   readonly name: string;
   readonly k: string;
   readonly v: string;
+  readonly qPrecision?: QPrecision;
 }
 export const PAIRINGS: Record<string, Pairing> = {
   f32: { name: 'f32', k: 'f32', v: 'f32' },
@@ -31,7 +35,9 @@ export const PAIRINGS: Record<string, Pairing> = {
   q2k: { name: 'q2k', k: 'q2c_0', v: 'q4_0' },
 };
 export function pairing(name: string): Pairing {
-  return PAIRINGS[name] ?? { name, k: name, v: name };
+  const [base, qp] = name.split(':') as [string, QPrecision | undefined];
+  const p = PAIRINGS[base] ?? { name: base, k: base, v: base };
+  return qp ? { ...p, name, qPrecision: qp } : p;
 }
 
 export interface AttentionRow {
@@ -39,6 +45,7 @@ export interface AttentionRow {
   headDim: number;
   context: number;
   impl: string;
+  threads: number;
   seconds: number;
   gflops: number;
   packedGBs: number;
@@ -89,12 +96,13 @@ export function measureBandwidth(): number {
   return bytes / s / 1e9;
 }
 
-export function benchAttention(names: readonly string[], headDims: readonly number[], contexts: readonly number[], bandwidth: number, log: (s: string) => void): AttentionRow[] {
+/** Per (D, L): every pairing at every thread count; f32 at the same thread count is each row's baseline. */
+export function benchAttention(names: readonly string[], headDims: readonly number[], contexts: readonly number[], threadCounts: readonly number[], bandwidth: number, log: (s: string) => void): AttentionRow[] {
   const rows: AttentionRow[] = [];
   const q = new Prng(3).normals(HEADS * 256);
   for (const D of headDims) {
     for (const L of contexts) {
-      let f32Seconds = NaN;
+      const f32Seconds = new Map<number, number>();
       for (const name of ['f32', ...names.filter((n) => n !== 'f32')]) {
         const p = pairing(name);
         const kf = getFormat(p.k);
@@ -112,22 +120,24 @@ export function benchAttention(names: readonly string[], headDims: readonly numb
         const view: MixedView = { headDim: D, kvHeads: KV_HEADS, length: L, segments: [{ start: 0, count: L, k: run(kf, kr), v: run(vf, vr), region: 'bulk' }] };
         const qq = q.subarray(0, HEADS * D);
         const out = new Float32Array(HEADS * D);
-        const seconds = timeMedian(() => attend({ view, q: qq, heads: HEADS, out }), L >= 65536 ? 1.5 : 0.5);
+        const impl = (hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels') + (p.qPrecision ? `-${p.qPrecision}` : '');
+        for (const threads of threadCounts) {
+          const seconds = timeMedian(() => attend({ view, q: qq, heads: HEADS, out, threads, qPrecision: p.qPrecision }), L >= 65536 ? 1.5 : 0.5);
+          if (name === 'f32') f32Seconds.set(threads, seconds);
+          const gbs = packed / seconds / 1e9;
+          const row: AttentionRow = {
+            format: name, headDim: D, context: L, impl, threads, seconds,
+            gflops: (2 * (D + D) * L * HEADS) / seconds / 1e9,
+            packedGBs: gbs,
+            tokensPerSecond: L / seconds,
+            vsF32: f32Seconds.get(threads)! / seconds,
+            vsBandwidth: gbs / bandwidth,
+          };
+          rows.push(row);
+          if (names.includes(name)) log(`${name} D=${D} L=${L} threads=${threads}: ${(seconds * 1e3).toFixed(3)} ms, ${row.gflops.toFixed(1)} GFLOP/s`);
+        }
         a.free(kr.off);
         a.free(vr.off);
-        if (name === 'f32') f32Seconds = seconds;
-        const impl = hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels';
-        const gbs = packed / seconds / 1e9;
-        const row: AttentionRow = {
-          format: name, headDim: D, context: L, impl, seconds,
-          gflops: (2 * (D + D) * L * HEADS) / seconds / 1e9,
-          packedGBs: gbs,
-          tokensPerSecond: L / seconds,
-          vsF32: f32Seconds / seconds,
-          vsBandwidth: gbs / bandwidth,
-        };
-        rows.push(row);
-        if (names.includes(name)) log(`${name} D=${D} L=${L}: ${(seconds * 1e3).toFixed(3)} ms, ${row.gflops.toFixed(1)} GFLOP/s`);
       }
     }
   }
@@ -154,6 +164,44 @@ export function benchEncode(names: readonly string[], headDims: readonly number[
       const n = f.axis === 'token' ? T : Math.floor(T / B) * B;
       rows.push({ format: id, headDim: D, impl: hasKernel(id, 'encode', 'wasm') ? 'wasm' : 'ref', rowsPerSecond: n / seconds, inputGBs: (n * D * 4) / seconds / 1e9 });
     }
+  }
+  return rows;
+}
+
+export interface ThresholdRow {
+  context: number;
+  /** Score evaluations per call (context x query heads), the unit of PARALLEL_MIN_WORK. */
+  work: number;
+  oneThread: number;
+  allThreads: number;
+  speedup: number;
+}
+
+/**
+ * 1 vs all threads with the pool forced on (minParallelWork 0), q4_0 decode at small contexts, best of
+ * interleaved repeats: where threads start to pay (attend.ts PARALLEL_MIN_WORK cites this probe).
+ */
+export function probeThreshold(threads: number, contexts: readonly number[], D = 128): ThresholdRow[] {
+  const rows: ThresholdRow[] = [];
+  const f = getFormat('q4_0');
+  const q = new Prng(5).normals(HEADS * D);
+  const out = new Float32Array(HEADS * D);
+  for (const L of contexts) {
+    const a = sharedArena();
+    const kr = fillRun(f, L, D);
+    const vr = fillRun(f, L, D);
+    const bytes = a.u8();
+    const run = (r: { off: number; headStride: number }): PackedRun => ({ format: f, bytes, offset: r.off, headStride: r.headStride, first: 0 });
+    const view: MixedView = { headDim: D, kvHeads: KV_HEADS, length: L, segments: [{ start: 0, count: L, k: run(kr), v: run(vr), region: 'bulk' }] };
+    const best = [Infinity, Infinity];
+    for (let rep = 0; rep < 7; rep++) {
+      [1, threads].forEach((t, i) => {
+        best[i] = Math.min(best[i]!, timeMedian(() => attend({ view, q, heads: HEADS, out, threads: t, minParallelWork: 0 }), 0.05, 3));
+      });
+    }
+    a.free(kr.off);
+    a.free(vr.off);
+    rows.push({ context: L, work: L * HEADS, oneThread: best[0]!, allThreads: best[1]!, speedup: best[0]! / best[1]! });
   }
   return rows;
 }

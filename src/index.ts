@@ -36,3 +36,8 @@ export { Sampler, argmax, type SamplerOptions } from './model/sampler.js';
 export { architectures, getArchitecture, type ArchSpec } from './model/arch/registry.js';
 export type { Hparams, RopeScaling, RopeStyle } from './model/hparams.js';
 export type { ForwardOptions } from './model/forward.js';
+export { captureModel } from './lab/capture-model.js';
+export { runProbe, protectLayers, type ProbeOptions, type ProbeResult } from './lab/probe.js';
+export { runArm, scoreArm, evalTable, type EvalArm, type ArmScore } from './lab/eval.js';
+export { computeReference, loadOrComputeReference, readReference, writeReference, REFERENCE_POLICY, type ReferenceSet, type EvalPrompt } from './lab/reference-logits.js';
+export { defaultPrompts, readPromptsFile } from './lab/prompts.js';

@@ -3,28 +3,66 @@
 import { attendReference, type AttendArgs } from '../attention/reference.js';
 import { checkView, type MixedView } from '../attention/view.js';
 import { ArgumentError, ShapeError } from '../errors.js';
-import { lookupKernel } from './registry.js';
-import { inWasm, wasmKernels, MAX_WASM_HEAD_DIM, type WasmKernels } from './wasm.js';
+import { rowBytes } from '../formats/format.js';
+import { hasKernel } from './registry.js';
+import { inWasm, wasmKernels, MAX_WASM_HEAD_DIM, TILE_BYTES, type WasmKernels } from './wasm.js';
+import { wasmHeadDimOk } from './wasm-ops.js';
+import { SCORES_BYTES, THREAD_SCRATCH_BYTES, scratchAt, slotBytes, unitCoords, MAX_UNIT_ROWS, type AttendJob, type RunPlan } from './attend-unit.js';
+import { getThreads, runJob } from './pool.js';
+import type { PackedRun } from '../attention/view.js';
 
 export type { AttendArgs };
 
-/** Query rows (queries x heads of one GQA group) per pass: their q rows (64 x D f32) stay in L1. */
+/**
+ * How q meets K in the score dots. 'f32' (default): float32 dots on exactly the dequantized K values.
+ * 'int8' (llama.cpp's choice) / 'int16': q quantized per 32-value block, integer dots against q4_0/q8_0
+ * K blocks; faster, and an accuracy choice whose error the gate records under its own tolerance.
+ */
+export type QPrecision = 'f32' | 'int8' | 'int16';
+const Q_MAX: Record<Exclude<QPrecision, 'f32'>, number> = { int8: 127, int16: 32767 };
+
+export interface FastAttendArgs extends AttendArgs {
+  readonly qPrecision?: QPrecision;
+  /** Thread budget for this call (default: pool.getThreads()); big calls only, see PARALLEL_MIN_WORK. */
+  readonly threads?: number;
+  /** Overrides PARALLEL_MIN_WORK for this call (benchmarks probing the threshold). */
+  readonly minParallelWork?: number;
+}
+
+/** Query rows (queries x heads of one GQA group) per unit: their q rows (64 x D f32) stay in L1. */
 const MAX_ROWS = 64;
-/** Scores scratch cap per pass (f32 values); prefill chunks its queries to stay under it. */
-const MAX_SCORES = 4 << 20;
+/** Longest scores chunk (positions): decode's [G, chunk] scores then stay in L2 between the three passes. */
+const MAX_CHUNK = 4096;
+/**
+ * Score evaluations (queries x query heads x visible positions) from which a call uses the pool: 2^16 =
+ * 16K kv rows at GQA 4, where KERNELS.md measured threads start to pay (~40 us wake-up). The threshold probe
+ * (bench/attention.ts `probeThreshold`, 32 heads, 1 vs 2 threads) gave 0.93-1.03x at 512-1K contexts
+ * (16K-32K evaluations) and 1.16-1.28x from 2K-4K (64K-128K) on a loaded machine.
+ */
+export const PARALLEL_MIN_WORK = 1 << 16;
+/** Fewest positions one split of a head's sequence covers (a split costs a merge of D floats per row). */
+const MIN_SPLIT = 1024;
 
 /**
  * Decode (one query) or causal prefill (many queries), GQA, same contract as attendReference.
- * Fast path numerics: q pre-scaled, dots and weighted sums in float32, softmax numerators in float32 with
- * their sum in float64; the gate bounds the difference from the float64 reference per format (NMSE).
+ * Fast path numerics: q pre-scaled, dots and weighted sums in float32, online softmax numerators in
+ * float32 with their sums in float64; the gate bounds the difference from the float64 reference (NMSE).
+ * Synchronous: with threads, this thread takes units too and waits for the workers.
  */
-export function attend(args: AttendArgs): void {
+export function attend(args: FastAttendArgs): void {
   const k = wasmKernels();
-  if (!k || !fastPathApplies(k, args.view)) {
+  if (!k || forceReference || !fastPathApplies(k, args.view)) {
     attendReference(args);
     return;
   }
   attendFast(k, args);
+}
+
+let forceReference = false;
+
+/** Routes every attend() call to attendReference while on (the gate compares cache-level paths with it). */
+export function setForceReference(on: boolean): void {
+  forceReference = on;
 }
 
 /** True when every run is arena memory and the head dim suits the f32 kernels. */
@@ -55,116 +93,135 @@ function validate(args: AttendArgs): { nq: number; group: number } {
   return { nq, group: heads / view.kvHeads };
 }
 
-/** Arena scratch for one pass, laid out [q | acc | lohi | sums | scores]; grown (never shrunk) on demand. */
-interface Scratch {
-  off: number;
-  bytes: number;
-}
-let scratch: Scratch | null = null;
+/** Arena scratch, laid out [main thread's unit scratch | q | qi | qd | lohi | partials]; grown on demand. */
+let scratch: { off: number; bytes: number } | null = null;
 
 function ensureScratch(k: WasmKernels, bytes: number): number {
   if (scratch && scratch.bytes >= bytes) return scratch.off;
   if (scratch) k.arena.free(scratch.off);
-  const size = Math.max(bytes, 1 << 20);
+  const size = Math.max(bytes, 4 << 20);
   scratch = { off: k.arena.alloc(size), bytes: size };
   return scratch.off;
 }
 
-function attendFast(k: WasmKernels, args: AttendArgs): void {
+const align = (n: number) => Math.ceil(n / 64) * 64;
+
+function runPlan(k: WasmKernels, run: PackedRun, D: number, rows: number, op: 'scores' | 'accumulate', q: QPrecision): RunPlan {
+  const f = run.format;
+  // Channel-axis scores fold the scales into q in the tile: rows x D f32 must fit.
+  const fits = f.axis === 'token' || op === 'accumulate' || rows * D * 4 <= TILE_BYTES;
+  const wasm = fits && wasmHeadDimOk(f, D) && hasKernel(f.id, op, 'wasm');
+  const fn = wasm ? `${f.id}_${op === 'scores' ? 'scores' : 'accum'}` : '';
+  const fnInt = wasm && op === 'scores' && q !== 'f32' && D % 32 === 0 && typeof k.exports[`${f.id}_scores_i`] === 'function' ? `${f.id}_scores_i` : '';
+  return {
+    format: f.id, fn, fnInt, channel: f.axis === 'channel',
+    addr: run.bytes.byteOffset + run.offset, headStride: run.headStride, first: run.first,
+    rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0,
+  };
+}
+
+function attendFast(k: WasmKernels, args: FastAttendArgs): void {
   const { view, heads } = args;
   const { nq, group: G } = validate(args);
   const D = view.headDim;
   const L = view.length;
+  const H = view.kvHeads;
   const scale = args.scale ?? 1 / Math.sqrt(D);
-  const lo = new Int32Array(nq);
-  const hi = new Int32Array(nq);
+  const qp = args.qPrecision ?? 'f32';
+  const lohiJs = new Int32Array(nq * 2);
+  let work = 0;
   for (let i = 0; i < nq; i++) {
     const pos = args.positions ? args.positions[i]! : L - 1;
-    lo[i] = args.slidingWindow ? Math.max(0, pos - args.slidingWindow + 1) : 0;
-    hi[i] = pos + 1;
+    lohiJs[2 * i] = args.slidingWindow ? Math.max(0, pos - args.slidingWindow + 1) : 0;
+    lohiJs[2 * i + 1] = pos + 1;
+    work += (lohiJs[2 * i + 1]! - lohiJs[2 * i]!) * heads;
   }
-  // Queries per pass: all G heads of a query together, capped by the q-tile and the scores budget.
-  const qc = Math.max(1, Math.min(nq, Math.floor(MAX_ROWS / G), Math.floor(MAX_SCORES / (G * L))));
-  const R = qc * G;
-  const qB = R * D * 4;
-  const lohiB = R * 8;
-  const sumsB = R * 8;
-  const off = ensureScratch(k, 2 * qB + lohiB + sumsB + R * L * 4);
-  // Views made after any grow, so every array below is a view of the current buffer.
-  const buf = k.arena.memory.buffer;
-  const mem = new Uint8Array(buf);
-  const qs = new Float32Array(buf, off, R * D); // [R, D] scaled q rows
-  const acc = new Float32Array(buf, off + qB, R * D); // [R, D] weighted V sums
-  const lohi = new Int32Array(buf, off + 2 * qB, R * 2); // [R, 2] visible range, relative to L0
-  const sums = new Float64Array(buf, off + 2 * qB + lohiB, R); // [R] softmax denominators
-  const sOff = off + 2 * qB + lohiB + sumsB;
-  const ex = k.exports;
-  const kern = view.segments.map((s) => ({
-    scores: lookupKernel(s.k.format.id, 'scores').fn,
-    accumulate: lookupKernel(s.v.format.id, 'accumulate').fn,
-    kAddr: s.k.bytes.byteOffset + s.k.offset,
-    vAddr: s.v.bytes.byteOffset + s.v.offset,
-  }));
-
-  for (let h = 0; h < view.kvHeads; h++) {
-    for (let i0 = 0; i0 < nq; i0 += qc) {
-      const n = Math.min(qc, nq - i0);
-      const rows = n * G;
-      let L0 = L;
-      let L1 = 0;
-      for (let i = i0; i < i0 + n; i++) {
-        L0 = Math.min(L0, lo[i]!);
-        L1 = Math.max(L1, hi[i]!);
-      }
-      const span = L1 - L0;
-      const scores = new Float32Array(buf, sOff, rows * span); // [rows, span] scores, then numerators
-      // Row r = (query i - i0) * G + g: q head h*G + g of query i.
-      for (let i = 0; i < n; i++) {
-        for (let g = 0; g < G; g++) {
-          const r = i * G + g;
-          const src = ((i0 + i) * heads + h * G + g) * D;
-          qs.set(args.q.subarray(src, src + D), r * D);
-          lohi[2 * r] = lo[i0 + i]! - L0;
-          lohi[2 * r + 1] = hi[i0 + i]! - L0;
-        }
-      }
-      ex.scaleF32(off, rows * D, scale);
-      // Scores for the whole pass: each K block is read once for every row.
-      view.segments.forEach((seg, si) => {
-        const a = Math.max(L0, seg.start);
-        const b = Math.min(L1, seg.start + seg.count);
-        if (a >= b) return;
-        const kk = kern[si]!;
-        kk.scores(qs, 0, rows, D, mem, kk.kAddr + h * seg.k.headStride, seg.k.first + (a - seg.start), b - a, scores, a - L0, span);
-      });
-      if (args.softcap) softcapRows(scores, rows, span, lohi, args.softcap);
-      ex.softmaxRows(sOff, rows, span, off + 2 * qB, off + 2 * qB + lohiB);
-      acc.fill(0, 0, rows * D);
-      view.segments.forEach((seg, si) => {
-        const a = Math.max(L0, seg.start);
-        const b = Math.min(L1, seg.start + seg.count);
-        if (a >= b) return;
-        const kk = kern[si]!;
-        kk.accumulate(scores, a - L0, span, rows, D, mem, kk.vAddr + h * seg.v.headStride, seg.v.first + (a - seg.start), b - a, acc, 0);
-      });
-      for (let i = 0; i < n; i++) {
-        for (let g = 0; g < G; g++) {
-          const r = i * G + g;
-          const o = ((i0 + i) * heads + h * G + g) * D;
-          const inv = 1 / sums[r]!;
-          for (let c = 0; c < D; c++) args.out[o + c] = acc[r * D + c]! * inv;
-        }
+  const qc = Math.max(1, Math.min(nq, Math.floor(MAX_ROWS / G)));
+  const rows = qc * G;
+  if (rows > MAX_UNIT_ROWS) throw new ShapeError(`attend: ${G} query heads per kv head exceeds ${MAX_UNIT_ROWS}`);
+  const nQC = Math.ceil(nq / qc);
+  const nThreads = work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
+  // Split a head's positions only when heads x query chunks alone cannot keep every thread busy (x2 for balance).
+  const splits = nThreads > 1 ? Math.max(1, Math.min(Math.ceil((2 * nThreads) / (H * nQC)), Math.floor(L / MIN_SPLIT))) : 1;
+  const units = H * nQC * splits;
+  const chunk = Math.max(32, Math.min(MAX_CHUNK, Math.floor(SCORES_BYTES / (rows * 4 * 32)) * 32));
+  const qRows = H * nq * G;
+  const slot = align(slotBytes(rows, D));
+  const qB = align(qRows * D * 4);
+  const qiB = qp === 'f32' ? 0 : align(qRows * D * 2);
+  const qdB = qp === 'f32' ? 0 : align(qRows * (D / 32) * 4);
+  const lohiB = align(nq * 8);
+  const off = ensureScratch(k, THREAD_SCRATCH_BYTES + qB + qiB + qdB + lohiB + units * slot);
+  const qOff = off + THREAD_SCRATCH_BYTES;
+  const qiOff = qOff + qB;
+  const qdOff = qiOff + qiB;
+  const lohiOff = qdOff + qdB;
+  const partOff = lohiOff + lohiB;
+  // Scaled q, reordered [nq, heads, D] -> [kvHeads, nq, G, D] so a unit's rows are contiguous.
+  let buf = k.arena.memory.buffer;
+  const qs = new Float32Array(buf, qOff, qRows * D);
+  for (let h = 0; h < H; h++) {
+    for (let i = 0; i < nq; i++) {
+      for (let g = 0; g < G; g++) {
+        const src = (i * heads + h * G + g) * D;
+        const dst = ((h * nq + i) * G + g) * D;
+        for (let c = 0; c < D; c++) qs[dst + c] = args.q[src + c]! * scale;
       }
     }
   }
+  new Int32Array(buf, lohiOff, nq * 2).set(lohiJs);
+  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, rows, 'scores', qp), v: runPlan(k, s.v, D, rows, 'accumulate', qp) }));
+  const useInt = qp !== 'f32' && D % 32 === 0 && segs.some((s) => s.k.fnInt !== '');
+  if (useInt) k.exports.quantizeRows(qOff, qRows, D, Q_MAX[qp as Exclude<QPrecision, 'f32'>], qiOff, qdOff);
+  const job: AttendJob = {
+    D, G, kvHeads: H, nq, qc, splits, chunk, q: qOff, qi: useInt ? qiOff : 0, qd: useInt ? qdOff : 0, lohi: lohiOff,
+    softcap: args.softcap ?? 0, segs, part: partOff, slotBytes: slot, units, table: k.tables,
+  };
+  runJob(k, job, scratchAt(off), nThreads);
+  buf = k.arena.memory.buffer;
+  mergeUnits(job, buf, heads, args.out);
 }
 
-/** s -> cap * tanh(s / cap) on each row's visible range (gemma-style logit soft-capping). */
-function softcapRows(scores: Float32Array, rows: number, span: number, lohi: Int32Array, cap: number): void {
-  for (let r = 0; r < rows; r++) {
-    for (let t = lohi[2 * r]!; t < lohi[2 * r + 1]!; t++) {
-      const p = r * span + t;
-      scores[p] = cap * Math.tanh(scores[p]! / cap);
+/**
+ * out = sum_u acc_u * e^(m_u - M) / sum_u l_u * e^(m_u - M) over the splits u of each (kv head, query chunk)
+ * (one split: acc / l). Rows map back to out[query, h*G + g, :].
+ */
+function mergeUnits(job: AttendJob, buf: ArrayBufferLike, heads: number, out: Float32Array): void {
+  const { D, G, qc, nq, splits } = job;
+  for (let u0 = 0; u0 < job.units; u0 += splits) {
+    const { h, qci } = unitCoords(job, u0);
+    const i0 = qci * qc;
+    const n = Math.min(qc, nq - i0);
+    const rows = n * G;
+    const mOff = rows * D * 4;
+    const lOff = mOff + Math.ceil((rows * 4) / 16) * 16;
+    const parts = Array.from({ length: splits }, (_, sp) => {
+      const slot = job.part + (u0 + sp) * job.slotBytes;
+      return { acc: new Float32Array(buf, slot, rows * D), m: new Float32Array(buf, slot + mOff, rows), l: new Float64Array(buf, slot + lOff, rows) };
+    });
+    for (let i = 0; i < n; i++) {
+      for (let g = 0; g < G; g++) {
+        const r = i * G + g;
+        const o = ((i0 + i) * heads + h * G + g) * D;
+        if (splits === 1) {
+          const p = parts[0]!;
+          const inv = 1 / p.l[r]!;
+          for (let c = 0; c < D; c++) out[o + c] = p.acc[r * D + c]! * inv;
+          continue;
+        }
+        let M = -Infinity;
+        for (const p of parts) if (p.l[r]! > 0) M = Math.max(M, p.m[r]!);
+        let sum = 0;
+        for (let c = 0; c < D; c++) out[o + c] = 0;
+        for (const p of parts) {
+          if (!(p.l[r]! > 0)) continue;
+          const w = Math.exp(p.m[r]! - M);
+          sum += p.l[r]! * w;
+          for (let c = 0; c < D; c++) out[o + c] += p.acc[r * D + c]! * w;
+        }
+        const inv = 1 / sum;
+        for (let c = 0; c < D; c++) out[o + c] *= inv;
+      }
     }
   }
 }

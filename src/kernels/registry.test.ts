@@ -15,9 +15,9 @@ test('registry: a second registration of the same key throws', () => {
 });
 
 test('registry: a missing wasm kernel falls back to ref; unknown formats throw', () => {
-  // nf4 has no wasm kernels (yet): the lookup serves the reference and says so.
-  assert.equal(hasKernel('nf4', 'scores', 'wasm'), false);
-  assert.equal(lookupKernel('nf4', 'scores', 'wasm').impl, 'ref');
+  // tern_g32 has no wasm kernels (yet): the lookup serves the reference and says so.
+  assert.equal(hasKernel('tern_g32', 'scores', 'wasm'), false);
+  assert.equal(lookupKernel('tern_g32', 'scores', 'wasm').impl, 'ref');
   assert.throws(() => lookupKernel('no_such_format', 'scores'), UnknownFormatError);
 });
 

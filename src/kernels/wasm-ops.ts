@@ -107,7 +107,8 @@ function channelOps(k: WasmKernels, f: KvFormat, enc: ChannelRead | undefined, d
   }
   if (sc) {
     const fn: ScoresKernel = (q, qOff, G, D, src, base, t0, tokens, o, outOff, outStride) => {
-      if (!wasmHeadDimOk(f, D) || !inWasm(k, q) || !inWasm(k, src) || !inWasm(k, o)) return ref.scores(q, qOff, G, D, src, base, t0, tokens, o, outOff, outStride);
+      // The folded q (G x D f32) lives in the tile.
+      if (!wasmHeadDimOk(f, D) || G * D * 4 > TILE_BYTES || !inWasm(k, q) || !inWasm(k, src) || !inWasm(k, o)) return ref.scores(q, qOff, G, D, src, base, t0, tokens, o, outOff, outStride);
       sc(q.byteOffset + qOff * 4, G, D, src.byteOffset + base, t0, tokens, o.byteOffset + outOff * 4, outStride, k.tile, k.tables);
     };
     out.push(['scores', fn]);
@@ -134,9 +135,9 @@ export function wasmKernelTable(): Array<[string, Op, KernelFor[Op]]> {
     const sc = get(`${f.id}_scores`);
     const acc = get(`${f.id}_accum`);
     if (f.axis === 'channel') {
-      // Only q2c_0 has channel kernels so far; they read the code table filled here.
-      if (f.id !== 'q2c_0' || !sc) continue;
-      fillQ2cTable(k, f);
+      if (!sc) continue;
+      // q2c_0's kernels read the level table filled here; KIVI's compute their codes.
+      if (f.id === 'q2c_0') fillQ2cTable(k, f);
       for (const [op, fn] of channelOps(k, f, enc, dec, sc, acc)) out.push([f.id, op, fn]);
       continue;
     }

@@ -11,6 +11,8 @@ export interface WasmExports {
   dotRows(q: Ptr, G: number, D: number, rows: Ptr, T: number, rowStride: number, out: Ptr, outStride: number): void;
   axpyRows(w: Ptr, wStride: number, G: number, D: number, rows: Ptr, T: number, rowStride: number, acc: Ptr): void;
   softmaxRows(s: Ptr, R: number, stride: number, lohi: Ptr, sums: Ptr): void;
+  softmaxChunk(s: Ptr, R: number, stride: number, lohi: Ptr, m: Ptr, l: Ptr, acc: Ptr, D: number): void;
+  quantizeRows(src: Ptr, R: number, D: number, maxq: number, dst: Ptr, dsc: Ptr): void;
   scaleF32(x: Ptr, n: number, k: number): void;
   tileBytes(D: number): number;
   sumF32(p: Ptr, n: number): number;
@@ -25,6 +27,8 @@ export type WasmDecode = (src: Ptr, T: number, D: number, dst: Ptr) => void;
 
 export interface WasmKernels {
   readonly arena: Arena;
+  /** The compiled module (pool workers instantiate it over the same memory). */
+  readonly module: WebAssembly.Module;
   readonly exports: WasmExports;
   /** Arena address of the decode tile every scores/accum kernel may use (TILE_BYTES). */
   readonly tile: number;
@@ -74,7 +78,7 @@ export function wasmKernels(): WasmKernels | null {
     const tile = arena.alloc(TILE_BYTES);
     const stage = arena.alloc(STAGE_BYTES);
     const tables = arena.alloc(TABLE_BYTES);
-    loaded = { arena, exports: instance.exports as unknown as WasmExports, tile, stage, tables };
+    loaded = { arena, module, exports: instance.exports as unknown as WasmExports, tile, stage, tables };
   } catch (e) {
     failure = `instantiation failed: ${(e as Error).message}`;
   }
@@ -87,7 +91,15 @@ export function wasmFailure(): string {
   return failure;
 }
 
-/** True when `a` is a view of the arena's current memory buffer (so its byteOffset is an address). */
+/**
+ * Buffers of the arena memory seen so far. A view made before a memory.grow keeps an older
+ * SharedArrayBuffer object of the same (never shrinking) memory: its byteOffset is still a valid address.
+ */
+const seen = new WeakSet<ArrayBufferLike>();
+
+/** True when `a` is a view of the arena's memory, current or from before a grow (byteOffset = address). */
 export function inWasm(k: WasmKernels, a: ArrayBufferView): boolean {
-  return a.buffer === k.arena.memory.buffer;
+  const cur = k.arena.memory.buffer;
+  seen.add(cur);
+  return a.buffer === cur || seen.has(a.buffer);
 }

@@ -5,7 +5,8 @@ import { kvBytes } from '../cache/accounting.js';
 import { planLayers, type CachePolicy } from '../cache/policy.js';
 import { bitsPerValue } from '../formats/format.js';
 import type { Model } from '../model/model.js';
-import { exactMatch, klMean, nllDelta, top1Agree, type LogitRows } from './metrics.js';
+import { exactMatch } from './metrics.js';
+import { digestRows, klDigest, nllDigest, top1Digest, topIds, type DigestRows } from './logit-digest.js';
 import type { ReferenceSet } from './reference-logits.js';
 import { runSequencePair } from './sequence.js';
 import type { LayerStoreError } from './stored-error.js';
@@ -39,7 +40,10 @@ export interface ModelShape {
 
 export interface ArmScore {
   readonly arm: string;
-  /** Mean KL(reference || arm) over every position (prompt prefill and decode). */
+  /**
+   * Mean KL(reference || arm) over every position (prompt prefill and decode), over the reference's top-k
+   * tokens plus one tail bucket (logit-digest.ts): the full KL when k >= vocab, a lower bound otherwise.
+   */
   readonly klMean: number;
   /** The same over decode positions only (where decode anchors act). */
   readonly klDecode: number;
@@ -75,31 +79,58 @@ export function runArm(model: Model, ref: ReferenceSet, arm: EvalArm, o: { check
   });
 }
 
-function concat(parts: readonly Float32Array[]): Float32Array {
-  const out = new Float32Array(parts.reduce((s, p) => s + p.length, 0));
-  let o = 0;
-  for (const p of parts) out.set(p, (o += p.length) - p.length);
-  return out;
+/** Targets of every row of prompt i: row r predicts token r + 1 of prompt ++ reference continuation. */
+function rowTargets(ref: ReferenceSet, i: number): number[] {
+  const e = ref.entries[i]!;
+  return [...e.prompt.tokens.slice(1), ...e.continuation.slice(0, ref.spec.horizon)];
 }
 
-/** Rows [from, to) of each prompt's logits, pooled. */
-function pooled(logits: readonly Float32Array[], V: number, range: (i: number) => [number, number]): LogitRows {
-  return { logits: concat(logits.map((l, i) => { const [a, b] = range(i); return l.subarray(a * V, b * V); })), vocab: V };
-}
-
-/** Every number of one arm from the reference and the arm's outcomes (pure: the audit calls it too). */
-export function scoreArm(ref: ReferenceSet, arm: EvalArm, runs: readonly PromptOutcome[], shape: ModelShape, horizons: readonly number[]): ArmScore {
+/** The reference's own digests at its top-k ids (k >= vocab: every id, so KL is the full KL). */
+export function referenceDigests(ref: ReferenceSet, topK: number): { ids: Int32Array[][]; digests: Float32Array[] } {
   const V = ref.vocab;
+  const ids = ref.entries.map((e) => topIds(e.logits, e.logits.length / V, V, topK));
+  return { ids, digests: ref.entries.map((e, i) => digestRows(e.logits, V, ids[i]!, rowTargets(ref, i))) };
+}
+
+/** An arm's digest of prompt i's logits at the reference's ids. */
+export function armDigest(ref: ReferenceSet, ids: readonly Int32Array[], i: number, logits: Float32Array): Float32Array {
+  return digestRows(logits, ref.vocab, ids, rowTargets(ref, i));
+}
+
+/** An outcome as scored: saved fields plus the logit digest (protocols save the digest, not the logits). */
+export type ScoredOutcome = Omit<PromptOutcome, 'logits'> & { readonly digest: Float32Array };
+
+/** Mean of f over prompts' row ranges, weighted by rows (pooling every row, as the metric is per row). */
+function pooledMean(ranges: readonly [number, number][], f: (i: number, from: number, to: number) => number): number {
+  let sum = 0, n = 0;
+  ranges.forEach(([a, b], i) => {
+    sum += f(i, a, b) * (b - a);
+    n += b - a;
+  });
+  return n > 0 ? sum / n : 0;
+}
+
+/**
+ * Every number of one arm from the reference digests and the arm's outcomes (pure: the audit calls it on the
+ * saved digests). `refDigests` come from referenceDigests with the same k the arm's digests used.
+ */
+export function scoreDigests(ref: ReferenceSet, refDigests: readonly Float32Array[], topK: number, arm: EvalArm, runs: readonly ScoredOutcome[], shape: ModelShape, horizons: readonly number[]): ArmScore {
   const H = ref.spec.horizon;
+  const k = Math.min(topK, ref.vocab);
   const P = (i: number) => ref.entries[i]!.prompt.tokens.length;
-  const all = (i: number): [number, number] => [0, P(i) + H - 1];
-  const dec = (i: number): [number, number] => [P(i), P(i) + H - 1];
-  const refL = ref.entries.map((e) => e.logits);
-  const testL = runs.map((r) => r.logits);
-  const targets = ref.entries.flatMap((e) => [...e.prompt.tokens.slice(1), ...e.continuation]);
-  const nll = nllDelta(pooled(refL, V, all), pooled(testL, V, all), targets);
+  const all = ref.entries.map((_, i): [number, number] => [0, P(i) + H - 1]);
+  const dec = ref.entries.map((_, i): [number, number] => [P(i), P(i) + H - 1]);
+  const R = (i: number): DigestRows => ({ digest: refDigests[i]!, k });
+  const T = (i: number): DigestRows => ({ digest: runs[i]!.digest, k });
+  // Per-row KL is clamped at 0 as in metrics.klMean: float32 log-probs can put an exact match a hair below.
+  const kl = (i: number, a: number, b: number) => {
+    let s = 0;
+    for (let r = a; r < b; r++) s += Math.max(0, klDigest(R(i), T(i), r, r + 1));
+    return b > a ? s / (b - a) : 0;
+  };
+  const nllRef = pooledMean(all, (i, a, b) => nllDigest(R(i), a, b));
+  const nllTest = pooledMean(all, (i, a, b) => nllDigest(T(i), a, b));
   const em = exactMatch(ref.entries.map((e) => e.continuation), runs.map((r) => r.continuation), horizons);
-  const decodeRows = H > 1;
   const formulaBytes = runs.reduce((s, r) => s + kvBytes({ ctx: r.positions, prompt: r.promptTokens, policy: arm.policy, ...shape }).total, 0);
   const bytes = runs.reduce((s, r) => s + r.bytes, 0);
   const elements = runs.reduce((s, r) => s + r.positions * shape.layers * shape.kvHeads * shape.headDim * 2, 0);
@@ -107,12 +138,12 @@ export function scoreArm(ref: ReferenceSet, arm: EvalArm, runs: readonly PromptO
   const decodeMs = runs.reduce((s, r) => s + r.decodeMs, 0);
   return {
     arm: arm.name,
-    klMean: klMean(pooled(refL, V, all), pooled(testL, V, all)),
-    klDecode: decodeRows ? klMean(pooled(refL, V, dec), pooled(testL, V, dec)) : 0,
-    top1Agree: top1Agree(pooled(refL, V, all), pooled(testL, V, all)),
-    nllRef: nll.nllRef,
-    nllTest: nll.nllTest,
-    pplDelta: nll.pplDelta,
+    klMean: pooledMean(all, kl),
+    klDecode: H > 1 ? pooledMean(dec, kl) : 0,
+    top1Agree: pooledMean(all, (i, a, b) => top1Digest(R(i), T(i), a, b)),
+    nllRef,
+    nllTest,
+    pplDelta: Math.exp(nllTest) - Math.exp(nllRef),
     exactAt: em.fullAt,
     prefixMean: em.prefixMean,
     decodeTps: decodeMs > 0 ? (1000 * runs.reduce((s, r) => s + r.decodeSteps, 0)) / decodeMs : 0,
@@ -122,6 +153,13 @@ export function scoreArm(ref: ReferenceSet, arm: EvalArm, runs: readonly PromptO
     effectiveBits: (bytes * 8) / elements,
     formatBits: plans.reduce((s, p) => s + (bitsPerValue(p.k) + bitsPerValue(p.v)) / 2, 0) / plans.length,
   };
+}
+
+/** Scores outcomes that still hold their logits (the eval CLI): digests over the whole vocabulary, so exact KL. */
+export function scoreArm(ref: ReferenceSet, arm: EvalArm, runs: readonly PromptOutcome[], shape: ModelShape, horizons: readonly number[], topK = ref.vocab): ArmScore {
+  const { ids, digests } = referenceDigests(ref, topK);
+  const scored = runs.map(({ logits, ...rest }, i) => ({ ...rest, digest: armDigest(ref, ids[i]!, i, logits) }));
+  return scoreDigests(ref, digests, topK, arm, scored, shape, horizons);
 }
 
 /** The one-table summary of an eval run (markdown pipe table). */

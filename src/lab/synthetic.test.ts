@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { synthesize, channelRms, attentionWeights, applyRope } from './synthetic.js';
+import { synthesize, synthesizeLayer, splitChannelEnergy, channelRms, attentionWeights, applyRope } from './synthetic.js';
 import { massInWindow } from './metrics.js';
 import { ArgumentError } from '../errors.js';
 
@@ -67,4 +67,29 @@ test('bad specs throw ArgumentError', () => {
   assert.throws(() => synthesize({ seed: 1, tokens: 0, headDim: 32 }), ArgumentError);
   assert.throws(() => synthesize({ seed: 1, tokens: 8, headDim: 31 }), ArgumentError);
   assert.throws(() => synthesize({ seed: 1, tokens: 8, headDim: 32, focus: 'early_focus' }), ArgumentError);
+});
+
+test('synthesizeLayer hits its statistic targets (measured the way the protocol reports them)', async () => {
+  const { layerStatistics } = await import('./protocols/bit-allocation-stats.js');
+  for (const [spread, share] of [[5.8, 0.061], [74.9, 0.995]] as const) {
+    const g = synthesizeLayer({ seed: 4, tokens: 256, headDim: 64, heads: 2, kvHeads: 1, queries: 4, ropeTheta: 10000, kChannelRmsSpread: spread, kMeanEnergyFraction: share, vChannelRmsSpread: 7.9, vMeanEnergyFraction: 0.14, entropyNormalized: 0.5 });
+    const s = layerStatistics({ name: 'x', source: 'synthetic', tokens: 256, heads: 2, kvHeads: 1, headDim: 64, q: g.q, positions: g.positions, k: g.k, v: g.v });
+    assert.ok(Math.abs(s.entropyNormalized - 0.5) < 0.01, `entropy ${s.entropyNormalized}`);
+    assert.ok(Math.abs(s.kMeanEnergyFraction - share) < 0.03, `K share ${s.kMeanEnergyFraction} vs ${share}`);
+    assert.ok(Math.abs(s.vMeanEnergyFraction - 0.14) < 0.03, `V share ${s.vMeanEnergyFraction}`);
+    // Sampled channel RMS spread lands near the target (finite tokens: within 25%).
+    assert.ok(Math.abs(s.kChannelRmsSpread / spread - 1) < 0.25, `K spread ${s.kChannelRmsSpread} vs ${spread}`);
+    assert.ok(Math.abs(s.vChannelRmsSpread / 7.9 - 1) < 0.25, `V spread ${s.vChannelRmsSpread}`);
+  }
+});
+
+test('splitChannelEnergy: offsets hold the asked share, large channels first; impossible shares throw', () => {
+  const r = Float64Array.from({ length: 16 }, (_, i) => 1 + i);
+  const { offset, std } = splitChannelEnergy(r, 0.5);
+  const e = r.reduce((s, x) => s + x * x, 0);
+  assert.ok(Math.abs(offset.reduce((s, x) => s + x * x, 0) / e - 0.5) < 1e-9);
+  r.forEach((x, c) => assert.ok(Math.abs(offset[c]! ** 2 + std[c]! ** 2 - x * x) < 1e-9));
+  assert.equal(offset[0], 0);
+  assert.ok(offset[15]! / r[15]! > offset[1]! / r[1]!);
+  assert.throws(() => splitChannelEnergy(Float64Array.from([1, 1, 1]), 0.5), ArgumentError);
 });

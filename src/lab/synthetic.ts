@@ -195,3 +195,159 @@ export function attentionWeights(q: Float32Array, qOff: number, k: Float32Array,
   for (let t = 0; t < n; t++) s[t]! /= sum;
   return s;
 }
+
+/**
+ * A layer built to hit measurable statistics (bit-allocation v2). Each target is something
+ * `layerStatistics` measures back on synthetic and captured layers alike, so the two can be compared.
+ */
+export interface LayerPreset {
+  readonly seed: number;
+  readonly tokens: number;
+  readonly headDim: number;
+  readonly heads?: number;
+  readonly kvHeads?: number;
+  readonly queries?: number;
+  /** RoPE base for the token-varying parts of Q and K (0 = none). */
+  readonly ropeTheta?: number;
+  /** max/min channel RMS of the cached K and V (seed 000: K 5.8x at L3, 74.9x at L47; V 7.9x..14.5x). */
+  readonly kChannelRmsSpread: number;
+  readonly vChannelRmsSpread: number;
+  /** Share of the energy in per-channel means (common to all tokens), in [0, 1). */
+  readonly kMeanEnergyFraction: number;
+  readonly vMeanEnergyFraction: number;
+  /** Target mean attention entropy over ln(keys): 1 = uniform, 0 = one-hot; q's scale is solved for it. */
+  readonly entropyNormalized: number;
+  readonly sinkTokens?: number;
+  readonly sinkLogit?: number;
+}
+
+/** Bisection iterations: 60 halvings take any bracket below float64 resolution. */
+const BISECT_STEPS = 60;
+
+function bisect(f: (x: number) => number, target: number, lo: number, hi: number, increasing: boolean): number {
+  for (let i = 0; i < BISECT_STEPS; i++) {
+    const mid = (lo + hi) / 2;
+    if (f(mid) < target === increasing) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/**
+ * Splits channel RMS r_c into a common offset and a token-varying std s_c = r_c^(1-g). g = 0: outliers are
+ * pure variance; g = 1: every channel varies like the bulk and outliers are pure offsets. g is solved so the
+ * offsets hold `fraction` of the energy: the large channels carry the common mode, as KIVI's fixed outlier
+ * channels do.
+ */
+export function splitChannelEnergy(r: Float64Array, fraction: number): { offset: Float64Array; std: Float64Array } {
+  const std = (g: number) => r.map((x) => Math.min(x, Math.pow(x, 1 - g)));
+  const energy = r.reduce((s, x) => s + x * x, 0);
+  const share = (g: number) => 1 - std(g).reduce((s, x) => s + x * x, 0) / energy;
+  // Beyond g = 8 the offsets have all they can get (channels at the minimum RMS never carry an offset).
+  const G_MAX = 8;
+  if (!(fraction >= 0 && fraction <= share(G_MAX))) throw new ArgumentError(`synthetic: mean-energy fraction ${fraction} outside [0, ${share(G_MAX).toFixed(3)}] for this spread`);
+  const s = std(fraction === 0 ? 0 : bisect(share, fraction, 0, G_MAX, true));
+  return { offset: r.map((x, c) => Math.sqrt(Math.max(0, x * x - s[c]! ** 2))), std: s };
+}
+
+/** Mean over rows of the normalized entropy of softmax(alpha * a + b), rows of length n[i]. */
+function meanEntropy(a: readonly Float64Array[], b: readonly Float64Array[], alpha: number): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) {
+    const n = a[i]!.length;
+    if (n < 2) continue;
+    let max = -Infinity;
+    for (let t = 0; t < n; t++) max = Math.max(max, alpha * a[i]![t]! + b[i]![t]!);
+    let z = 0, ps = 0;
+    for (let t = 0; t < n; t++) {
+      const s = alpha * a[i]![t]! + b[i]![t]! - max;
+      const e = Math.exp(s);
+      z += e;
+      ps += e * s;
+    }
+    sum += (Math.log(z) - ps / z) / Math.log(n);
+  }
+  return sum / a.length;
+}
+
+/**
+ * Builds Q/K/V for one preset. K = RoPE(token-varying part) + per-channel offset (after RoPE, so it is
+ * common to every cached token, as the statistic measures); V likewise without RoPE; Q isotropic (an
+ * assumption: no Q statistics are measured) and scaled so the mean attention entropy hits the target.
+ */
+export function synthesizeLayer(p: LayerPreset): SyntheticKv {
+  check({ seed: p.seed, tokens: p.tokens, headDim: p.headDim, heads: p.heads, kvHeads: p.kvHeads, queries: p.queries });
+  const { tokens: N, headDim: D } = p;
+  const heads = p.heads ?? 1;
+  const kvHeads = p.kvHeads ?? 1;
+  const nq = p.queries ?? 1;
+  const rng = new Prng(p.seed);
+  const q = rng.normals(nq * heads * D);
+  const k = rng.normals(kvHeads * N * D);
+  const v = rng.normals(kvHeads * N * D);
+  const positions = new Int32Array(nq);
+  for (let i = 0; i < nq; i++) positions[i] = N - nq + i;
+  const srng = new Prng((p.seed ^ 0x5bd1e995) >>> 0);
+  const ks = splitChannelEnergy(channelScales(srng, D, p.kChannelRmsSpread), p.kMeanEnergyFraction);
+  const vs = splitChannelEnergy(channelScales(srng, D, p.vChannelRmsSpread), p.vMeanEnergyFraction);
+  // Offset signs per kv head and channel, from their own stream.
+  const mrng = new Prng((p.seed ^ 0x27d4eb2f) >>> 0);
+  const sign = () => (mrng.next() < 0.5 ? -1 : 1);
+  const theta = p.ropeTheta ?? 0;
+  for (let h = 0; h < kvHeads; h++) {
+    const kOff = Float64Array.from(ks.offset, (x) => x * sign());
+    const vOff = Float64Array.from(vs.offset, (x) => x * sign());
+    for (let t = 0; t < N; t++) {
+      const o = (h * N + t) * D;
+      for (let c = 0; c < D; c++) {
+        k[o + c]! *= ks.std[c]!;
+        v[o + c] = v[o + c]! * vs.std[c]! + vOff[c]!;
+      }
+      if (theta > 0) applyRope(k, o, D, t, theta);
+      for (let c = 0; c < D; c++) k[o + c]! += kOff[c]!;
+    }
+  }
+  if (theta > 0) for (let i = 0; i < nq; i++) for (let h = 0; h < heads; h++) applyRope(q, (i * heads + h) * D, D, positions[i]!, theta);
+  // Sink: a shared direction u in every query and the sink keys, weighted toward quiet K channels so u adds
+  // little score variance to the other keys.
+  const sinkTokens = Math.min(N, p.sinkTokens ?? 0);
+  const sinkLogit = p.sinkLogit ?? 0;
+  const u = new Float64Array(D);
+  if (sinkTokens > 0 && sinkLogit !== 0) {
+    const raw = srng.normals(D);
+    for (let c = 0; c < D; c++) u[c] = raw[c]! / (ks.std[c]! + ks.offset[c]!);
+    const c0 = Math.sqrt(Math.abs(sinkLogit) * Math.sqrt(D)) / Math.hypot(...u);
+    for (let c = 0; c < D; c++) u[c]! *= c0;
+    for (let h = 0; h < kvHeads; h++) for (let t = 0; t < sinkTokens; t++) for (let c = 0; c < D; c++) k[(h * N + t) * D + c]! += Math.sign(sinkLogit) * u[c]!;
+  }
+  // Scores split as alpha * (q0.k) + (u.k): solve alpha for the entropy target on exactly these keys.
+  const group = heads / kvHeads;
+  const a: Float64Array[] = [], b: Float64Array[] = [];
+  for (let i = 0; i < nq; i++) {
+    for (let h = 0; h < heads; h++) {
+      const n = positions[i]! + 1;
+      const kOff = Math.floor(h / group) * N * D;
+      const ai = new Float64Array(n), bi = new Float64Array(n);
+      for (let t = 0; t < n; t++) {
+        let sa = 0, sb = 0;
+        for (let c = 0; c < D; c++) {
+          sa += q[(i * heads + h) * D + c]! * k[kOff + t * D + c]!;
+          sb += u[c]! * k[kOff + t * D + c]!;
+        }
+        ai[t] = sa / Math.sqrt(D);
+        bi[t] = sb / Math.sqrt(D);
+      }
+      a.push(ai);
+      b.push(bi);
+    }
+  }
+  const target = p.entropyNormalized;
+  const at0 = meanEntropy(a, b, 0);
+  if (!(target > 0 && target <= at0)) throw new ArgumentError(`synthetic: entropy target ${target} outside (0, ${at0.toFixed(3)}] (the sink alone gives the upper end)`);
+  // Entropy falls as alpha grows; the bracket widens until it holds the target.
+  let hi = 1;
+  while (meanEntropy(a, b, hi) > target && hi < 1e6) hi *= 2;
+  const alpha = bisect((x) => meanEntropy(a, b, x), target, 0, hi, false);
+  for (let i = 0; i < nq * heads; i++) for (let c = 0; c < D; c++) q[i * D + c] = alpha * q[i * D + c]! + u[c]!;
+  return { tokens: N, headDim: D, heads, kvHeads, q, k, v, positions };
+}

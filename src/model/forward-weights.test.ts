@@ -5,6 +5,10 @@ import { dequantize } from '../gguf/dequant.js';
 import { GGML, ggmlType } from '../gguf/types.js';
 import { Prng } from '../numeric/prng.js';
 import { FileFormatError } from '../errors.js';
+import { configureMatmul } from './matmul-wasm.js';
+
+// These tests check float-level agreement: pin f32 activations (q8 activations are tested in matmul-wasm.test.ts).
+configureMatmul({ activations: 'f32' });
 
 /** Random blocks with their f16 scale fields set to finite values (offsets per ggml's block structs). */
 function randomTensor(type: number, rows: number, cols: number, rng: Prng): Uint8Array {

@@ -1,12 +1,14 @@
-// Weight matrices for the forward pass. Quantized tensors stay quantized in memory; matmul dequantizes a
-// block of rows into a small float32 scratch and multiplies every token by it, so prefill reuses each
-// dequantized block across the batch and a Q4_K model never exists as float32 in memory.
+// Weight matrices for the forward pass. Quantized tensors stay quantized in memory. With the wasm kernels
+// (the default) the packed bytes live in the shared arena and matmul runs there (matmul-wasm.ts); the
+// plain TS path below is the reference: it dequantizes a block of rows into a small float32 scratch and
+// multiplies every token by it, so a Q4_K model never exists as float32 in memory.
 import { FileFormatError, ShapeError } from '../errors.js';
 import { formats } from '../formats/registry.js';
 import { decodeQ4K, decodeQ5K, decodeQ6K } from '../gguf/kquants.js';
 import type { ModelTensor } from '../gguf/model.js';
 import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
 import { dequantTypes } from '../gguf/dequant.js';
+import { placeInArena, wasmMatmul, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
 
 type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
 
@@ -44,6 +46,8 @@ export class Weight {
   /** Set for f32 weights (and for expanded ones): [rows, cols]. */
   private readonly f32: Float32Array | null;
   private readonly data: Uint8Array;
+  /** Set when the weight lives in the wasm arena (f32 when expanded), else the TS path runs. */
+  private readonly packed: PackedWeight | null = null;
   private readonly rowBytes: number;
   private readonly blockValues: number;
   private readonly blockBytes: number;
@@ -67,7 +71,18 @@ export class Weight {
       throw new ShapeError(`tensor '${name}': ${t.data.length} B for [${this.rows}, ${this.cols}] ${gt.name} (want ${this.rowBytes * this.rows})`);
     }
     this.decode = t.type === GGML.F32 ? null : blockDecoder(name, t.type);
-    this.f32 = t.type === GGML.F32 ? f32View(t.data) : expand ? this.expandAll() : null;
+    const f32 = t.type === GGML.F32 ? f32View(t.data) : expand ? this.expandAll() : null;
+    if (wasmMatmulSupports(t.type)) {
+      // Into the arena: expanded weights as f32, the rest in their packed bytes (read in place by the kernels).
+      const src = f32 ? new Uint8Array(f32.buffer, f32.byteOffset, f32.byteLength) : t.data;
+      const { ptr, view } = placeInArena(name, src);
+      this.data = view;
+      this.f32 = f32 ? new Float32Array(view.buffer, view.byteOffset, f32.length) : null;
+      const type = f32 ? GGML.F32 : t.type;
+      this.packed = { name, type, ptr, rowBytes: f32 ? this.cols * 4 : this.rowBytes, rows: this.rows, cols: this.cols };
+    } else {
+      this.f32 = f32;
+    }
   }
 
   private expandAll(): Float32Array {
@@ -99,8 +114,22 @@ export class Weight {
     }
   }
 
+  /** True when matmul runs in the wasm kernels. */
+  get inWasm(): boolean {
+    return this.packed !== null;
+  }
+
   /** y [n, rows] = x [n, cols] . W^T (+ bias [rows]). */
   matmul(x: Float32Array, n: number, y: Float32Array, bias?: Float32Array): void {
+    const { rows, cols } = this;
+    if (x.length < n * cols || y.length < n * rows) throw new ShapeError(`${this.name}: matmul x ${x.length} / y ${y.length} too short for ${n} x [${rows}, ${cols}]`);
+    if (this.packed) wasmMatmul(this.packed, x, n, y);
+    else this.matmulRef(x, n, y);
+    if (bias) for (let t = 0; t < n; t++) for (let r = 0; r < rows; r++) y[t * rows + r] += bias[r]!;
+  }
+
+  /** The plain TS matmul (the reference the wasm path is tested against), without bias. */
+  matmulRef(x: Float32Array, n: number, y: Float32Array): void {
     const { rows, cols } = this;
     if (x.length < n * cols || y.length < n * rows) throw new ShapeError(`${this.name}: matmul x ${x.length} / y ${y.length} too short for ${n} x [${rows}, ${cols}]`);
     if (this.f32) {
@@ -114,7 +143,11 @@ export class Weight {
         dotRows(this.scratch, 0, r1 - r0, cols, x, n, y, rows, r0);
       }
     }
-    if (bias) for (let t = 0; t < n; t++) for (let r = 0; r < rows; r++) y[t * rows + r] += bias[r]!;
+  }
+
+  /** The packed weight in the arena (null on the TS path): for the wasm parity test. */
+  get packedWeight(): PackedWeight | null {
+    return this.packed;
   }
 }
 

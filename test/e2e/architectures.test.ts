@@ -6,6 +6,11 @@ import { modelFromLoaded, type Model } from '../../src/model/model.js';
 import { UnknownFormatError } from '../../src/errors.js';
 import type { CachePolicy } from '../../src/cache/policy.js';
 import { TINY, TINY_SLIDING_WINDOW, tinyModel } from './tiny-models.js';
+import { configureMatmul } from '../../src/model/matmul-wasm.js';
+
+// Float-level agreement (1e-4, 1e-6) is the point here: pin f32 activations. The default q8 activations
+// (llama.cpp's choice) round each activation block, so tiny input differences can flip a rounding.
+configureMatmul({ activations: 'f32' });
 
 const F32: CachePolicy = { k: 'f32', v: 'f32', exact: 'f32' };
 const ARCHS = ['llama', 'qwen2', 'qwen3', 'gemma3'] as const;

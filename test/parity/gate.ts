@@ -7,7 +7,8 @@ import { formats } from '../../src/formats/registry.js';
 import { bytesFor, rowBytes, type KvFormat } from '../../src/formats/format.js';
 import { attendReference, type AttendArgs } from '../../src/attention/reference.js';
 import type { MixedView } from '../../src/attention/view.js';
-import { attend } from '../../src/kernels/attend.js';
+import { attend, setForceReference, type QPrecision } from '../../src/kernels/attend.js';
+import { KvCache } from '../../src/cache/kvcache.js';
 import { hasKernel, lookupKernel, type Op } from '../../src/kernels/registry.js';
 import { wasmKernels, wasmFailure } from '../../src/kernels/wasm.js';
 import { sharedArena } from '../../src/kernels/arena.js';
@@ -24,7 +25,8 @@ export interface GateGrid {
   readonly formats?: readonly string[];
 }
 
-export const SMALL_GRID: GateGrid = { headDims: [32, 128], lengths: [1, 33, 257], ratios: [1, 4], kvHeads: 2 };
+/** The npm-test grid: every format, one head dim, a partial group and a multi-chunk length (~4 s). */
+export const SMALL_GRID: GateGrid = { headDims: [128], lengths: [1, 33, 257], ratios: [4], kvHeads: 2 };
 export const FULL_GRID: GateGrid = { headDims: [32, 64, 128, 256], lengths: [1, 2, 31, 32, 33, 255, 257, 4099], ratios: [1, 4, 8], kvHeads: 2 };
 
 /**
@@ -34,6 +36,13 @@ export const FULL_GRID: GateGrid = { headDims: [32, 64, 128, 256], lengths: [1, 
  */
 export const TOLERANCES = {
   'f32-accumulation': 1e-9,
+  /**
+   * qPrecision 'int16': q rounded to 16 bits per 32-value block (relative step 2^-15 of the block's largest
+   * |q|) before integer dots; measured worst NMSE 5.1e-9 on the full grid (K with 6x outlier channels).
+   */
+  'int16-q': 2e-8,
+  /** qPrecision 'int8' (llama.cpp's q8 activations): relative step 1/127; measured worst NMSE 2.7e-4. */
+  'int8-q': 1e-3,
 } as const;
 export type ToleranceName = keyof typeof TOLERANCES;
 
@@ -243,17 +252,18 @@ function viewSpecs(f: KvFormat, rng: Prng, kvHeads: number, D: number, L: number
   return { runs, segments };
 }
 
-function checkAttend(ctx: Ctx, f: KvFormat, view: MixedView, ratio: number, label: string, rng: Prng, extra: Partial<AttendArgs> & { queries?: number } = {}): void {
+function checkAttend(ctx: Ctx, f: KvFormat, view: MixedView, ratio: number, label: string, rng: Prng, extra: Partial<AttendArgs> & { queries?: number; qPrecision?: QPrecision } = {}): void {
   const D = view.headDim;
   const heads = view.kvHeads * ratio;
   const nq = extra.queries ?? 1;
   const q = rng.normals(nq * heads * D, 1.5);
   const got = new Float32Array(q.length);
   const want = new Float32Array(q.length);
-  const args = { view, q, heads, ...extra };
-  attend({ ...args, out: got });
+  const { qPrecision, ...rest } = extra;
+  const args = { view, q, heads, ...rest };
+  attend({ ...args, out: got, qPrecision });
   attendReference({ ...args, out: want });
-  const tol = toleranceFor(f.id);
+  const tol = qPrecision === 'int8' ? { name: 'int8-q' as const, nmse: TOLERANCES['int8-q'] } : qPrecision === 'int16' ? { name: 'int16-q' as const, nmse: TOLERANCES['int16-q'] } : toleranceFor(f.id);
   const e = nmse(got, want);
   const route = hasKernel(f.id, 'scores', 'wasm') && hasKernel(f.id, 'accumulate', 'wasm') ? 'wasm' : 'ref fallback';
   report(ctx, e <= tol.nmse, `attend ${f.id}`, `D=${D} L=${view.length} G=${ratio} ${label} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [${route}]`, worstRow(got, want, nq * heads, D, '(query*heads+head)', 'channel'));
@@ -280,6 +290,8 @@ export function runGate(grid: GateGrid, log: (line: string) => void = console.lo
           // Views made before checkOps' allocations may be stale; rebuild the bytes reference.
           const fresh = rebase(view);
           for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode`, rng);
+          // Integer-q score paths (named accuracy choices) where the format has them.
+          if (hasIntScores(f.id)) for (const qp of ['int8', 'int16'] as const) checkAttend(ctx, f, fresh, Math.max(...grid.ratios), `${label} decode qPrecision=${qp}`, rng, { qPrecision: qp });
           if (L >= 4 && L <= 300) {
             const nq = Math.min(L, 6);
             const positions = Array.from({ length: nq }, (_, i) => L - nq + i);
@@ -291,8 +303,45 @@ export function runGate(grid: GateGrid, log: (line: string) => void = console.lo
       }
     }
   }
+  for (const id of ids) {
+    const f = formats.get(id)!;
+    // Cache-level cases at <= 300 tokens: the forced-reference side is plain JS.
+    for (const D of grid.headDims) checkRotation(ctx, f, D, Math.min(300, Math.max(...grid.lengths)), Math.max(...grid.ratios), grid.kvHeads);
+  }
   log(`${ctx.result.passed} passed, ${ctx.result.failed} failed (${ctx.result.fallback} ref fallback)`);
   return ctx.result;
+}
+
+function hasIntScores(id: string): boolean {
+  const k = wasmKernels();
+  return !!k && typeof k.exports[`${id}_scores_i`] === 'function';
+}
+
+/**
+ * A KvCache with rotation on (K and V, f16 sinks and window around the bulk): cache.attend on the fast path
+ * against the same call routed to attendReference (same rotated q and stored bytes), decode and prefill.
+ */
+function checkRotation(ctx: Ctx, f: KvFormat, D: number, L: number, ratio: number, kvHeads: number): void {
+  const rng = new Prng(D * 7 + L + f.id.length);
+  const cache = new KvCache({ layers: 1, kvHeads, headDim: D, capacity: L, policy: { k: f.id, v: f.id, window: 16, sinks: 2, rotation: { k: true, v: true, seed: 3 } } });
+  cache.append(0, kvValues(rng, 1, L, kvHeads * D), kvValues(rng, 1, L, kvHeads * D));
+  const heads = kvHeads * ratio;
+  for (const nq of [1, 4]) {
+    const q = rng.normals(nq * heads * D, 1.5);
+    const positions = nq === 1 ? undefined : Array.from({ length: nq }, (_, i) => L - nq + i);
+    const got = new Float32Array(q.length);
+    const want = new Float32Array(q.length);
+    cache.attend(0, q, got, { positions });
+    setForceReference(true);
+    try {
+      cache.attend(0, q, want, { positions });
+    } finally {
+      setForceReference(false);
+    }
+    const tol = toleranceFor(f.id);
+    const e = nmse(got, want);
+    report(ctx, e <= tol.nmse, `attend ${f.id}`, `D=${D} L=${L} G=${ratio} rotation k+v sinks+window ${nq === 1 ? 'decode' : `prefill x${nq}`} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [cache]`, worstRow(got, want, nq * heads, D, '(query*heads+head)', 'channel'));
+  }
 }
 
 /** The same view with every run's bytes re-made over the arena's current buffer. */
@@ -303,7 +352,9 @@ function rebase(view: MixedView): MixedView {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const full = process.argv.includes('--full');
-  const r = runGate(full ? FULL_GRID : SMALL_GRID);
+  const only = process.argv.indexOf('--formats');
+  const grid = full ? FULL_GRID : SMALL_GRID;
+  const r = runGate(only >= 0 ? { ...grid, formats: process.argv[only + 1]!.split(',') } : grid);
   if (r.failed > 0) {
     console.log('failures:');
     for (const x of r.failures) console.log(`  ${x}`);

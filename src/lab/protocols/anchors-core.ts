@@ -11,6 +11,8 @@ import { parseModelEval, schemeList, type ModelEvalSpec } from './model-runs.js'
 
 export type LayerSet = 'all' | 'probe' | 'layer0';
 export interface AnchorSweep {
+  /** Schemes this sweep runs on (default: all of spec.schemes): a fractional design runs each level on a few. */
+  readonly schemes?: readonly string[];
   readonly counts: readonly number[];
   readonly precisions: readonly AnchorPrecision[];
   readonly layerSets: readonly LayerSet[];
@@ -36,7 +38,10 @@ export function parseAnchors(json: unknown): AnchorsSpec {
     schemes: schemeList(o, 'schemes'),
     sweeps: o.sweeps.map((x: unknown, i: number) => {
       const s = obj(x, `sweeps[${i}]`);
-      return { counts: nums(s, 'counts', isNonNegInt), precisions: strs(s, 'precisions', ['f16', 'int8', 'int4'] as const), layerSets: strs(s, 'layerSets', ['all', 'probe', 'layer0'] as const) };
+      const only = s.schemes === undefined ? undefined : schemeList(s, 'schemes');
+      const all = schemeList(o, 'schemes');
+      if (only?.some((x) => !all.includes(x))) throw new FileFormatError('protocol', `sweeps[${i}].schemes must be a subset of 'schemes'`);
+      return { ...(only && { schemes: only }), counts: nums(s, 'counts', isNonNegInt), precisions: strs(s, 'precisions', ['f16', 'int8', 'int4'] as const), layerSets: strs(s, 'layerSets', ['all', 'probe', 'layer0'] as const) };
     }),
     probe: { layers: num(p, 'layers', isPosInt), sequences: { count: num(q, 'count', isPosInt), length: num(q, 'length', isPosInt), seedTokens: num(q, 'seedTokens', isNonNegInt), seed: num(q, 'seed', isNonNegInt) } },
   };
@@ -50,11 +55,17 @@ export interface AnchorArm extends EvalArm {
   readonly layers: readonly number[] | 'all';
 }
 
+/** Schemes whose arms use the probe-chosen layer set (only these need a probe run). */
+export function probedSchemes(spec: AnchorsSpec): string[] {
+  return spec.schemes.filter((scheme) => spec.sweeps.some((s) => (s.schemes ?? spec.schemes).includes(scheme) && s.layerSets.includes('probe') && s.counts.some((c) => c > 0)));
+}
+
 /** Arms of every sweep, deduplicated by name; `probeLayers` maps scheme -> probe-chosen layers. */
 export function anchorArms(spec: AnchorsSpec, nLayer: number, probeLayers: ReadonlyMap<string, readonly number[]>): AnchorArm[] {
   const out = new Map<string, AnchorArm>();
   for (const scheme of spec.schemes) {
     for (const sw of spec.sweeps) {
+      if (sw.schemes && !sw.schemes.includes(scheme)) continue;
       for (const count of sw.counts) {
         for (const precision of sw.precisions) {
           for (const layerSet of sw.layerSets) {

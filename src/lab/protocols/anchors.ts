@@ -6,14 +6,11 @@ import { runProbe, type ProbeResult } from '../probe.js';
 import { defaultPrompts } from '../prompts.js';
 import { storeErrorOk } from '../stored-error.js';
 import { needPrompts, auditModelProtocol, runModelProtocol, type ModelProtocolHooks } from './model-runs.js';
-import { anchorArms, anchorsHeadline, parseAnchors, type AnchorArm, type AnchorsSpec } from './anchors-core.js';
+import { anchorArms, anchorsHeadline, parseAnchors, probedSchemes, type AnchorArm, type AnchorsSpec } from './anchors-core.js';
 
 const probeFile = (scheme: string) => `probe/${scheme}.json`;
 const ARMS_FILE = 'arms.json';
 
-function needsProbe(spec: AnchorsSpec): boolean {
-  return spec.sweeps.some((s) => s.layerSets.includes('probe') && s.counts.some((c) => c > 0));
-}
 
 /** The probe's choice recomputed from its saved KLs: the top `n` by klOnlyQuantized (ties: lower klOnlyExact). */
 function rerank(p: ProbeResult, n: number): number[] {
@@ -24,9 +21,10 @@ const hooks: ModelProtocolHooks<AnchorsSpec> = {
   prompts: (model, spec) => defaultPrompts(model, needPrompts(spec)),
   arms: (model, spec, w) => {
     const chosen = new Map<string, number[]>();
-    if (needsProbe(spec)) {
+    const probed = probedSchemes(spec);
+    if (probed.length > 0) {
       const sequences = defaultPrompts(model, spec.probe.sequences);
-      for (const scheme of spec.schemes) {
+      for (const scheme of probed) {
         const r = runProbe(model, { scheme, sequences, protect: 'anchors', errorFloor: spec.controls.errorFloor });
         w.writeJson(probeFile(scheme), r, 'output');
         chosen.set(scheme, rerank(r, spec.probe.layers));
@@ -38,9 +36,10 @@ const hooks: ModelProtocolHooks<AnchorsSpec> = {
   },
   headline: (spec, scores, _records, _ref, read) => anchorsHeadline(spec, JSON.parse(read(ARMS_FILE)) as AnchorArm[], scores),
   checks: (spec, records, _ref, read, checks) => {
-    if (!needsProbe(spec)) return;
+    const probed = probedSchemes(spec);
+    if (probed.length === 0) return;
     const arms = JSON.parse(read(ARMS_FILE)) as AnchorArm[];
-    const probes = spec.schemes.map((s) => ({ s, p: JSON.parse(read(probeFile(s))) as ProbeResult }));
+    const probes = probed.map((s) => ({ s, p: JSON.parse(read(probeFile(s))) as ProbeResult }));
     checks.add('probe: its stored K/V read-back control holds in every configuration', ...countFailures(probes.flatMap(({ s, p }) => p.controls.map((c) => ({ s, c }))),
       ({ c }) => c.layers.every((e) => storeErrorOk(e, spec.controls.errorFloor)), ({ s, c }) => `${s}: ${c.config}`));
     checks.add(`probe: the 'probe' layer sets are the top ${spec.probe.layers} of the saved per-layer KLs`, ...countFailures(arms.filter((a) => a.layerSet === 'probe'),

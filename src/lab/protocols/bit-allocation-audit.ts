@@ -5,6 +5,7 @@ import { CheckList, countFailures, near } from '../checks.js';
 import { readF32, sameBytes, sameF32 } from '../arrays.js';
 import { readCapture } from '../capture.js';
 import { bitAllocationChecks } from './bit-allocation-checks.js';
+import { layerStatistics, STATISTICS_FILE, statisticsLines, type LayerStatistics } from './bit-allocation-stats.js';
 import {
   syntheticLayer, capturedLayer, encodeHeads, referenceOutput, evaluateArm, summarize, headline,
   CAPTURE_COPY, cacheFile, resultsCsv, type BitAllocationSpec, type LayerInput, type ArmResult, type LayerIndex,
@@ -54,9 +55,12 @@ export function auditBitAllocation(dir: string, spec: BitAllocationSpec, checks:
   const again = new CheckList();
   bitAllocationChecks(spec, rows, again);
   for (const c of again.checks) checks.add(`recomputed ${c.name}`, c.pass, c.detail);
+  const stats = spec.version >= 2 ? layers.map(layerStatistics) : undefined;
+  if (stats) checks.try('statistics.json recomputed from the saved inputs', () => [near(json<LayerStatistics[]>(STATISTICS_FILE), JSON.parse(JSON.stringify(stats)), spec.tolerance), `${stats.length} layers`]);
   checks.try('summary.json and headline.md recomputed from the results', () => {
     const s = summarize(spec, rows);
-    return [near(json('summary.json'), s, spec.tolerance) && readFileSync(join(dir, 'headline.md'), 'utf8') === headline(spec, s).join('\n') + '\n', `${s.length} arms`];
+    const lines = [...headline(spec, s), ...(stats ? statisticsLines(stats) : [])];
+    return [near(json('summary.json'), s, spec.tolerance) && readFileSync(join(dir, 'headline.md'), 'utf8') === lines.join('\n') + '\n', `${s.length} arms`];
   });
   checks.try('checks.json: the run recorded the same verdicts', () => {
     const s = json<{ name: string; pass: boolean }[]>('checks.json');

@@ -1,5 +1,5 @@
 // bit-allocation (seed 000): spec, layers (synthetic or captured), and the per-arm computation shared by run and audit.
-import { synthesize } from '../synthetic.js';
+import { synthesize, synthesizeLayer } from '../synthetic.js';
 import { relRms, relL2 } from '../metrics.js';
 import { attendDense } from '../dense.js';
 import type { CapturedLayer } from '../capture.js';
@@ -18,7 +18,8 @@ export interface Arm {
   readonly note: string;
 }
 
-export interface SyntheticLayerSpec {
+/** Version 1 layers (kept so archived v1 runs still audit): generator knobs, not measured targets. */
+export interface SyntheticLayerV1 {
   readonly name: string;
   readonly kOutlierSpread: number;
   readonly vChannelSpread: number;
@@ -26,8 +27,24 @@ export interface SyntheticLayerSpec {
   readonly vChannelMean: number;
 }
 
+/** Version 2 layers: each field a statistic `layerStatistics` measures back; `source` says where it came from. */
+export interface SyntheticLayerV2 {
+  readonly name: string;
+  readonly kChannelRmsSpread: number;
+  readonly kMeanEnergyFraction: number;
+  readonly vChannelRmsSpread: number;
+  readonly vMeanEnergyFraction: number;
+  readonly entropyNormalized: number;
+  readonly source: string;
+}
+
+export type SyntheticLayerSpec = SyntheticLayerV1 | SyntheticLayerV2;
+const isV2 = (l: SyntheticLayerSpec): l is SyntheticLayerV2 => 'kChannelRmsSpread' in l;
+
 export interface BitAllocationSpec {
   readonly name: 'bit-allocation';
+  /** 1: generator knobs (its layers missed their own stated spreads); 2: measured-statistics presets + statistics.json. */
+  readonly version: 1 | 2;
   readonly arms: readonly Arm[];
   /** Must reproduce the reference exactly (negative control). */
   readonly controlArm: Arm;
@@ -65,9 +82,11 @@ export function parseBitAllocation(json: unknown): BitAllocationSpec {
   const c = obj(o.controls, 'controls');
   const cell = obj(o.cellShape, 'cellShape');
   const arms = o.arms.map((a, i) => arm(a, `arms[${i}]`));
+  const version = num(o, 'version', (x) => x === 1 || x === 2) as 1 | 2;
   if (new Set(arms.map((a) => a.name)).size !== arms.length) throw new FileFormatError('protocol', 'arm names must be unique');
   return {
     name: 'bit-allocation',
+    version,
     arms,
     controlArm: arm(o.controlArm, 'controlArm'),
     synthetic: {
@@ -82,7 +101,13 @@ export function parseBitAllocation(json: unknown): BitAllocationSpec {
       sinkLogit: num(s, 'sinkLogit'),
       layers: s.layers.map((l: unknown, i: number) => {
         const lo = obj(l, `synthetic.layers[${i}]`) as Json;
-        return { name: str(lo, 'name'), kOutlierSpread: num(lo, 'kOutlierSpread', (x) => x >= 1), vChannelSpread: num(lo, 'vChannelSpread', (x) => x >= 1), kChannelMean: num(lo, 'kChannelMean'), vChannelMean: num(lo, 'vChannelMean') };
+        if (version === 1) return { name: str(lo, 'name'), kOutlierSpread: num(lo, 'kOutlierSpread', (x) => x >= 1), vChannelSpread: num(lo, 'vChannelSpread', (x) => x >= 1), kChannelMean: num(lo, 'kChannelMean'), vChannelMean: num(lo, 'vChannelMean') };
+        const share = (x: number) => x >= 0 && x < 1;
+        return {
+          name: str(lo, 'name'), kChannelRmsSpread: num(lo, 'kChannelRmsSpread', (x) => x >= 1), kMeanEnergyFraction: num(lo, 'kMeanEnergyFraction', share),
+          vChannelRmsSpread: num(lo, 'vChannelRmsSpread', (x) => x >= 1), vMeanEnergyFraction: num(lo, 'vMeanEnergyFraction', share),
+          entropyNormalized: num(lo, 'entropyNormalized', (x) => x > 0 && x <= 1), source: str(lo, 'source'),
+        };
       }),
     },
     captureQueries: num(o, 'captureQueries', isPosInt),
@@ -113,10 +138,10 @@ export interface LayerInput {
 export function syntheticLayer(spec: BitAllocationSpec, i: number): LayerInput {
   const s = spec.synthetic;
   const l = s.layers[i]!;
-  const g = synthesize({
-    seed: s.seed * 1000 + i, tokens: s.tokens, headDim: s.headDim, heads: s.heads, kvHeads: s.kvHeads, queries: s.queries,
-    kOutlierSpread: l.kOutlierSpread, vChannelSpread: l.vChannelSpread, kChannelMean: l.kChannelMean, vChannelMean: l.vChannelMean, ropeTheta: s.ropeTheta, sinkTokens: s.sinkTokens, sinkLogit: s.sinkLogit,
-  });
+  const shape = { seed: s.seed * 1000 + i, tokens: s.tokens, headDim: s.headDim, heads: s.heads, kvHeads: s.kvHeads, queries: s.queries, ropeTheta: s.ropeTheta, sinkTokens: s.sinkTokens, sinkLogit: s.sinkLogit };
+  const g = isV2(l)
+    ? synthesizeLayer({ ...shape, ...l })
+    : synthesize({ ...shape, kOutlierSpread: l.kOutlierSpread, vChannelSpread: l.vChannelSpread, kChannelMean: l.kChannelMean, vChannelMean: l.vChannelMean });
   return { name: l.name, source: 'synthetic', tokens: s.tokens, heads: s.heads, kvHeads: s.kvHeads, headDim: s.headDim, q: g.q, positions: g.positions, k: g.k, v: g.v };
 }
 

@@ -7,6 +7,7 @@ import { readCapture } from '../capture.js';
 import type { Protocol, RunOptions, RunResult } from '../protocol-types.js';
 import { bitAllocationChecks } from './bit-allocation-checks.js';
 import { auditBitAllocation } from './bit-allocation-audit.js';
+import { layerStatistics, STATISTICS_FILE, statisticsLines } from './bit-allocation-stats.js';
 import {
   parseBitAllocation, syntheticLayer, capturedLayer, encodeHeads, referenceOutput, evaluateArm, summarize, headline,
   CAPTURE_COPY, layerFile, cacheFile, resultsCsv, type BitAllocationSpec, type LayerInput, type ArmResult, type LayerIndex,
@@ -46,7 +47,10 @@ export function runBitAllocation(spec: BitAllocationSpec, protocolBytes: Uint8Ar
   const checks = new CheckList();
   bitAllocationChecks(spec, rows, checks);
   const summary = summarize(spec, rows);
-  const lines = headline(spec, summary);
+  // v2: the statistics that say how close each synthetic layer is to the captured ones, next to the errors.
+  const stats = spec.version >= 2 ? layers.map(layerStatistics) : undefined;
+  const lines = [...headline(spec, summary), ...(stats ? statisticsLines(stats) : [])];
+  if (stats) w.writeJson(STATISTICS_FILE, stats, 'output');
   w.writeJson('inputs/index.json', { layout: 'float32 LE: q[queries, heads, headDim], k[kvHeads, tokens, headDim], v[kvHeads, tokens, headDim]', layers: index }, 'meta');
   w.writeJson('results.json', rows, 'output');
   w.write('results.csv', resultsCsv(rows), 'output');

@@ -17,7 +17,7 @@ function tiny(name: string, patch: Record<string, unknown>): { spec: unknown; by
   return { spec: protocol.parse(json), bytes: b, run: protocol };
 }
 
-/** Runs a tiny spec, audits it, flips one byte of a logits file and audits again. */
+/** Runs a tiny spec, audits it, flips one byte of a logit digest file and audits again. */
 export function runAndTamper(t: { skip(msg: string): void }, name: string, patch: Record<string, unknown>): void {
   if (!existsSync(MODEL)) return void t.skip(`${MODEL} not present`);
   const { spec, bytes, run } = tiny(name, patch);
@@ -26,7 +26,7 @@ export function runAndTamper(t: { skip(msg: string): void }, name: string, patch
   assert.ok(r.pass, r.checks.lines().join('\n'));
   const a = auditRun(out);
   assert.ok(a.pass, a.lines().join('\n'));
-  const f = join(out, 'logits', 'control-f16', 'p0.f32');
+  const f = join(out, 'digests', 'control-f16', 'p0.f32');
   const target = existsSync(f) ? f : join(out, 'runs.json');
   const b = readFileSync(target);
   b[b.length >> 1] ^= 1;

@@ -1,5 +1,6 @@
 // Shared machinery of the model protocols (window-sweep, anchors, needles): the reference artifact, arms run
-// through the engine with their logits saved, negative controls, and the audit that rescores the saved files.
+// through the engine with their logit digests saved (logit-digest.ts: k + 3 floats per row, not the
+// vocabulary), negative controls, and the audit that rescores the saved files.
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { CachePolicy } from '../../cache/policy.js';
@@ -7,12 +8,13 @@ import { ArgumentError, FileFormatError } from '../../errors.js';
 import { loadModel, type Model } from '../../model/model.js';
 import { f32Bytes, readF32 } from '../arrays.js';
 import { CheckList, countFailures, near } from '../checks.js';
-import { runArm, scoreArm, type ArmScore, type EvalArm, type ModelShape, type PromptOutcome } from '../eval.js';
+import { armDigest, referenceDigests, runArm, scoreDigests, type ArmScore, type EvalArm, type ModelShape, type PromptOutcome, type ScoredOutcome } from '../eval.js';
 import { RunWriter } from '../manifest.js';
 import type { RunOptions, RunResult } from '../protocol-types.js';
 import type { DefaultPromptSpec } from '../prompts.js';
 import { computeReference, modelSha256, readReference, writeReference, REFERENCE_POLICY, type EvalPrompt, type ReferenceSet } from '../reference-logits.js';
 import { num, nums, obj, isNonNegInt, isPosInt, type Json } from '../spec.js';
+import { digestWidth } from '../logit-digest.js';
 import { storeErrorOk } from '../stored-error.js';
 
 export interface ModelEvalSpec {
@@ -20,6 +22,8 @@ export interface ModelEvalSpec {
   readonly prompts?: DefaultPromptSpec;
   readonly horizon: number;
   readonly horizons: readonly number[];
+  /** Logit metrics read the reference's top `topK` tokens plus a tail bucket per row (exact KL when >= vocab). */
+  readonly topK: number;
   readonly controls: { readonly errorFloor: number };
   readonly tolerance: number;
 }
@@ -31,6 +35,7 @@ export function parseModelEval(o: Json): ModelEvalSpec {
     prompts: p && { count: num(p, 'count', isPosInt), length: num(p, 'length', isPosInt), seedTokens: num(p, 'seedTokens', isNonNegInt), seed: num(p, 'seed', isNonNegInt) },
     horizon: num(o, 'horizon', isPosInt),
     horizons: nums(o, 'horizons', isPosInt),
+    topK: num(o, 'topK', isPosInt),
     controls: { errorFloor: num(c, 'errorFloor', (x) => x >= 0) },
     tolerance: num(o, 'tolerance', (x) => x >= 0),
   };
@@ -47,9 +52,10 @@ export const REFERENCE_FILE = 'inputs/reference.kvref';
 export const MODEL_FILE = 'inputs/model.json';
 export const RUNS_FILE = 'runs.json';
 const safe = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '_');
-export const logitsFile = (arm: string, prompt: string) => `logits/${safe(arm)}/${safe(prompt)}.f32`;
+/** float32 [rows, topK + 3] per arm and prompt (logit-digest.ts). */
+export const digestFile = (arm: string, prompt: string) => `digests/${safe(arm)}/${safe(prompt)}.f32`;
 
-/** Everything saved per arm and prompt except the logits (those are in logitsFile). */
+/** Everything saved per arm and prompt except the logits (their digest is in digestFile). */
 export type OutcomeRecord = Omit<PromptOutcome, 'logits'>;
 export interface ArmRecord {
   readonly arm: EvalArm;
@@ -90,18 +96,27 @@ export function runModelArms(w: RunWriter, model: Model, info: ModelInfo, spec: 
   if (new Set(all.map((a) => a.name)).size !== all.length) throw new ArgumentError('model protocol: arm names must be unique');
   const records: ArmRecord[] = [];
   const scores: ArmScore[] = [];
+  const refD = referenceDigests(ref, spec.topK);
   let control: Float32Array[] = [];
+  let controlLogits: Float32Array[] = [];
   for (const arm of all) {
     const actualPolicy = o.sabotage && arm.name !== CONTROL_ARM ? DISABLED : undefined;
     const runs = runArm(model, ref, arm, { checkLayers: true, actualPolicy, onPrompt: o.progress });
-    for (const r of runs) w.write(logitsFile(arm.name, r.prompt), f32Bytes(r.logits), 'output');
-    if (arm.name === CONTROL_ARM) control = runs.map((r) => r.logits);
-    records.push({ arm, outcomes: runs.map(({ logits: _logits, ...rest }) => rest) });
-    scores.push(scoreArm(ref, arm, runs, info.shape, spec.horizons));
+    // Scored from the float32 digest as saved, so the audit reads back exactly the numbers the run used.
+    const scored: ScoredOutcome[] = runs.map(({ logits, ...rest }, i) => ({ ...rest, digest: armDigest(ref, refD.ids[i]!, i, logits) }));
+    for (const r of scored) w.write(digestFile(arm.name, r.prompt), f32Bytes(r.digest), 'output');
+    if (arm.name === CONTROL_ARM) {
+      control = scored.map((r) => r.digest);
+      controlLogits = runs.map((r) => r.logits);
+    }
+    records.push({ arm, outcomes: scored.map(({ digest: _digest, ...rest }) => rest) });
+    scores.push(scoreDigests(ref, refD.digests, spec.topK, arm, scored, info.shape, spec.horizons));
   }
   w.writeJson(RUNS_FILE, records, 'output');
   const checks = new CheckList();
-  modelChecks(ref, records, control, spec, checks);
+  // Run time only (the logits are not saved): the strongest form of the control, every logit bit for bit.
+  checks.add('control (run time): the f16 cache re-run reproduces every reference logit bit for bit', ...countFailures(ref.entries.map((e, i) => ({ e, i })), ({ e, i }) => controlLogits[i] !== undefined && sameF32(controlLogits[i]!, e.logits), ({ e }) => e.prompt.id));
+  modelChecks(ref, refD.digests, records, control, spec, checks);
   return { ref, records, scores, checks };
 }
 
@@ -114,10 +129,10 @@ function sameF32(a: Float32Array, b: Float32Array): boolean {
  * reference exactly; each layer stores quantized values exactly where its arm means to quantize; the cache's
  * real bytes equal the accounting formula.
  */
-export function modelChecks(ref: ReferenceSet, records: readonly ArmRecord[], control: readonly Float32Array[], spec: ModelEvalSpec, checks: CheckList): void {
+export function modelChecks(ref: ReferenceSet, refDigests: readonly Float32Array[], records: readonly ArmRecord[], control: readonly Float32Array[], spec: ModelEvalSpec, checks: CheckList): void {
   const c = records.find((r) => r.arm.name === CONTROL_ARM);
-  checks.add('control: the f16 cache re-run reproduces the reference logits and continuation exactly', ...countFailures(ref.entries.map((e, i) => ({ e, i })), ({ e, i }) =>
-    control[i] !== undefined && sameF32(control[i]!, e.logits) && c !== undefined && c.outcomes[i]!.continuation.join() === e.continuation.join(), ({ e }) => e.prompt.id));
+  checks.add('control: the f16 cache re-run reproduces the reference logit digest and continuation exactly', ...countFailures(ref.entries.map((e, i) => ({ e, i })), ({ e, i }) =>
+    control[i] !== undefined && sameF32(control[i]!, refDigests[i]!) && c !== undefined && c.outcomes[i]!.continuation.join() === e.continuation.join(), ({ e }) => e.prompt.id));
   const floor = spec.controls.errorFloor;
   const layerRows = records.flatMap((r) => (r.outcomes[0]?.layerErrors ?? []).map((e) => ({ arm: r.arm.name, e })));
   checks.add(`control: stored K/V relL2 > ${floor} on every layer meant to be quantized, exact f16 rounding on the others (read back)`,
@@ -150,14 +165,18 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
   const records = json<ArmRecord[]>(RUNS_FILE);
   const scores: ArmScore[] = [];
   let control: Float32Array[] = [];
-  const ok = checks.try('results: every arm rescored from the saved logits and tokens', () => {
+  const refD = referenceDigests(ref!, spec.topK);
+  const width = digestWidth(Math.min(spec.topK, ref!.vocab));
+  const ok = checks.try('results: every arm rescored from the saved logit digests and tokens', () => {
     for (const r of records) {
-      const runs: PromptOutcome[] = r.outcomes.map((x, i) => {
+      const runs: ScoredOutcome[] = r.outcomes.map((x, i) => {
         const rows = ref!.entries[i]!.prompt.tokens.length + ref!.spec.horizon - 1;
-        return { ...x, logits: readF32(read(logitsFile(r.arm.name, x.prompt)), rows * ref!.vocab)[0]! };
+        const bytes = read(digestFile(r.arm.name, x.prompt));
+        if (bytes.length !== rows * width * 4) throw new FileFormatError(digestFile(r.arm.name, x.prompt), `${bytes.length} B, expected ${rows * width * 4}`);
+        return { ...x, digest: readF32(bytes, rows * width)[0]! };
       });
-      if (r.arm.name === CONTROL_ARM) control = runs.map((x) => x.logits);
-      scores.push(scoreArm(ref!, r.arm, runs, info.shape, spec.horizons));
+      if (r.arm.name === CONTROL_ARM) control = runs.map((x) => x.digest);
+      scores.push(scoreDigests(ref!, refD.digests, spec.topK, r.arm, runs, info.shape, spec.horizons));
     }
     const saved = json<ArmScore[]>('results.json');
     if (saved.length !== scores.length) return [false, `${saved.length} saved, ${scores.length} recomputed`];
@@ -165,7 +184,7 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
   });
   if (!ok) return undefined;
   const again = new CheckList();
-  modelChecks(ref!, records, control, spec, again);
+  modelChecks(ref!, refD.digests, records, control, spec, again);
   bytesCheck(scores, again);
   for (const c of again.checks) checks.add(`recomputed ${c.name}`, c.pass, c.detail);
   return { ref: ref!, records, scores, info, again };

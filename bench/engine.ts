@@ -1,0 +1,305 @@
+// Engine benchmark: matmul kernels (TS reference vs wasm f32 / q8 activations, 1 vs N threads), then prefill
+// and decode tokens/s of kvpack vs llama.cpp (node-llama-cpp) on the same synthetic GGUF, same threads, same
+// KV cache type, in one run; then kvpack decode tokens/s per cache scheme at long contexts.
+// No mid-size real model ships with the repo: a random llama (dim 768, 12 layers, vocab 32000) is written
+// once per weight type into the temp dir by our GGUF writer.
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { tinyLlama } from '../src/gguf/tiny.js';
+import { writeGguf } from '../src/gguf/writer.js';
+import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
+import { encode } from '../src/formats/codec.js';
+import { loadModel, type Model } from '../src/model/model.js';
+import { Weight } from '../src/model/forward-weights.js';
+import { closeMatmulThreads, configureMatmul, wasmMatmul, type Activations } from '../src/model/matmul-wasm.js';
+import { availableCores } from '../src/model/threads.js';
+import { schemePolicy } from '../src/cache/schemes.js';
+import type { CachePolicy } from '../src/cache/policy.js';
+import { Prng } from '../src/numeric/prng.js';
+import { printTable, timeMedian } from './harness.js';
+
+/** The synthetic model: a small-Llama shape (TinyLlama-like width, GQA 12/4, head dim 64). */
+const SHAPE = { dim: 768, layers: 12, heads: 12, kvHeads: 4, ff: 2048, vocab: 32000, ctx: 32768 + 512 };
+const PROMPT = 128;
+const DECODE = 24;
+
+export interface EngineBenchOptions {
+  threads?: number;
+  /** Weight types of the synthetic model ('f16', 'q8_0', 'q4_0'). */
+  weights?: string[];
+  /** Context lengths for the per-scheme decode table. */
+  contexts?: number[];
+  schemes?: string[];
+  /** Skip node-llama-cpp. */
+  noLlama?: boolean;
+  log?: (s: string) => void;
+}
+
+export interface EngineBenchResult {
+  threads: number;
+  matmul: { weight: string; shape: string; n: number; impl: string; ms: number; gflops: number }[];
+  actsError: { weight: string; relL2: number }[];
+  engines: { weight: string; kv: string; engine: string; prefillTps: number; decodeTps: number }[];
+  long: { engine: string; kv: string; context: number; decodeTps: number }[];
+}
+
+/** Path of the synthetic model in the temp dir, written on first use. */
+export function syntheticModel(weightType: string, log: (s: string) => void): string {
+  const s = SHAPE;
+  const path = join(tmpdir(), `kvpack-bench-llama-d${s.dim}-l${s.layers}-v${s.vocab}-c${s.ctx}-${weightType}.gguf`);
+  if (!existsSync(path)) {
+    log(`writing ${path} ...`);
+    writeGguf(path, tinyLlama({ ...s, weightType, seed: 7, separateOutput: false }));
+  }
+  return path;
+}
+
+/** node-llama-cpp brands token ids; ours are plain numbers. */
+type Tok = import('node-llama-cpp').Token;
+const toks = (a: number[]): Tok[] => a as unknown as Tok[];
+
+function tokens(n: number, seed: number): number[] {
+  return Array.from({ length: n }, (_, i) => 300 + ((i * 7919 + seed * 104729) % (SHAPE.vocab - 300)));
+}
+
+function argmax(a: Float32Array): number {
+  let b = 0;
+  for (let i = 1; i < a.length; i++) if (a[i]! > a[b]!) b = i;
+  return b;
+}
+
+/** Matmul kernels on one [2048, 768] weight: decode (n = 1) and a 64-token batch. */
+function benchMatmul(threads: number, log: (s: string) => void): { rows: EngineBenchResult['matmul']; err: EngineBenchResult['actsError'] } {
+  const rows = 2048, cols = 768;
+  const rng = new Prng(5);
+  const values = rng.normals(rows * cols);
+  const out: EngineBenchResult['matmul'] = [];
+  const err: EngineBenchResult['actsError'] = [];
+  for (const wt of ['f16', 'q8_0', 'q4_0', 'q4_K']) {
+    const type = ggmlTypeByName(wt).id;
+    const data = type === GGML.Q4_K ? randomK(rows, cols, rng) : encode(wt, values, [rows, cols]);
+    const w = new Weight(wt, { type, dims: [cols, rows], data });
+    for (const n of [1, 64]) {
+      const x = rng.normals(n * cols);
+      const y = new Float32Array(n * rows);
+      const add = (impl: string, fn: () => void) => {
+        const s = timeMedian(fn, 0.3);
+        out.push({ weight: wt, shape: `${rows}x${cols}`, n, impl, ms: s * 1e3, gflops: (2 * rows * cols * n) / s / 1e9 });
+      };
+      add('ts reference', () => w.matmulRef(x, n, y));
+      const acts: Activations[] = wt === 'f16' ? ['f32'] : ['f32', 'q8'];
+      for (const a of acts) {
+        configureMatmul({ threads: 1 });
+        add(`wasm ${a} acts, 1 thread`, () => wasmMatmul(w.packedWeight!, x, n, y, a));
+        if (threads > 1) {
+          configureMatmul({ threads, threadChoice: 'always' });
+          add(`wasm ${a} acts, ${threads} threads`, () => wasmMatmul(w.packedWeight!, x, n, y, a));
+        }
+      }
+      if (n === 64 && wt !== 'f16') {
+        // Error of q8 activations against the f32-activation path (same weights).
+        const yf = new Float32Array(n * rows);
+        const yq = new Float32Array(n * rows);
+        wasmMatmul(w.packedWeight!, x, n, yf, 'f32');
+        wasmMatmul(w.packedWeight!, x, n, yq, 'q8');
+        let num = 0, den = 0;
+        for (let i = 0; i < yf.length; i++) {
+          num += (yq[i]! - yf[i]!) ** 2;
+          den += yf[i]! ** 2;
+        }
+        err.push({ weight: wt, relL2: Math.sqrt(num / den) });
+      }
+    }
+    log(`matmul ${wt} done`);
+  }
+  configureMatmul({ threads, threadChoice: 'measured' });
+  return { rows: out, err };
+}
+
+/** Random q4_K blocks with sane f16 scales (no q4_K encoder in src/formats). */
+function randomK(rows: number, cols: number, rng: Prng): Uint8Array {
+  const bytes = new Uint8Array((cols / 256) * 144 * rows);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = rng.int(256);
+  for (let b = 0; b < bytes.length; b += 144) {
+    bytes[b + 1] = 0x1c + rng.int(4);
+    bytes[b + 3] = 0x1c + rng.int(4);
+  }
+  return bytes;
+}
+
+function kvpackEngine(model: Model, policy: CachePolicy): { prefillTps: number; decodeTps: number } {
+  const cache = model.createCache({ policy, capacity: 512 });
+  const prompt = tokens(PROMPT, 1);
+  // Warm-up on a throwaway cache: first calls compile wasm tiers and allocate workspaces.
+  const warm = model.createCache({ policy, capacity: 512 });
+  model.forward(prompt.slice(0, 32), warm);
+  for (let i = 0; i < 4; i++) model.forward([prompt[i]!], warm);
+  warm.dispose();
+  let t0 = performance.now();
+  let logits = model.forward(prompt, cache);
+  const prefillS = (performance.now() - t0) / 1000;
+  t0 = performance.now();
+  for (let i = 0; i < DECODE; i++) logits = model.forward([argmax(logits)], cache);
+  const decodeS = (performance.now() - t0) / 1000;
+  cache.dispose();
+  return { prefillTps: PROMPT / prefillS, decodeTps: DECODE / decodeS };
+}
+
+/** Decode tokens/s after filling the cache to `context` positions with random K/V (decode cost depends on the length, not the values). */
+function kvpackLong(model: Model, policy: CachePolicy, context: number): number {
+  const hp = model.hp;
+  const cache = model.createCache({ policy, capacity: context + DECODE + 8 });
+  const rng = new Prng(context);
+  const chunk = 512;
+  for (let p = 0; p < context; p += chunk) {
+    const n = Math.min(chunk, context - p);
+    const k = rng.normals(n * hp.nHeadKv * hp.headDim);
+    const v = rng.normals(n * hp.nHeadKv * hp.headDim);
+    for (let l = 0; l < hp.nLayer; l++) cache.append(l, k, v);
+  }
+  let logits = model.forward([5], cache);
+  const t0 = performance.now();
+  const steps = Math.max(4, Math.min(DECODE, Math.round(8 * 8192 / context)));
+  for (let i = 0; i < steps; i++) logits = model.forward([argmax(logits)], cache);
+  const s = (performance.now() - t0) / 1000;
+  cache.dispose();
+  return steps / s;
+}
+
+// llama.cpp's names for our ggml-identical cache formats.
+const LLAMA_KV: Record<string, string> = { f16: 'F16', q8_0: 'Q8_0', q4_0: 'Q4_0' };
+
+async function llamaEngines(paths: Map<string, string>, kvs: string[], contexts: number[], threads: number, res: EngineBenchResult, log: (s: string) => void): Promise<void> {
+  const { getLlama } = await import('node-llama-cpp');
+  const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
+  for (const [wt, path] of paths) {
+    const model = await llama.loadModel({ modelPath: path });
+    for (const kv of kvs) {
+      const kt = LLAMA_KV[kv];
+      if (!kt) continue;
+      const ctx = await model.createContext({ contextSize: PROMPT + DECODE + 64, threads, batchSize: 512, flashAttention: true, experimentalKvCacheKeyType: kt as never, experimentalKvCacheValueType: kt as never });
+      const seq = ctx.getSequence();
+      // Warm-up, then clear.
+      await seq.evaluateWithoutGeneratingNewTokens(toks(tokens(32, 9)));
+      await seq.clearHistory();
+      let t0 = performance.now();
+      await seq.evaluateWithoutGeneratingNewTokens(toks(tokens(PROMPT, 1)));
+      const prefillS = (performance.now() - t0) / 1000;
+      t0 = performance.now();
+      let got = 0;
+      for await (const _ of seq.evaluate(toks([tokens(1, 3)[0]!]), { temperature: 0 })) {
+        if (++got >= DECODE) break;
+      }
+      const decodeS = (performance.now() - t0) / 1000;
+      res.engines.push({ weight: wt, kv, engine: 'llama.cpp', prefillTps: PROMPT / prefillS, decodeTps: got / decodeS });
+      await ctx.dispose();
+      log(`llama.cpp ${wt}/${kv} done`);
+    }
+    // Long context, f16 KV (the issue's target), on the first weight type only.
+    if (wt === [...paths.keys()][0] && contexts.length) {
+      const max = Math.max(...contexts);
+      const ctx = await model.createContext({ contextSize: max + 128, threads, batchSize: 2048, flashAttention: true, experimentalKvCacheKeyType: 'F16' as never, experimentalKvCacheValueType: 'F16' as never });
+      const seq = ctx.getSequence();
+      let filled = 0;
+      for (const c of [...contexts].sort((a, b) => a - b)) {
+        const fill = tokens(c - filled, c);
+        for (let i = 0; i < fill.length; i += 2048) await seq.evaluateWithoutGeneratingNewTokens(toks(fill.slice(i, i + 2048)));
+        filled = c;
+        const steps = Math.max(4, Math.min(DECODE, Math.round(8 * 8192 / c)));
+        const t0 = performance.now();
+        let got = 0;
+        for await (const _ of seq.evaluate(toks([5]), { temperature: 0 })) {
+          if (++got >= steps) break;
+        }
+        const s = (performance.now() - t0) / 1000;
+        filled += got + 1;
+        res.long.push({ engine: `llama.cpp (${wt} weights)`, kv: 'f16', context: c, decodeTps: got / s });
+        log(`llama.cpp long ${c} done`);
+      }
+      await ctx.dispose();
+    }
+    await model.dispose();
+  }
+  await llama.dispose();
+}
+
+export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBenchResult> {
+  const log = o.log ?? (() => {});
+  const threads = Math.min(o.threads ?? availableCores(), availableCores());
+  configureMatmul({ threads });
+  const res: EngineBenchResult = { threads, matmul: [], actsError: [], engines: [], long: [] };
+  const mm = benchMatmul(threads, log);
+  res.matmul = mm.rows;
+  res.actsError = mm.err;
+
+  const weights = o.weights ?? ['f16', 'q8_0'];
+  const kvs = ['f16', 'q8_0'];
+  const contexts = o.contexts ?? [1024, 8192, 32768];
+  const schemes = o.schemes ?? ['f16', 'q8_0', 'q4_0', 'q2k'];
+  const paths = new Map(weights.map((w) => [w, syntheticModel(w, log)]));
+  for (const [wt, path] of paths) {
+    const model = loadModel(path, { expand: false });
+    for (const kv of kvs) {
+      for (const acts of ['q8', 'f32'] as const) {
+        if (wt === 'f16' && acts === 'f32') continue;
+        configureMatmul({ activations: acts });
+        const r = kvpackEngine(model, schemePolicy(kv));
+        res.engines.push({ weight: wt, kv, engine: `kvpack (${wt === 'f16' ? 'f32' : acts} acts)`, ...r });
+      }
+      configureMatmul({ activations: 'q8' });
+      log(`kvpack ${wt}/${kv} done`);
+    }
+    if (wt === weights[0]) {
+      for (const scheme of schemes) {
+        for (const c of contexts) {
+          res.long.push({ engine: `kvpack (${wt} weights)`, kv: scheme, context: c, decodeTps: kvpackLong(model, schemePolicy(scheme), c) });
+          log(`kvpack long ${scheme} ${c} done`);
+        }
+      }
+    }
+  }
+  if (!o.noLlama) {
+    try {
+      await llamaEngines(paths, kvs, contexts, threads, res, log);
+    } catch (e) {
+      log(`node-llama-cpp unavailable: ${(e as Error).message}`);
+    }
+  }
+  closeMatmulThreads();
+  return res;
+}
+
+/** Prints the three tables, with kvpack / llama.cpp ratios from the same run. */
+export function printEngine(r: EngineBenchResult): void {
+  console.log(`\nmatmul kernels, one weight, median per call (threads available: ${r.threads})`);
+  printTable(['weight', 'shape', 'n', 'impl', 'ms/call', 'GFLOP/s'], r.matmul.map((m) => [m.weight, m.shape, `${m.n}`, m.impl, m.ms.toFixed(3), m.gflops.toFixed(2)]));
+  console.log('\nq8 activations vs f32 activations, 64 tokens: relative L2 error of the output');
+  printTable(['weight', 'relL2'], r.actsError.map((e) => [e.weight, e.relL2.toExponential(2)]));
+  const s = SHAPE;
+  console.log(`\nengine, synthetic llama dim ${s.dim} x ${s.layers} layers, vocab ${s.vocab}, GQA ${s.heads}/${s.kvHeads}; prompt ${PROMPT}, decode ${DECODE}; ${r.threads} threads`);
+  const ll = (wt: string, kv: string) => r.engines.find((e) => e.engine === 'llama.cpp' && e.weight === wt && e.kv === kv);
+  printTable(['weights', 'KV', 'engine', 'prefill tok/s', 'decode tok/s', 'prefill x llama', 'decode x llama'], r.engines.map((e) => {
+    const l = ll(e.weight, e.kv);
+    return [e.weight, e.kv, e.engine, e.prefillTps.toFixed(1), e.decodeTps.toFixed(1), l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-', l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-'];
+  }));
+  console.log('\ndecode tok/s at long context (kvpack: cache filled with random K/V; llama.cpp: prefilled)');
+  const ref = (c: number) => r.long.find((x) => x.engine.startsWith('llama.cpp') && x.context === c);
+  printTable(['engine', 'KV', 'context', 'decode tok/s', 'x llama.cpp f16'], r.long.map((x) => {
+    const l = ref(x.context);
+    return [x.engine, x.kv, `${x.context}`, x.decodeTps.toFixed(2), l ? (x.decodeTps / l.decodeTps).toFixed(2) : '-'];
+  }));
+}
+
+// Run directly: node dist/bench/engine.js [--threads N] [--quick]
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const quick = process.argv.includes('--quick');
+  const ti = process.argv.indexOf('--threads');
+  const r = await benchEngine({
+    threads: ti >= 0 ? Number(process.argv[ti + 1]) : undefined,
+    contexts: quick ? [1024, 8192] : undefined,
+    log: (s) => process.stderr.write(`${s}\n`),
+  });
+  printEngine(r);
+}

@@ -1,0 +1,205 @@
+// One attention work unit over arena memory: a kv head, a chunk of queries and a stretch of positions,
+// producing unnormalized partial results (acc, running max, running sum) that attend.ts merges. Plain data
+// in, raw wasm exports called by address, so the same code runs on the main thread and in pool workers.
+import { getFormat } from '../formats/registry.js';
+import { refKernel } from './ref-ops.js';
+import { TILE_BYTES } from './wasm.js';
+
+/** Where one segment's K or V run lives and which kernel reads it. */
+export interface RunPlan {
+  readonly format: string;
+  /** Wasm export `<format>_scores` / `<format>_accum`; '' = the reference kernel (JS). */
+  readonly fn: string;
+  /** Integer-q scores export (`<format>_scores_i`), '' when absent or not requested. */
+  readonly fnInt: string;
+  readonly channel: boolean;
+  /** Absolute address of head 0's origin, bytes between kv heads, origin-relative token of the segment start. */
+  readonly addr: number;
+  readonly headStride: number;
+  readonly first: number;
+  /** Token-axis row bytes (0 for channel runs). */
+  readonly rowBytes: number;
+}
+
+export interface SegPlan {
+  readonly start: number;
+  readonly count: number;
+  readonly k: RunPlan;
+  readonly v: RunPlan;
+}
+
+/** A whole attention call as plain data (posted to workers as JSON). Addresses are arena byte offsets. */
+export interface AttendJob {
+  readonly D: number;
+  /** Query heads per kv head. */
+  readonly G: number;
+  readonly kvHeads: number;
+  readonly nq: number;
+  /** Queries per unit (rows = qc * G). */
+  readonly qc: number;
+  /** Position splits per (kv head, query chunk): > 1 only when threads share one head's sequence. */
+  readonly splits: number;
+  /** Positions per scores chunk (the online-softmax step). */
+  readonly chunk: number;
+  /** Scaled q, [kvHeads, nq, G, D] f32. */
+  readonly q: number;
+  /** Integer q ([kvHeads, nq, G, D] i16) and its block scales ([.., D/32] f32); 0 = f32 scores. */
+  readonly qi: number;
+  readonly qd: number;
+  /** [nq, 2] i32: visible positions [lo, hi) of each query. */
+  readonly lohi: number;
+  readonly softcap: number;
+  readonly segs: readonly SegPlan[];
+  /** Partial results: unit u at part + u * slotBytes: acc [rows, D] f32 | m [rows] f32 | l [rows] f64. */
+  readonly part: number;
+  readonly slotBytes: number;
+  readonly units: number;
+  /** Lookup tables (q2c_0 levels), shared read-only. */
+  readonly table: number;
+}
+
+/** Per-thread scratch: the kernels' decode tile, the scores chunk [rows, chunk] f32, lohi [rows, 2] i32. */
+export interface UnitScratch {
+  readonly tile: number;
+  readonly scores: number;
+  readonly lohi: number;
+}
+
+/** Scores scratch per thread (bytes); the chunk length is derived from it and the rows per unit. */
+export const SCORES_BYTES = 1 << 20;
+/** Largest rows-per-unit lohi scratch covers. */
+export const MAX_UNIT_ROWS = 1024;
+export const LOHI_BYTES = MAX_UNIT_ROWS * 8;
+
+/** Scratch one thread needs for runUnit. */
+export const THREAD_SCRATCH_BYTES = TILE_BYTES + SCORES_BYTES + LOHI_BYTES;
+
+export function scratchAt(base: number): UnitScratch {
+  return { tile: base, scores: base + TILE_BYTES, lohi: base + TILE_BYTES + SCORES_BYTES };
+}
+
+type Fn = (...a: number[]) => void;
+export type Exports = Record<string, unknown>;
+
+/** Bytes of one partial slot for `rows` rows (16-byte aligned parts). */
+export function slotBytes(rows: number, D: number): number {
+  return rows * D * 4 + Math.ceil((rows * 4) / 16) * 16 + rows * 8;
+}
+
+/** Unit u -> kv head, query chunk, split. */
+export function unitCoords(job: AttendJob, u: number): { h: number; qci: number; sp: number } {
+  const nQC = Math.ceil(job.nq / job.qc);
+  const sp = u % job.splits;
+  const hq = (u - sp) / job.splits;
+  return { h: Math.floor(hq / nQC), qci: hq % nQC, sp };
+}
+
+/** Positions [a, b) unit u covers: its query chunk's visible span, split evenly on 32-token boundaries. */
+export function unitSpan(job: AttendJob, lohi: Int32Array, qci: number, sp: number): [number, number] {
+  const i0 = qci * job.qc;
+  const n = Math.min(job.qc, job.nq - i0);
+  let L0 = Infinity;
+  let L1 = 0;
+  for (let i = i0; i < i0 + n; i++) {
+    L0 = Math.min(L0, lohi[2 * i]!);
+    L1 = Math.max(L1, lohi[2 * i + 1]!);
+  }
+  if (job.splits === 1) return [L0, L1];
+  const step = Math.ceil((L1 - L0) / job.splits / 32) * 32;
+  const a = Math.min(L1, L0 + sp * step);
+  return [a, sp === job.splits - 1 ? L1 : Math.min(L1, a + step)];
+}
+
+const refCache = new Map<string, { scores: ReturnType<typeof refKernel<'scores'>>; accumulate: ReturnType<typeof refKernel<'accumulate'>> }>();
+function refOps(id: string) {
+  let r = refCache.get(id);
+  if (!r) refCache.set(id, (r = { scores: refKernel(getFormat(id), 'scores'), accumulate: refKernel(getFormat(id), 'accumulate') }));
+  return r;
+}
+
+/** Runs unit u: fills its partial slot (acc, m, l) from nothing. */
+export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: AttendJob, u: number, sc: UnitScratch): void {
+  const { D, G, qc, nq } = job;
+  const buf = memory.buffer;
+  const jl = new Int32Array(buf, job.lohi, nq * 2);
+  const { h, qci, sp } = unitCoords(job, u);
+  const i0 = qci * qc;
+  const n = Math.min(qc, nq - i0);
+  const rows = n * G;
+  const [a, b] = unitSpan(job, jl, qci, sp);
+  const slot = job.part + u * job.slotBytes;
+  const accAddr = slot;
+  const mAddr = slot + rows * D * 4;
+  const lAddr = mAddr + Math.ceil((rows * 4) / 16) * 16;
+  new Float32Array(buf, accAddr, rows * D).fill(0);
+  new Float32Array(buf, mAddr, rows).fill(-Infinity);
+  new Float64Array(buf, lAddr, rows).fill(0);
+  if (a >= b) return;
+  const qRowsOff = (h * nq + i0) * G * D;
+  const qAddr = job.q + qRowsOff * 4;
+  const qiAddr = job.qi + qRowsOff * 2;
+  const qdAddr = job.qd + (qRowsOff / 32) * 4;
+  const lohi = new Int32Array(buf, sc.lohi, rows * 2);
+  const softmaxChunk = ex['softmaxChunk'] as Fn;
+  for (let c0 = a; c0 < b; c0 += job.chunk) {
+    const c1 = Math.min(b, c0 + job.chunk);
+    const span = c1 - c0;
+    for (let i = 0; i < n; i++) {
+      const lo = Math.min(span, Math.max(0, jl[2 * (i0 + i)]! - c0));
+      const hi = Math.min(span, Math.max(0, jl[2 * (i0 + i) + 1]! - c0));
+      for (let g = 0; g < G; g++) {
+        lohi[2 * (i * G + g)] = lo;
+        lohi[2 * (i * G + g) + 1] = hi;
+      }
+    }
+    // Scores for the chunk, segment by segment: each K block read once for all rows.
+    for (const seg of job.segs) {
+      const s0 = Math.max(c0, seg.start);
+      const s1 = Math.min(c1, seg.start + seg.count);
+      if (s0 >= s1) continue;
+      const k = seg.k;
+      const t0 = k.first + (s0 - seg.start);
+      const base = k.addr + h * k.headStride;
+      const out = sc.scores + (s0 - c0) * 4;
+      if (k.fn === '') {
+        const mem = new Uint8Array(buf);
+        refOps(k.format).scores(new Float32Array(buf, qAddr, rows * D), 0, rows, D, mem, base, t0, s1 - s0, new Float32Array(buf, sc.scores, rows * span), s0 - c0, span);
+      } else if (k.channel) {
+        (ex[k.fn] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, job.table);
+      } else if (job.qi !== 0 && k.fnInt !== '') {
+        (ex[k.fnInt] as Fn)(qiAddr, qdAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span);
+      } else {
+        (ex[k.fn] as Fn)(qAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span, sc.tile);
+      }
+    }
+    if (job.softcap) softcapRows(new Float32Array(buf, sc.scores, rows * span), rows, span, lohi, job.softcap);
+    softmaxChunk(sc.scores, rows, span, sc.lohi, mAddr, lAddr, accAddr, D);
+    for (const seg of job.segs) {
+      const s0 = Math.max(c0, seg.start);
+      const s1 = Math.min(c1, seg.start + seg.count);
+      if (s0 >= s1) continue;
+      const v = seg.v;
+      const t0 = v.first + (s0 - seg.start);
+      const base = v.addr + h * v.headStride;
+      const w = sc.scores + (s0 - c0) * 4;
+      if (v.fn === '') {
+        const mem = new Uint8Array(buf);
+        refOps(v.format).accumulate(new Float32Array(buf, sc.scores, rows * span), s0 - c0, span, rows, D, mem, base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
+      } else if (v.channel) {
+        (ex[v.fn] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, job.table);
+      } else {
+        (ex[v.fn] as Fn)(w, span, rows, D, base + t0 * v.rowBytes, s1 - s0, accAddr, sc.tile);
+      }
+    }
+  }
+}
+
+/** s -> cap * tanh(s / cap) on each row's visible range (gemma-style logit soft-capping). */
+function softcapRows(scores: Float32Array, rows: number, span: number, lohi: Int32Array, cap: number): void {
+  for (let r = 0; r < rows; r++) {
+    for (let t = lohi[2 * r]!; t < lohi[2 * r + 1]!; t++) {
+      const p = r * span + t;
+      scores[p] = cap * Math.tanh(scores[p]! / cap);
+    }
+  }
+}

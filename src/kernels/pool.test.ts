@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { attend, PARALLEL_MIN_WORK } from './attend.js';
+import { attendReference } from '../attention/reference.js';
+import { getThreads, poolFailure } from './pool.js';
+import { wasmKernels } from './wasm.js';
+import { sharedArena } from './arena.js';
+import { getFormat } from '../formats/registry.js';
+import { bytesFor } from '../formats/format.js';
+import { encodeRows } from './encode.js';
+import { Prng } from '../numeric/prng.js';
+import type { MixedView } from '../attention/view.js';
+
+/** One bulk segment of `id` K/V, kvHeads x L tokens, in arena memory. */
+function bulkView(id: string, kvHeads: number, L: number, D: number, rng: Prng): { view: MixedView; free: () => void } {
+  const f = getFormat(id);
+  const a = sharedArena();
+  const stride = bytesFor(f, L, D);
+  const k = a.alloc(kvHeads * stride);
+  const v = a.alloc(kvHeads * stride);
+  for (const off of [k, v]) for (let h = 0; h < kvHeads; h++) encodeRows(f, rng.normals(L * D), 0, D, L, D, a.u8(), off + h * stride);
+  const bytes = a.u8();
+  const run = (off: number) => ({ format: f, bytes, offset: off, headStride: stride, first: 0 });
+  return { view: { headDim: D, kvHeads, length: L, segments: [{ start: 0, count: L, k: run(k), v: run(v), region: 'bulk' }] }, free: () => { a.free(k); a.free(v); } };
+}
+
+function maxDiff(a: Float32Array, b: Float32Array): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+}
+
+test('pool: two threads (split sequences, merged softmax) give one thread\'s result', (t) => {
+  if (!wasmKernels()) return t.skip('wasm kernels unavailable');
+  if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
+  const rng = new Prng(11);
+  const D = 64;
+  const L = 5000; // not a multiple of 32: the last split ends mid-group
+  const heads = 16;
+  const { view, free } = bulkView('q4_0', 2, L, D, rng);
+  assert.ok(heads * L >= PARALLEL_MIN_WORK, 'the case must be big enough to use the pool');
+  for (const nq of [1, 3]) {
+    const q = rng.normals(nq * heads * D);
+    const positions = nq === 1 ? undefined : [L - 3, L - 2, L - 1];
+    const one = new Float32Array(q.length);
+    const two = new Float32Array(q.length);
+    const ref = new Float32Array(q.length);
+    attend({ view, q, heads, out: one, positions, threads: 1 });
+    attend({ view, q, heads, out: two, positions, threads: 2 });
+    attendReference({ view, q, heads, out: ref, positions });
+    assert.equal(poolFailure(), '', 'the pool started');
+    assert.ok(maxDiff(one, two) < 1e-5, `1 vs 2 threads differ by ${maxDiff(one, two)}`);
+    assert.ok(maxDiff(two, ref) < 1e-4, `2 threads vs reference differ by ${maxDiff(two, ref)}`);
+  }
+  free();
+});
+
+test('pool: small calls stay on the calling thread and match the reference', (t) => {
+  if (!wasmKernels()) return t.skip('wasm kernels unavailable');
+  const rng = new Prng(12);
+  const { view, free } = bulkView('q8_0', 1, 40, 32, rng);
+  const q = rng.normals(4 * 32);
+  const got = new Float32Array(q.length);
+  const want = new Float32Array(q.length);
+  attend({ view, q, heads: 4, out: got, threads: 2 });
+  attendReference({ view, q, heads: 4, out: want });
+  assert.ok(maxDiff(got, want) < 1e-5);
+  free();
+});

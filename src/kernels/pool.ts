@@ -1,0 +1,135 @@
+// A worker_threads pool for attention units: workers instantiate the same wasm module over the shared arena
+// memory and take units from a shared counter; the calling thread takes units too and then waits, so
+// callers stay synchronous. Node only (browsers get threads = 1); a failed start means single-threaded.
+import type { WasmKernels } from './wasm.js';
+import { THREAD_SCRATCH_BYTES, runUnit, type AttendJob, type UnitScratch } from './attend-unit.js';
+
+type WorkerThreads = typeof import('node:worker_threads');
+const wt: WorkerThreads | null = typeof process !== 'undefined' && process.versions?.node ? await import('node:worker_threads').catch(() => null) : null;
+const cores: number = typeof process !== 'undefined' && process.versions?.node ? (await import('node:os')).availableParallelism() : 1;
+
+/** Control words (Int32Array over a SharedArrayBuffer). */
+const GEN = 0; // bumped per job; workers wait on it
+const NEXT = 1; // next unit to take
+const DONE = 2; // units finished
+const QUIT = 3;
+const READY = 4; // workers that finished instantiation
+const JOB_LEN = 5; // bytes of the JSON job
+const ERR = 6; // 1 when a worker's unit threw
+const CTL_WORDS = 8;
+const JOB_BYTES = 1 << 16;
+
+/** Busy-wait before Atomics.wait: a wake-up after wait costs ~40 us (KERNELS.md), a spin a few us. */
+export const SPIN_MS = 0.05;
+/** Startup wait for workers to instantiate the module (first use only). */
+const START_TIMEOUT_MS = 5000;
+
+interface Pool {
+  readonly workers: number;
+  readonly ctl: Int32Array;
+  readonly jobBytes: Uint8Array;
+  readonly handles: { terminate(): unknown }[];
+}
+
+let pool: Pool | null = null;
+let poolFailed = '';
+/** Threads attend may use (the calling thread included): default all cores, KVPACK_THREADS overrides. */
+let threads = Math.max(1, Number(typeof process !== 'undefined' ? process.env?.['KVPACK_THREADS'] ?? cores : 1) || 1);
+
+/** Cores the machine reports (1 outside Node). */
+export function coreCount(): number {
+  return cores;
+}
+
+/** Sets the thread budget (1 = never use workers). Never more spinning threads than cores. */
+export function setThreads(n: number): void {
+  threads = Math.max(1, Math.min(Math.floor(n), cores));
+}
+
+export function getThreads(): number {
+  return wt ? Math.min(threads, cores) : 1;
+}
+
+/** Why the pool is unavailable ('' when it runs or was never needed). */
+export function poolFailure(): string {
+  return poolFailed;
+}
+
+/** Starts workers (once) for `threads - 1` helpers; returns null when they cannot run here. */
+function ensurePool(k: WasmKernels, want: number): Pool | null {
+  if (pool && pool.workers >= want) return pool;
+  if (!wt || poolFailed) return null;
+  if (pool) stopPool();
+  try {
+    const ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
+    const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
+    const handles = [];
+    for (let i = 0; i < want; i++) {
+      // Scratch taken from the arena now, so later jobs never grow memory on behalf of a worker.
+      const scratch = k.arena.alloc(THREAD_SCRATCH_BYTES);
+      const w = new wt.Worker(new URL('./pool-worker.js', import.meta.url), {
+        workerData: { memory: k.arena.memory, module: k.module, ctl, jobBytes, scratch, spinMs: SPIN_MS },
+      });
+      w.unref();
+      handles.push(w);
+    }
+    const t0 = Date.now();
+    while (Atomics.load(ctl, READY) < want && Date.now() - t0 < START_TIMEOUT_MS) Atomics.wait(ctl, READY, Atomics.load(ctl, READY), 50);
+    if (Atomics.load(ctl, READY) < want) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
+    pool = { workers: want, ctl, jobBytes, handles };
+    return pool;
+  } catch (e) {
+    poolFailed = (e as Error).message;
+    return null;
+  }
+}
+
+/** Stops the workers (tests; process exit does not need it, workers are unref'd). */
+export function stopPool(): void {
+  if (!pool) return;
+  Atomics.store(pool.ctl, QUIT, 1);
+  Atomics.add(pool.ctl, GEN, 1);
+  Atomics.notify(pool.ctl, GEN);
+  for (const h of pool.handles) void h.terminate();
+  pool = null;
+}
+
+/**
+ * Runs every unit of the job on `nThreads` threads (this one included) and returns when all are done.
+ * Falls back to running them all here when the pool cannot start.
+ */
+export function runJob(k: WasmKernels, job: AttendJob, mainScratch: UnitScratch, nThreads: number): void {
+  const p = nThreads > 1 ? ensurePool(k, nThreads - 1) : null;
+  if (!p) {
+    for (let u = 0; u < job.units; u++) runUnit(k.exports, k.arena.memory, job, u, mainScratch);
+    return;
+  }
+  const text = new TextEncoder().encode(JSON.stringify(job));
+  if (text.length > JOB_BYTES) {
+    for (let u = 0; u < job.units; u++) runUnit(k.exports, k.arena.memory, job, u, mainScratch);
+    return;
+  }
+  const { ctl } = p;
+  p.jobBytes.set(text);
+  Atomics.store(ctl, JOB_LEN, text.length);
+  Atomics.store(ctl, NEXT, 0);
+  Atomics.store(ctl, DONE, 0);
+  Atomics.store(ctl, ERR, 0);
+  Atomics.add(ctl, GEN, 1);
+  Atomics.notify(ctl, GEN);
+  let mine = 0;
+  for (;;) {
+    const u = Atomics.add(ctl, NEXT, 1);
+    if (u >= job.units) break;
+    runUnit(k.exports, k.arena.memory, job, u, mainScratch);
+    mine++;
+  }
+  if (mine > 0) Atomics.add(ctl, DONE, mine);
+  const spinUntil = performance.now() + SPIN_MS;
+  let done = Atomics.load(ctl, DONE);
+  while (done < job.units) {
+    if (performance.now() > spinUntil) Atomics.wait(ctl, DONE, done, 100);
+    done = Atomics.load(ctl, DONE);
+  }
+  if (Atomics.load(ctl, ERR)) throw new Error('attend: a pool worker failed on its unit');
+}

@@ -1,0 +1,201 @@
+// The wasm matmul path: weights live in the shared arena in their packed ggml bytes, activations are copied
+// into an arena workspace per call, and big calls split their output rows across a thread pool.
+import { performance } from 'node:perf_hooks';
+import { ArgumentError, KvpackError } from '../errors.js';
+import { GGML } from '../gguf/types.js';
+import { wasmKernels, type WasmKernels } from '../kernels/wasm.js';
+import { MAX_PAGES } from '../kernels/arena.js';
+import { availableCores, ThreadPool } from './threads.js';
+
+/**
+ * How activations enter the integer weight types: 'q8' quantizes them per block to int8 (per 32 values, per
+ * 256 for K-quants, as llama.cpp's vec_dot_*_q8_0 / _q8_K do) and multiplies in integers; 'f32' keeps them
+ * f32. Float weights (f32, f16, bf16) always use f32 activations.
+ */
+export type Activations = 'f32' | 'q8';
+
+export interface MatmulConfig {
+  activations: Activations;
+  /** Threads including the caller's; capped at the cores available. */
+  threads: number;
+  /** 'measured': per size class, use the pool only while it is measured faster; 'always': every call of at least PARALLEL_MIN_MACS. */
+  threadChoice: 'measured' | 'always';
+}
+
+/**
+ * Default 'q8': bench/engine.ts measured it ~1.9x faster than 'f32' on q8_0 / q4_0 weights at decode, with
+ * a relative output error of ~4e-3 (the bound is half an activation step per value; see matmul-wasm.test.ts).
+ */
+export const DEFAULT_ACTIVATIONS: Activations = 'q8';
+
+/**
+ * Calls below this many multiply-adds stay on one thread: a hand-off to a spinning worker costs a few us, to
+ * a sleeping one ~40 us, about what 64K multiply-adds take (bench/engine.ts, dim 768 decode).
+ */
+export const PARALLEL_MIN_MACS = 1 << 17;
+/** Re-time the option not in use once every this many calls of a size class (the machine's load changes). */
+const PROBE_EVERY = 32;
+
+/**
+ * Picks one thread or the pool per size class (log2 of multiply-adds) from measured time per multiply-add:
+ * on a machine where other processes hold the cores, a worker waits for a time slice and the pool loses
+ * (bench/engine.ts saw +0.6 ms per call under load), so the choice is measured rather than fixed.
+ */
+class ThreadChooser {
+  private readonly stats = new Map<number, { one: number; many: number; calls: number }>();
+  private entry(macs: number): { one: number; many: number; calls: number } {
+    const b = Math.round(Math.log2(macs));
+    let s = this.stats.get(b);
+    if (!s) this.stats.set(b, (s = { one: NaN, many: NaN, calls: 0 }));
+    return s;
+  }
+  choose(macs: number): boolean {
+    const s = this.entry(macs);
+    s.calls++;
+    if (Number.isNaN(s.many)) return true;
+    if (Number.isNaN(s.one)) return false;
+    const best = s.many < s.one;
+    return s.calls % PROBE_EVERY === 0 ? !best : best;
+  }
+  record(macs: number, parallel: boolean, ms: number): void {
+    const s = this.entry(macs);
+    const per = ms / macs;
+    const key = parallel ? 'many' : 'one';
+    // The first call of each kind includes warm-up (tier-up, wakes): let later calls replace it quickly.
+    s[key] = Number.isNaN(s[key]) ? per : 0.5 * s[key] + 0.5 * per;
+  }
+}
+const chooser = new ThreadChooser();
+
+/** Weight types the wasm kernels read in their packed bytes. */
+const WASM_TYPES: ReadonlySet<number> = new Set([GGML.F32, GGML.F16, GGML.BF16, GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL, GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
+const FLOAT_TYPES: ReadonlySet<number> = new Set([GGML.F32, GGML.F16, GGML.BF16]);
+const K_TYPES: ReadonlySet<number> = new Set([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
+const KERNELS = ['matmulF32Act', 'matmulQ8Act', 'matmulScratchBytes'] as const;
+
+let config: MatmulConfig = { activations: DEFAULT_ACTIVATIONS, threads: availableCores(), threadChoice: 'measured' };
+let pool: ThreadPool | null = null;
+
+export function configureMatmul(c: Partial<MatmulConfig>): void {
+  if (c.activations !== undefined && c.activations !== 'f32' && c.activations !== 'q8') throw new ArgumentError(`activations must be 'f32' or 'q8', got '${c.activations}'`);
+  if (c.threads !== undefined && (!Number.isInteger(c.threads) || c.threads < 1)) throw new ArgumentError(`threads must be a positive integer, got ${c.threads}`);
+  config = { ...config, ...c };
+  if (pool && pool.threads !== Math.min(config.threads, availableCores())) {
+    pool.close();
+    pool = null;
+  }
+}
+
+export function matmulConfig(): Readonly<MatmulConfig> {
+  return config;
+}
+
+/** A [rows, cols] weight whose packed bytes start at arena address `ptr`. */
+export interface PackedWeight {
+  readonly name: string;
+  readonly type: number;
+  readonly ptr: number;
+  readonly rowBytes: number;
+  readonly rows: number;
+  readonly cols: number;
+}
+
+/** True when the wasm kernels can multiply this type (they are loaded and know it). */
+export function wasmMatmulSupports(type: number): boolean {
+  return WASM_TYPES.has(type) && wasmKernels() !== null;
+}
+
+/** Copies bytes into the arena; a model too big for wasm32's 4 GiB is an error naming the limit. */
+export function placeInArena(name: string, bytes: Uint8Array): { ptr: number; view: Uint8Array } {
+  const k = wasmKernels()!;
+  let ptr: number;
+  try {
+    ptr = k.arena.alloc(bytes.length);
+  } catch (e) {
+    throw new KvpackError(
+      'E_MEMORY',
+      `tensor '${name}' (${bytes.length} B) does not fit: weights and KV cache share wasm32's ${(MAX_PAGES * 65536) / 2 ** 30} GiB linear memory ` +
+        `(${k.arena.allocated} B already used). Use a smaller or more quantized model. (${(e as Error).message})`,
+    );
+  }
+  const view = new Uint8Array(k.arena.memory.buffer, ptr, bytes.length);
+  view.set(bytes);
+  return { ptr, view };
+}
+
+/** Arena regions reused across calls, grown on demand (offsets stable; views re-created per call). */
+class Workspace {
+  private readonly k: WasmKernels;
+  private readonly regions = new Map<string, { off: number; bytes: number }>();
+  constructor(k: WasmKernels) {
+    this.k = k;
+  }
+  get(key: string, bytes: number): number {
+    const r = this.regions.get(key);
+    if (r && r.bytes >= bytes) return r.off;
+    if (r) this.k.arena.free(r.off);
+    // Grow by half again so a slowly rising batch does not reallocate every call.
+    const size = Math.max(bytes, r ? Math.ceil(r.bytes * 1.5) : 0);
+    const off = this.k.arena.alloc(size);
+    this.regions.set(key, { off, bytes: size });
+    return off;
+  }
+}
+
+let ws: Workspace | null = null;
+
+/** y [n, rows] = x [n, cols] . W^T through the wasm kernels (same contract as Weight.matmul, no bias). */
+export function wasmMatmul(w: PackedWeight, x: Float32Array, n: number, y: Float32Array, activations: Activations = config.activations): void {
+  const k = wasmKernels();
+  if (!k) throw new KvpackError('E_WASM', 'wasm kernels unavailable');
+  ws ??= new Workspace(k);
+  const { rows, cols, type } = w;
+  const e = k.exports;
+  const quantized = activations === 'q8' && !FLOAT_TYPES.has(type);
+  const threads = Math.min(config.threads, availableCores(), Math.floor(rows / 4) || 1);
+  const macs = rows * cols * n;
+  const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (config.threadChoice === 'always' || chooser.choose(macs)) ? threads : 1;
+  const scratchBytes = e['matmulScratchBytes']!(cols) as number;
+  // Allocate everything first: an alloc may grow memory, which would stale views taken earlier.
+  const xPtr = ws.get('x', n * cols * 4);
+  const yPtr = ws.get('y', n * rows * 4);
+  const groups = n * Math.ceil(cols / 16);
+  const xq = quantized ? ws.get('xq', n * cols) : 0;
+  const xd = quantized ? ws.get('xd', groups * 4) : 0;
+  const xs = quantized ? ws.get('xs', groups * 4) : 0;
+  const scratch = Array.from({ length: parallel }, (_, i) => ws!.get(`scratch${i}`, scratchBytes));
+  const buf = k.arena.memory.buffer;
+  new Float32Array(buf, xPtr, n * cols).set(x.subarray(0, n * cols));
+  if (quantized) e['quantizeActs']!(xPtr, n, cols, K_TYPES.has(type) ? 256 : 32, xq, xd, xs);
+
+  const call = (r0: number, r1: number, s: number): [string, number[]] =>
+    quantized
+      ? ['matmulQ8Act', [type, w.ptr + r0 * w.rowBytes, w.rowBytes, r1 - r0, cols, xq, xd, xs, n, yPtr + r0 * 4, rows, s]]
+      : ['matmulF32Act', [type, w.ptr + r0 * w.rowBytes, w.rowBytes, r1 - r0, cols, xPtr, n, yPtr + r0 * 4, rows, s]];
+  if (parallel === 1) {
+    const [name, args] = call(0, rows, scratch[0]!);
+    const t0 = performance.now();
+    (e[name] as (...a: number[]) => void)(...args);
+    if (threads > 1 && macs >= PARALLEL_MIN_MACS) chooser.record(macs, false, performance.now() - t0);
+  } else {
+    pool ??= new ThreadPool(config.threads, KERNELS);
+    // Even shares rounded to 4 rows (the kernels' token tile does not care; this keeps y writes apart).
+    const per = Math.ceil(rows / parallel / 4) * 4;
+    const calls: [string, number[]][] = [];
+    for (let i = 0; i < parallel; i++) {
+      const r0 = Math.min(rows, i * per);
+      const r1 = Math.min(rows, r0 + per);
+      if (r1 > r0) calls.push(call(r0, r1, scratch[i]!));
+    }
+    const t0 = performance.now();
+    pool.run(calls);
+    chooser.record(macs, true, performance.now() - t0);
+  }
+  y.set(new Float32Array(buf, yPtr, n * rows));
+}
+
+/** Stops the matmul worker threads (tests and benchmarks call it; idle workers never keep the process alive). */
+export function closeMatmulThreads(): void {
+  pool?.close();
+  pool = null;
+}

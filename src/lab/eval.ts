@@ -42,11 +42,14 @@ export interface ArmScore {
   readonly arm: string;
   /**
    * Mean KL(reference || arm) over every position (prompt prefill and decode), over the reference's top-k
-   * tokens plus one tail bucket (logit-digest.ts): the full KL when k >= vocab, a lower bound otherwise.
+   * tokens plus one tail bucket (logit-digest.ts): the full KL when klExact, a lower bound otherwise.
    */
-  readonly klMean: number;
+  readonly kl: number;
   /** The same over decode positions only (where decode anchors act). */
   readonly klDecode: number;
+  /** Reference token ids the KL sums before its tail bucket; the KL is exact only when this covers the vocabulary. */
+  readonly klTopK: number;
+  readonly klExact: boolean;
   readonly top1Agree: number;
   readonly nllRef: number;
   readonly nllTest: number;
@@ -138,8 +141,10 @@ export function scoreDigests(ref: ReferenceSet, refDigests: readonly Float32Arra
   const decodeMs = runs.reduce((s, r) => s + r.decodeMs, 0);
   return {
     arm: arm.name,
-    klMean: pooledMean(all, kl),
+    kl: pooledMean(all, kl),
     klDecode: H > 1 ? pooledMean(dec, kl) : 0,
+    klTopK: k,
+    klExact: k >= ref.vocab,
     top1Agree: pooledMean(all, (i, a, b) => top1Digest(R(i), T(i), a, b)),
     nllRef,
     nllTest,
@@ -162,12 +167,18 @@ export function scoreArm(ref: ReferenceSet, arm: EvalArm, runs: readonly PromptO
   return scoreDigests(ref, digests, topK, arm, scored, shape, horizons);
 }
 
+/** Column label for a KL figure: a top-k digest only bounds the KL from below, and says so. */
+export function klLabel(scores: readonly Pick<ArmScore, 'klExact' | 'klTopK'>[], what = 'KL'): string {
+  const s = scores.find((x) => !x.klExact);
+  return s ? `${what} >= (top-${s.klTopK} + tail)` : `${what}`;
+}
+
 /** The one-table summary of an eval run (markdown pipe table). */
 export function evalTable(scores: readonly ArmScore[], horizons: readonly number[]): string[] {
   const f = (x: number, d: number) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
   return [
-    `| arm | KL mean | KL decode | top-1 | PPL delta | ${horizons.map((h) => `exact@${h}`).join(' | ')} | prefix | KV bytes | format bits | eff. bits | decode tok/s |`,
+    `| arm | ${klLabel(scores, 'KL mean')} | ${klLabel(scores, 'KL decode')} | top-1 | PPL delta | ${horizons.map((h) => `exact@${h}`).join(' | ')} | prefix | KV bytes | format bits | eff. bits | decode tok/s |`,
     `|---|---:|---:|---:|---:|${horizons.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|`,
-    ...scores.map((s) => `| ${s.arm} | ${f(s.klMean, 5)} | ${f(s.klDecode, 5)} | ${(100 * s.top1Agree).toFixed(1)}% | ${f(s.pplDelta, 4)} | ${horizons.map((h) => `${(100 * s.exactAt[h]!).toFixed(0)}%`).join(' | ')} | ${f(s.prefixMean, 1)} | ${s.bytes} | ${f(s.formatBits, 2)} | ${f(s.effectiveBits, 2)} | ${f(s.decodeTps, 0)} |`),
+    ...scores.map((s) => `| ${s.arm} | ${f(s.kl, 5)} | ${f(s.klDecode, 5)} | ${(100 * s.top1Agree).toFixed(1)}% | ${f(s.pplDelta, 4)} | ${horizons.map((h) => `${(100 * s.exactAt[h]!).toFixed(0)}%`).join(' | ')} | ${f(s.prefixMean, 1)} | ${s.bytes} | ${f(s.formatBits, 2)} | ${f(s.effectiveBits, 2)} | ${f(s.decodeTps, 0)} |`),
   ];
 }

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { barChart, scatterChart } from './svg.js';
-import type { ArmScore } from './eval.js';
+import { klLabel, type ArmScore } from './eval.js';
 import type { ArmRecord } from './protocols/model-runs.js';
 import type { AnchorArm } from './protocols/anchors-core.js';
 
@@ -24,8 +24,8 @@ function windowSweepCharts(dir: string): string[] {
   const windows = [...new Set(arms.map((a) => a.name.split('/w')[1]!))];
   const by = new Map(scores.map((s) => [s.arm, s]));
   return [
-    barChart('window-sweep: mean KL vs the f16 cache by exact window', 'KL mean (nats)', windows.map((w) => `W=${w}`), schemes.map((s) => ({ name: s, values: windows.map((w) => by.get(`${s}/w${w}`)!.klMean) }))),
-    scatterChart('window-sweep: KL vs effective bits', 'effective bits per K/V element (real bytes)', 'KL mean (nats)', schemes.map((s) => ({ name: s, points: windows.map((w) => [by.get(`${s}/w${w}`)!.effectiveBits, by.get(`${s}/w${w}`)!.klMean] as const) })), true),
+    barChart('window-sweep: mean KL vs the f16 cache by exact window', `${klLabel(scores, 'KL mean')} (nats)`, windows.map((w) => `W=${w}`), schemes.map((s) => ({ name: s, values: windows.map((w) => by.get(`${s}/w${w}`)!.kl) }))),
+    scatterChart('window-sweep: KL vs effective bits', 'effective bits per K/V element (real bytes)', `${klLabel(scores, 'KL mean')} (nats)`, schemes.map((s) => ({ name: s, points: windows.map((w) => [by.get(`${s}/w${w}`)!.effectiveBits, by.get(`${s}/w${w}`)!.kl] as const) })), true),
     layerErrorChart('window-sweep', records),
   ];
 }

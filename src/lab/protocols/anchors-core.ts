@@ -4,7 +4,7 @@
 import type { AnchorPrecision } from '../../cache/policy.js';
 import { schemePolicy } from '../../cache/schemes.js';
 import { FileFormatError } from '../../errors.js';
-import type { ArmScore, EvalArm } from '../eval.js';
+import { klLabel, type ArmScore, type EvalArm } from '../eval.js';
 import type { DefaultPromptSpec } from '../prompts.js';
 import { obj, num, nums, str, strs, isNonNegInt, isPosInt, type Json } from '../spec.js';
 import { parseModelEval, schemeList, type ModelEvalSpec } from './model-runs.js';
@@ -90,7 +90,7 @@ export function anchorsHeadline(spec: AnchorsSpec, arms: readonly AnchorArm[], s
   const by = new Map(scores.map((s) => [s.arm, s]));
   const h = spec.horizons;
   return [
-    `| scheme | anchors | precision | layers | ${h.map((x) => `exact@${x}`).join(' | ')} | prefix | KL decode | format bits | eff. bits |`,
+    `| scheme | anchors | precision | layers | ${h.map((x) => `exact@${x}`).join(' | ')} | prefix | ${klLabel(scores, 'KL decode')} | format bits | eff. bits |`,
     `|---|---:|---|---|${h.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
     ...arms.map((a) => {
       const s = by.get(a.name)!;

@@ -6,7 +6,7 @@ import { schemePolicy } from '../../cache/schemes.js';
 import { FileFormatError } from '../../errors.js';
 import type { Model } from '../../model/model.js';
 import { Prng } from '../../numeric/prng.js';
-import type { ArmScore, EvalArm } from '../eval.js';
+import { klLabel, type ArmScore, type EvalArm } from '../eval.js';
 import { defaultPrompts } from '../prompts.js';
 import type { EvalPrompt, ReferenceSet } from '../reference-logits.js';
 import { obj, num, nums, str, isNonNegInt, isPosInt, type Json } from '../spec.js';
@@ -97,12 +97,12 @@ export function needlesHeadline(spec: NeedlesSpec, needles: readonly Needle[], r
   const by = new Map(scores.map((s) => [s.arm, s]));
   const per = spec.needlesPerDepth;
   return [
-    `| arm | ${spec.depths.map((d) => `recalled @${Math.round(d * 100)}%`).join(' | ')} | exact vs f16 | KL mean (context) | eff. bits |`,
+    `| arm | ${spec.depths.map((d) => `recalled @${Math.round(d * 100)}%`).join(' | ')} | exact vs f16 | ${klLabel(scores, 'KL mean (context)')} | eff. bits |`,
     `|---|${spec.depths.map(() => '---:').join('|')}|---:|---:|---:|`,
     ...recallTable(spec, needles, records, ref).map((r) => {
       const s = by.get(r.arm);
       const h = spec.horizons[spec.horizons.length - 1]!;
-      return `| ${r.arm} | ${spec.depths.map((d) => `${r.recalled[String(d)]}/${per}`).join(' | ')} | ${s ? `${(100 * s.exactAt[h]!).toFixed(0)}%` : '-'} | ${s ? s.klMean.toFixed(5) : '-'} | ${s ? s.effectiveBits.toFixed(2) : '16.00'} |`;
+      return `| ${r.arm} | ${spec.depths.map((d) => `${r.recalled[String(d)]}/${per}`).join(' | ')} | ${s ? `${(100 * s.exactAt[h]!).toFixed(0)}%` : '-'} | ${s ? s.kl.toFixed(5) : '-'} | ${s ? s.effectiveBits.toFixed(2) : '16.00'} |`;
     }),
   ];
 }

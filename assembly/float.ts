@@ -16,10 +16,17 @@ export function f32_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usiz
 export function f32_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void {
   const TT = tileTokens(D);
   const rb = <usize>D << 2;
-  // Tiles of TT rows so each row is read from memory once and from L1 for the other heads.
+  // Tiles of TT rows, each first touched line by line in address order: independent loads that pull the
+  // tile in at full memory parallelism (axpyRows walks it column by column, a strided pattern the
+  // prefetchers serve badly past L3); then every head reads it from L1.
   for (let t0 = 0; t0 < T; t0 += TT) {
     const n = min(TT, T - t0);
-    axpyRows(w + (<usize>t0 << 2), wStride, G, D, v + <usize>t0 * rb, n, rb, acc);
+    const src = v + <usize>t0 * rb;
+    const end = src + <usize>n * rb;
+    let touch: i32 = 0;
+    for (let p = src; p < end; p += 64) touch |= load<i32>(p);
+    store<i32>(tile, touch);
+    axpyRows(w + (<usize>t0 << 2), wStride, G, D, src, n, rb, acc);
   }
 }
 

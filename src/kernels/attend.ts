@@ -27,6 +27,8 @@ export interface FastAttendArgs extends AttendArgs {
   readonly threads?: number;
   /** Overrides PARALLEL_MIN_WORK for this call (benchmarks probing the threshold). */
   readonly minParallelWork?: number;
+  /** Overrides PART_BUDGET, the scratch bytes for partial results per batch of queries (tests, tight memory). */
+  readonly partBudget?: number;
 }
 
 /** Query rows (queries x heads of one GQA group) per unit: their q rows (64 x D f32) stay in L1. */
@@ -34,12 +36,13 @@ const MAX_ROWS = 64;
 /** Longest scores chunk (positions): decode's [G, chunk] scores then stay in L2 between the three passes. */
 const MAX_CHUNK = 4096;
 /**
- * Score evaluations (queries x query heads x visible positions) from which a call uses the pool: 2^16 =
- * 16K kv rows at GQA 4, where KERNELS.md measured threads start to pay (~40 us wake-up). The threshold probe
- * (bench/attention.ts `probeThreshold`, 32 heads, 1 vs 2 threads) gave 0.93-1.03x at 512-1K contexts
- * (16K-32K evaluations) and 1.16-1.28x from 2K-4K (64K-128K) on a loaded machine.
+ * Score evaluations (queries x query heads x visible positions) from which a call uses the pool. Chosen by
+ * `npm run bench` (bench/attention.ts probeThreshold: q4_0 decode, 32 heads, pool forced on, second core
+ * idle): 8K evaluations (256 positions) ran 0.89x on 2 threads, 16K (512) 1.72x, 32K-128K 1.75-1.82x.
  */
-export const PARALLEL_MIN_WORK = 1 << 16;
+export const PARALLEL_MIN_WORK = 1 << 14;
+/** Bytes of partial results per batch of queries (bounds scratch for long prefills). */
+const PART_BUDGET = 16 << 20;
 /** Fewest positions one split of a head's sequence covers (a split costs a merge of D floats per row). */
 const MIN_SPLIT = 1024;
 
@@ -143,50 +146,55 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): void {
   const nThreads = work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
   // Split a head's positions only when heads x query chunks alone cannot keep every thread busy (x2 for balance).
   const splits = nThreads > 1 ? Math.max(1, Math.min(Math.ceil((2 * nThreads) / (H * nQC)), Math.floor(L / MIN_SPLIT))) : 1;
-  const units = H * nQC * splits;
   const chunk = Math.max(32, Math.min(MAX_CHUNK, Math.floor(SCORES_BYTES / (rows * 4 * 32)) * 32));
-  const qRows = H * nq * G;
   const slot = align(slotBytes(rows, D));
+  // Queries per batch: whole query chunks whose partial results fit PART_BUDGET (long prefills run in batches).
+  const nb = qc * Math.max(1, Math.floor((args.partBudget ?? PART_BUDGET) / (H * splits * slot)));
+  const bq = Math.min(nb, nq);
+  const qRows = H * bq * G;
   const qB = align(qRows * D * 4);
   const qiB = qp === 'f32' ? 0 : align(qRows * D * 2);
   const qdB = qp === 'f32' ? 0 : align(qRows * (D / 32) * 4);
-  const lohiB = align(nq * 8);
-  const off = ensureScratch(k, THREAD_SCRATCH_BYTES + qB + qiB + qdB + lohiB + units * slot);
+  const lohiB = align(bq * 8);
+  const off = ensureScratch(k, THREAD_SCRATCH_BYTES + qB + qiB + qdB + lohiB + H * Math.ceil(bq / qc) * splits * slot);
   const qOff = off + THREAD_SCRATCH_BYTES;
   const qiOff = qOff + qB;
   const qdOff = qiOff + qiB;
   const lohiOff = qdOff + qdB;
   const partOff = lohiOff + lohiB;
-  // Scaled q, reordered [nq, heads, D] -> [kvHeads, nq, G, D] so a unit's rows are contiguous.
-  let buf = k.arena.memory.buffer;
-  const qs = new Float32Array(buf, qOff, qRows * D);
-  for (let h = 0; h < H; h++) {
-    for (let i = 0; i < nq; i++) {
-      for (let g = 0; g < G; g++) {
-        const src = (i * heads + h * G + g) * D;
-        const dst = ((h * nq + i) * G + g) * D;
-        for (let c = 0; c < D; c++) qs[dst + c] = args.q[src + c]! * scale;
-      }
-    }
-  }
-  new Int32Array(buf, lohiOff, nq * 2).set(lohiJs);
   const segs = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, rows, 'scores', qp), v: runPlan(k, s.v, D, rows, 'accumulate', qp) }));
   const useInt = qp !== 'f32' && D % 32 === 0 && segs.some((s) => s.k.fnInt !== '');
-  if (useInt) k.exports.quantizeRows(qOff, qRows, D, Q_MAX[qp as Exclude<QPrecision, 'f32'>], qiOff, qdOff);
-  const job: AttendJob = {
-    D, G, kvHeads: H, nq, qc, splits, chunk, q: qOff, qi: useInt ? qiOff : 0, qd: useInt ? qdOff : 0, lohi: lohiOff,
-    softcap: args.softcap ?? 0, segs, part: partOff, slotBytes: slot, units, table: k.tables,
-  };
-  runJob(k, job, scratchAt(off), nThreads);
-  buf = k.arena.memory.buffer;
-  mergeUnits(job, buf, heads, args.out);
+  for (let b0 = 0; b0 < nq; b0 += bq) {
+    const n = Math.min(bq, nq - b0);
+    // Scaled q of queries [b0, b0+n), reordered [nq, heads, D] -> [kvHeads, n, G, D]: a unit's rows are contiguous.
+    let buf = k.arena.memory.buffer;
+    const qs = new Float32Array(buf, qOff, H * n * G * D);
+    for (let h = 0; h < H; h++) {
+      for (let i = 0; i < n; i++) {
+        for (let g = 0; g < G; g++) {
+          const src = ((b0 + i) * heads + h * G + g) * D;
+          const dst = ((h * n + i) * G + g) * D;
+          for (let c = 0; c < D; c++) qs[dst + c] = args.q[src + c]! * scale;
+        }
+      }
+    }
+    new Int32Array(buf, lohiOff, n * 2).set(lohiJs.subarray(2 * b0, 2 * (b0 + n)));
+    if (useInt) k.exports.quantizeRows(qOff, H * n * G, D, Q_MAX[qp as Exclude<QPrecision, 'f32'>], qiOff, qdOff);
+    const job: AttendJob = {
+      D, G, kvHeads: H, nq: n, qc, splits, chunk, q: qOff, qi: useInt ? qiOff : 0, qd: useInt ? qdOff : 0, lohi: lohiOff,
+      softcap: args.softcap ?? 0, segs, part: partOff, slotBytes: slot, units: H * Math.ceil(n / qc) * splits, table: k.tables,
+    };
+    runJob(k, job, scratchAt(off), nThreads);
+    buf = k.arena.memory.buffer;
+    mergeUnits(job, buf, heads, args.out, b0);
+  }
 }
 
 /**
  * out = sum_u acc_u * e^(m_u - M) / sum_u l_u * e^(m_u - M) over the splits u of each (kv head, query chunk)
- * (one split: acc / l). Rows map back to out[query, h*G + g, :].
+ * (one split: acc / l). Rows map back to out[firstQuery + query, h*G + g, :].
  */
-function mergeUnits(job: AttendJob, buf: ArrayBufferLike, heads: number, out: Float32Array): void {
+function mergeUnits(job: AttendJob, buf: ArrayBufferLike, heads: number, out: Float32Array, firstQuery: number): void {
   const { D, G, qc, nq, splits } = job;
   for (let u0 = 0; u0 < job.units; u0 += splits) {
     const { h, qci } = unitCoords(job, u0);
@@ -202,7 +210,7 @@ function mergeUnits(job: AttendJob, buf: ArrayBufferLike, heads: number, out: Fl
     for (let i = 0; i < n; i++) {
       for (let g = 0; g < G; g++) {
         const r = i * G + g;
-        const o = ((i0 + i) * heads + h * G + g) * D;
+        const o = ((firstQuery + i0 + i) * heads + h * G + g) * D;
         if (splits === 1) {
           const p = parts[0]!;
           const inv = 1 / p.l[r]!;

@@ -67,3 +67,24 @@ test('pool: small calls stay on the calling thread and match the reference', (t)
   assert.ok(maxDiff(got, want) < 1e-5);
   free();
 });
+
+test('attend: a long prefill run in query batches (small partial budget) gives the one-batch result', (t) => {
+  if (!wasmKernels()) return t.skip('wasm kernels unavailable');
+  const rng = new Prng(13);
+  const D = 32;
+  const L = 300;
+  const heads = 8; // G = 4: 16 queries per unit
+  const { view, free } = bulkView('q8_0', 2, L, D, rng);
+  const nq = 70;
+  const q = rng.normals(nq * heads * D);
+  const positions = Array.from({ length: nq }, (_, i) => L - nq + i);
+  const one = new Float32Array(q.length);
+  const batched = new Float32Array(q.length);
+  const ref = new Float32Array(q.length);
+  attend({ view, q, heads, out: one, positions, threads: 1 });
+  attend({ view, q, heads, out: batched, positions, threads: 1, partBudget: 1 }); // one query chunk per batch
+  attendReference({ view, q, heads, out: ref, positions });
+  assert.equal(maxDiff(one, batched), 0, 'batching changes nothing but scheduling');
+  assert.ok(maxDiff(one, ref) < 1e-4, `vs reference ${maxDiff(one, ref)}`);
+  free();
+});

@@ -21,6 +21,16 @@ const JOB_BYTES = 1 << 16;
 
 /** Busy-wait before Atomics.wait: a wake-up after wait costs ~40 us (KERNELS.md), a spin a few us. */
 export const SPIN_MS = 0.05;
+/**
+ * Back-off when the other cores are busy (a shared machine): a job whose workers took under a quarter of
+ * the units twice in a row means they barely ran, and then the wait for their last unit costs more than
+ * they saved (bench probeThreshold: 0.78-0.94x with the second core loaded). The next BACKOFF_JOBS jobs
+ * then run on the calling thread alone before the pool is tried again.
+ */
+const BACKOFF_JOBS = 32;
+let backoff = 0;
+let starved = 0;
+
 /** Startup wait for workers to instantiate the module (first use only). */
 const START_TIMEOUT_MS = 5000;
 
@@ -99,6 +109,10 @@ export function stopPool(): void {
  * Falls back to running them all here when the pool cannot start.
  */
 export function runJob(k: WasmKernels, job: AttendJob, mainScratch: UnitScratch, nThreads: number): void {
+  if (nThreads > 1 && backoff > 0) {
+    backoff--;
+    nThreads = 1;
+  }
   const p = nThreads > 1 ? ensurePool(k, nThreads - 1) : null;
   if (!p) {
     for (let u = 0; u < job.units; u++) runUnit(k.exports, k.arena.memory, job, u, mainScratch);
@@ -131,5 +145,11 @@ export function runJob(k: WasmKernels, job: AttendJob, mainScratch: UnitScratch,
     if (performance.now() > spinUntil) Atomics.wait(ctl, DONE, done, 100);
     done = Atomics.load(ctl, DONE);
   }
+  if ((job.units - mine) * 4 < job.units) {
+    if (++starved >= 2) {
+      backoff = BACKOFF_JOBS;
+      starved = 0;
+    }
+  } else starved = 0;
   if (Atomics.load(ctl, ERR)) throw new Error('attend: a pool worker failed on its unit');
 }

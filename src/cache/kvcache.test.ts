@@ -407,3 +407,13 @@ test('reference attention agrees with naive float64 attention on an f32 cache vi
     cache.dispose();
   }
 });
+
+test('int8 q (llama.cpp-style integer dots) is an explicit option with a small, nonzero error', () => {
+  const { cache } = filled(schemePolicy('q4_0', { window: 0, sinks: 0 }), 300);
+  const exact = attendOut(cache, 0, q);
+  const out = new Float32Array(q.length);
+  cache.attend(0, q, out, { qPrecision: 'int8' });
+  const err = maxRel(out, exact);
+  assert.ok(err > 0 && err < 2e-2, `int8 q error ${err}`);
+  cache.dispose();
+});

@@ -3,7 +3,7 @@ import { planLayers, type CachePolicy, type LayerPlan } from './policy.js';
 import { LayerCache } from './layer.js';
 import type { RegionBytes } from './accounting.js';
 import { sharedArena, type Arena } from '../kernels/arena.js';
-import { attend } from '../kernels/attend.js';
+import { attend, type QPrecision } from '../kernels/attend.js';
 import type { MixedView } from '../attention/view.js';
 import { Rotation } from '../numeric/hadamard.js';
 import { ArgumentError, ShapeError, assertFinite } from '../errors.js';
@@ -27,6 +27,8 @@ export interface AttendOptions {
   scale?: number;
   slidingWindow?: number;
   softcap?: number;
+  /** How q meets packed K: 'f32' (default, exact dots) or llama.cpp-style 'int8' / 'int16' (see kernels/attend.ts). */
+  qPrecision?: QPrecision;
 }
 
 export interface CacheBytes extends RegionBytes {
@@ -119,7 +121,7 @@ export class KvCache {
     const qr = rot.k ? this.rotateRows(rot.k, q) : q;
     const nq = opts.positions?.length ?? 1;
     if (q.length % (nq * this.headDim) !== 0) throw new ShapeError(`attend: q length ${q.length} is not ${nq} queries x heads x ${this.headDim}`);
-    attend({ view: l.view(), q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap });
+    attend({ view: l.view(), q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision });
     if (rot.v) for (let o = 0; o < out.length; o += this.headDim) rot.v.invert(out, o);
   }
 

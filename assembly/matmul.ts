@@ -1,11 +1,11 @@
-// Matrix-vector (n = 1) and matrix-matrix products y[t*yStride + r] = W[r, :] . x[t, :] over weights kept in
-// their packed ggml bytes. Each row is decoded once per call into an L1-sized scratch and reused by every
-// token of the call, so prefill reads each weight byte once. Two activation paths:
+// Matrix-vector (decode) and small-batch products y[t*yStride + r] = W[r, :] . x[t, :] over weights kept in
+// their packed ggml bytes, one row at a time (batches of a few tokens and more run matmul_tile.ts). Each row
+// is decoded once per call into an L1-sized scratch and reused by every token of the call. Two activation paths:
 //  - matmulF32Act: f32 activations (the row as f32; the accurate path);
 //  - matmulQ8Act: activations quantized per block to int8 (q8_0-like per 32 values, q8_K-like per 256
 //    for K-quants, as llama.cpp does), integer dots on int16 lanes, one float multiply per 32 (or 16) values.
-import { decodeRowI8, halfRowToF32, i8RowToF32, T_BF16, T_F16, T_F32, T_Q6_K } from './matmul_decode';
-import { hsum4 } from './common';
+import { decodeRowI8, halfRowToF32, halfToFloat4s, i8RowToF32, T_BF16, T_F16, T_F32, T_Q6_K } from './matmul_decode';
+import { halfToFloat, hsum4 } from './common';
 
 @inline function up16(n: usize): usize {
   return (n + 15) & ~(<usize>15);
@@ -96,6 +96,11 @@ function dotTokens(f: usize, cols: i32, x: usize, n: i32, y: usize, yStride: i32
  * Float types accept any cols; quantized types need whole blocks.
  */
 export function matmulF32Act(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i32, x: usize, n: i32, y: usize, yStride: i32, scratch: usize): void {
+  if (type == T_F16 && n == 1) {
+    // Decode: convert in registers, no scratch round trip.
+    for (let r = 0; r < rows; r++) store<f32>(y + (<usize>r << 2), f16Dot(w + <usize>r * rowBytes, cols, x));
+    return;
+  }
   const f = scF(scratch, cols);
   for (let r = 0; r < rows; r++) {
     const wr = w + <usize>r * rowBytes;
@@ -108,6 +113,28 @@ export function matmulF32Act(type: i32, w: usize, rowBytes: i32, rows: i32, cols
     }
     dotTokens(row, cols, x, n, y + (<usize>r << 2), yStride);
   }
+}
+
+/** fp16 row h [cols] . f32 x [cols]: 16 values per step into four accumulators. */
+function f16Dot(h: usize, cols: i32, x: usize): f32 {
+  let a0 = f32x4.splat(0);
+  let a1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0);
+  let a3 = f32x4.splat(0);
+  const c16 = <usize>(cols & ~15);
+  let i: usize = 0;
+  for (; i < c16; i += 16) {
+    const v0 = v128.load(h + (i << 1));
+    const v1 = v128.load(h + (i << 1), 16);
+    const xp = x + (i << 2);
+    a0 = f32x4.add(a0, f32x4.mul(halfToFloat4s(i32x4.extend_low_i16x8_s(v0)), v128.load(xp)));
+    a1 = f32x4.add(a1, f32x4.mul(halfToFloat4s(i32x4.extend_high_i16x8_s(v0)), v128.load(xp, 16)));
+    a2 = f32x4.add(a2, f32x4.mul(halfToFloat4s(i32x4.extend_low_i16x8_s(v1)), v128.load(xp, 32)));
+    a3 = f32x4.add(a3, f32x4.mul(halfToFloat4s(i32x4.extend_high_i16x8_s(v1)), v128.load(xp, 48)));
+  }
+  let s = hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+  for (; i < <usize>cols; i++) s += halfToFloat(<u32>load<u16>(h + (i << 1))) * load<f32>(x + (i << 2));
+  return s;
 }
 
 /** 16 int8 weights (widened halves wl, wh) . 16 int8 activations -> four i32 partial sums. */

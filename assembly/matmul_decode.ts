@@ -193,15 +193,15 @@ export function i8RowToF32(q: usize, sc: usize, mn: usize, hasMin: bool, cols: i
   }
 }
 
-/** f16 / bf16 row -> f [cols] f32 (f16 through exact bit math for normals and subnormals). */
+/** f16 / bf16 row -> f [cols] f32 (f16: finite values exact; see halfToFloat4s). */
 export function halfRowToF32(type: i32, w: usize, cols: i32, f: usize): void {
   const c8 = cols & ~7;
   let i = 0;
   if (type == T_F16) {
     for (; i < c8; i += 8) {
       const h = v128.load(w + (<usize>i << 1));
-      v128.store(f + (<usize>i << 2), halfToFloat4x(i32x4.extend_low_i16x8_u(h)));
-      v128.store(f + (<usize>i << 2), halfToFloat4x(i32x4.extend_high_i16x8_u(h)), 16);
+      v128.store(f + (<usize>i << 2), halfToFloat4s(i32x4.extend_low_i16x8_s(h)));
+      v128.store(f + (<usize>i << 2), halfToFloat4s(i32x4.extend_high_i16x8_s(h)), 16);
     }
     for (; i < cols; i++) store<f32>(f + (<usize>i << 2), halfToFloat(<u32>load<u16>(w + (<usize>i << 1))));
   } else {
@@ -214,13 +214,33 @@ export function halfRowToF32(type: i32, w: usize, cols: i32, f: usize): void {
   }
 }
 
-/** Four fp16 values -> f32x4, Inf/NaN kept (weights may hold them; the forward pass then reports non-finite). */
-@inline function halfToFloat4x(v: v128): v128 {
-  const sign = i32x4.shl(v128.and(v, i32x4.splat(0x8000)), 16);
-  const mag = v128.and(v, i32x4.splat(0x7fff));
-  const f = f32x4.mul(i32x4.shl(mag, 13), f32x4.splat(reinterpret<f32>(0x77800000)));
-  // Exponent all ones: rebuild Inf/NaN directly.
-  const special = i32x4.eq(v128.and(v, i32x4.splat(0x7c00)), i32x4.splat(0x7c00));
-  const infnan = v128.or(i32x4.splat(0x7f800000), i32x4.shl(v128.and(v, i32x4.splat(0x3ff)), 13));
-  return v128.or(v128.bitselect(infnan, f, special), sign);
+/**
+ * Four fp16 values, sign-extended to i32 lanes -> f32x4 in three integer/float ops (no branches, no table):
+ * h << 13 puts the magnitude in f32 position with sign copies in bits 31..28; masking keeps bit 31, and
+ * x 2^112 rebases the exponent (subnormals included). Exact for finite values; Inf/NaN become finite
+ * (>= 65536), so the loader checks f16 weights with halfNonFinite and expands those that have any.
+ */
+@inline export function halfToFloat4s(v: v128): v128 {
+  return f32x4.mul(v128.and(i32x4.shl(v, 13), i32x4.splat(0x8fffffff)), f32x4.splat(reinterpret<f32>(0x77800000)));
+}
+
+/** Number of fp16 values among `count` at p whose exponent is all ones (Inf or NaN). */
+export function halfNonFinite(p: usize, count: i32): i32 {
+  const e = i16x8.splat(0x7c00);
+  let acc = i16x8.splat(0);
+  let i = 0;
+  let total = 0;
+  const c8 = count & ~7;
+  for (; i < c8; i += 8) {
+    // eq gives -1 per hit; fold into i32 every 8K vectors so i16 lanes cannot overflow.
+    acc = i16x8.sub(acc, i16x8.eq(v128.and(v128.load(p + (<usize>i << 1)), e), e));
+    if ((i & 0xffff) == 0xfff8) {
+      total += i32x4.extract_lane(i32x4.extadd_pairwise_i16x8_u(acc), 0) + i32x4.extract_lane(i32x4.extadd_pairwise_i16x8_u(acc), 1) + i32x4.extract_lane(i32x4.extadd_pairwise_i16x8_u(acc), 2) + i32x4.extract_lane(i32x4.extadd_pairwise_i16x8_u(acc), 3);
+      acc = i16x8.splat(0);
+    }
+  }
+  const s = i32x4.extadd_pairwise_i16x8_u(acc);
+  total += i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1) + i32x4.extract_lane(s, 2) + i32x4.extract_lane(s, 3);
+  for (; i < count; i++) if ((load<u16>(p + (<usize>i << 1)) & 0x7c00) == 0x7c00) total++;
+  return total;
 }

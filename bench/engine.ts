@@ -13,7 +13,7 @@ import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
 import { encode } from '../src/formats/codec.js';
 import { loadModel, type Model } from '../src/model/model.js';
 import { Weight } from '../src/model/forward-weights.js';
-import { closeMatmulThreads, configureMatmul, wasmMatmul, type Activations } from '../src/model/matmul-wasm.js';
+import { closeMatmulThreads, configureMatmul, TILE_MIN_TOKENS_F32, TILE_MIN_TOKENS_Q8, wasmMatmul, type Activations } from '../src/model/matmul-wasm.js';
 import { availableCores } from '../src/model/threads.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import type { CachePolicy } from '../src/cache/policy.js';
@@ -24,6 +24,8 @@ import { printTable, timeMedian } from './harness.js';
 const SHAPE = { dim: 768, layers: 12, heads: 12, kvHeads: 4, ff: 2048, vocab: 32000, ctx: 32768 + 512 };
 const PROMPT = 128;
 const DECODE = 24;
+/** Weights of the long-context table (both engines): q8_0, the type the engine table's main rows use. */
+const LONG_WEIGHTS = 'q8_0';
 
 export interface EngineBenchOptions {
   threads?: number;
@@ -91,11 +93,12 @@ function benchMatmul(threads: number, log: (s: string) => void): { rows: EngineB
       add('ts reference', () => w.matmulRef(x, n, y));
       const acts: Activations[] = wt === 'f16' ? ['f32'] : ['f32', 'q8'];
       for (const a of acts) {
+        const tiled = n >= (a === 'q8' && wt !== 'f16' ? TILE_MIN_TOKENS_Q8 : TILE_MIN_TOKENS_F32) ? ' tiled' : '';
         configureMatmul({ threads: 1 });
-        add(`wasm ${a} acts, 1 thread`, () => wasmMatmul(w.packedWeight!, x, n, y, a));
+        add(`wasm${tiled} ${a} acts, 1 thread`, () => wasmMatmul(w.packedWeight!, x, n, y, a));
         if (threads > 1) {
           configureMatmul({ threads, threadChoice: 'always' });
-          add(`wasm ${a} acts, ${threads} threads`, () => wasmMatmul(w.packedWeight!, x, n, y, a));
+          add(`wasm${tiled} ${a} acts, ${threads} threads`, () => wasmMatmul(w.packedWeight!, x, n, y, a));
         }
       }
       if (n === 64 && wt !== 'f16') {
@@ -197,8 +200,8 @@ async function llamaEngines(paths: Map<string, string>, kvs: string[], contexts:
       await ctx.dispose();
       log(`llama.cpp ${wt}/${kv} done`);
     }
-    // Long context, f16 KV (the issue's target), on the first weight type only.
-    if (wt === [...paths.keys()][0] && contexts.length) {
+    // Long context, f16 KV (the issue's target), on the same weights as kvpack's long table.
+    if (wt === LONG_WEIGHTS && contexts.length) {
       const max = Math.max(...contexts);
       const ctx = await model.createContext({ contextSize: max + 128, threads, batchSize: 2048, flashAttention: true, experimentalKvCacheKeyType: 'F16' as never, experimentalKvCacheValueType: 'F16' as never });
       const seq = ctx.getSequence();
@@ -234,9 +237,10 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
   res.matmul = mm.rows;
   res.actsError = mm.err;
 
-  const weights = o.weights ?? ['f16', 'q8_0'];
+  const weights = [...(o.weights ?? ['f16', 'q8_0'])];
   const kvs = ['f16', 'q8_0'];
   const contexts = o.contexts ?? [1024, 8192, 32768];
+  if (!weights.includes(LONG_WEIGHTS) && contexts.length) weights.push(LONG_WEIGHTS);
   const schemes = o.schemes ?? ['f16', 'q8_0', 'q4_0', 'q2k'];
   const paths = new Map(weights.map((w) => [w, syntheticModel(w, log)]));
   for (const [wt, path] of paths) {
@@ -251,7 +255,7 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
       configureMatmul({ activations: 'q8' });
       log(`kvpack ${wt}/${kv} done`);
     }
-    if (wt === weights[0]) {
+    if (wt === LONG_WEIGHTS) {
       for (const scheme of schemes) {
         for (const c of contexts) {
           res.long.push({ engine: `kvpack (${wt} weights)`, kv: scheme, context: c, decodeTps: kvpackLong(model, schemePolicy(scheme), c) });

@@ -2,7 +2,7 @@
 // and the hyperparameters read once from `<arch>.*` keys.
 import { FileFormatError } from '../errors.js';
 import { getF32, getInt, getString, type Metadata } from './metadata.js';
-import { readGguf, type GgufFile } from './reader.js';
+import { readGguf, type GgufFile, type GgufTensorInfo } from './reader.js';
 import type { GgufTensorInput, GgufWriteInput } from './writer.js';
 import type { GgufValue } from './values.js';
 
@@ -11,7 +11,40 @@ export interface ModelTensor {
   readonly type: number;
   /** ggml order, ne0 first: a [out, in] matrix has dims [in, out]. */
   readonly dims: readonly number[];
+  /**
+   * The bytes. A file-backed tensor (modelFromGguf) reads them from the file on each access and keeps
+   * nothing: loaders that place weights elsewhere use `readInto` so the weights exist once.
+   */
   readonly data: Uint8Array;
+  /** Byte size, known without reading (file-backed tensors); else data.length. */
+  readonly nbytes?: number;
+  /** Copies dst.length bytes from byte `at` of the data into dst (a positioned file read when file-backed). */
+  readInto?(dst: Uint8Array, at?: number): void;
+}
+
+/** Byte size of a tensor's data without reading it. */
+export function tensorBytes(t: ModelTensor): number {
+  return t.nbytes ?? t.data.length;
+}
+
+/** dst.length bytes from byte `at` of the tensor into dst, through the file when the tensor is file-backed. */
+export function readTensor(t: ModelTensor, dst: Uint8Array, at = 0): void {
+  if (t.readInto) t.readInto(dst, at);
+  else dst.set(t.data.subarray(at, at + dst.length));
+}
+
+/** A tensor of an opened GGUF whose bytes stay in the file until asked for (nothing cached). */
+function fileTensor(file: GgufFile, info: GgufTensorInfo): ModelTensor {
+  const name = info.name;
+  return Object.freeze({
+    type: info.type,
+    dims: info.dims,
+    nbytes: info.bytes,
+    get data(): Uint8Array {
+      return file.tensorData(name);
+    },
+    readInto: (dst: Uint8Array, at = 0) => file.readTensorInto(name, dst, at),
+  });
 }
 
 /** Hyperparameters shared by the llama-like families (llama, qwen2, qwen3, gemma3). */
@@ -73,10 +106,13 @@ export function readHparams(md: Metadata, nVocabFallback?: number): ModelHparams
   };
 }
 
-/** Every tensor of an opened GGUF read once into memory (the reader itself keeps no copy). */
+/**
+ * The tensors of an opened GGUF, left in the file: each is read when the engine places it (straight into
+ * the wasm arena, see model/forward-weights.ts), so loading never holds a second copy of the weights.
+ */
 export function modelFromGguf(file: GgufFile): LoadedModel {
   const tensors = new Map<string, ModelTensor>();
-  for (const t of file.tensors) tensors.set(t.name, { type: t.type, dims: t.dims, data: file.tensorData(t.name) });
+  for (const t of file.tensors) tensors.set(t.name, fileTensor(file, t));
   const embd = tensors.get('token_embd.weight');
   return {
     arch: getString(file.metadata, 'general.architecture'),

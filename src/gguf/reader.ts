@@ -3,8 +3,9 @@
 //
 // Memory: the header is parsed through positioned reads of HEADER_CHUNK_BYTES; tensor data is not read
 // until `tensorData(name)` is called, which returns one fresh Uint8Array of exactly that tensor (a view,
-// for in-memory sources). The reader keeps no copy, so a loader that keeps what it asked for holds the
-// weights once, and no tensor is limited by Node's maximum Buffer size for the whole file.
+// for in-memory sources), or `readTensorInto(name, dst)`, which reads straight into the caller's memory
+// (the engine's wasm arena). The reader keeps no copy, so a loader holds the weights once, and no tensor
+// is limited by Node's maximum Buffer size for the whole file.
 import { ArgumentError } from '../errors.js';
 import { Cursor } from './cursor.js';
 import {
@@ -12,7 +13,7 @@ import {
   MAX_STRING_BYTES, MAX_TENSOR_NAME_BYTES, MAX_TENSORS,
 } from './limits.js';
 import * as md from './metadata.js';
-import { fileSource, memorySource, type ByteSource } from './source.js';
+import { fileSource, memorySource, readInto, type ByteSource } from './source.js';
 import { ggmlType, ggmlTypeName } from './types.js';
 import { GGUF_ITEM_BYTES, ggufTypeName, type GgufArray, type GgufArrayItems, type GgufItemType, type GgufValue } from './values.js';
 
@@ -41,6 +42,8 @@ export interface GgufFile {
   tensor(name: string): GgufTensorInfo;
   /** The tensor's bytes: a fresh array from a file, a view from memory. Not cached. */
   tensorData(name: string): Uint8Array;
+  /** Reads dst.length bytes of the tensor, from byte `at` of its data, into dst; allocates nothing that size. */
+  readTensorInto(name: string, dst: Uint8Array, at?: number): void;
   getU32(key: string, fallback?: number): number;
   getF32(key: string, fallback?: number): number;
   getString(key: string, fallback?: string): string;
@@ -286,6 +289,13 @@ function makeFile(
     tensorData: (name: string) => {
       const t = tensor(name);
       return src.read(t.offset, t.bytes);
+    },
+    readTensorInto: (name: string, dst: Uint8Array, at = 0) => {
+      const t = tensor(name);
+      if (!Number.isSafeInteger(at) || at < 0 || at + dst.length > t.bytes) {
+        throw new ArgumentError(`${src.name}: read of ${dst.length} B at ${at} is outside tensor '${name}' (${t.bytes} B)`);
+      }
+      readInto(src, t.offset + at, dst);
     },
     getU32: (key: string, fallback?: number) => md.getU32(metadata, key, fallback),
     getF32: (key: string, fallback?: number) => md.getF32(metadata, key, fallback),

@@ -8,6 +8,23 @@ export interface ByteSource {
   /** Where the bytes came from, for error messages. */
   readonly name: string;
   read(offset: number, length: number): Uint8Array;
+  /**
+   * Copies `dst.length` bytes at `offset` into `dst` (e.g. a view of wasm memory), allocating nothing of
+   * that size. Optional: `readInto` below falls back to `read` + copy for sources without it.
+   */
+  readInto?(offset: number, dst: Uint8Array): void;
+}
+
+/** `src.readInto` when the source has it, else one `read` copied into dst. */
+export function readInto(src: ByteSource, offset: number, dst: Uint8Array): void {
+  if (src.readInto) src.readInto(offset, dst);
+  else dst.set(src.read(offset, dst.length));
+}
+
+function checkRange(name: string, size: number, offset: number, length: number): void {
+  if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > size) {
+    throw new FileFormatError(name, `read of ${length} B at ${offset} is past the end (${size} B)`);
+  }
 }
 
 /** Views into one Uint8Array (tests, files already in memory); reads return subarrays, never copies. */
@@ -16,10 +33,12 @@ export function memorySource(bytes: Uint8Array, name = '<memory>'): ByteSource {
     size: bytes.length,
     name,
     read(offset, length) {
-      if (offset < 0 || length < 0 || offset + length > bytes.length) {
-        throw new FileFormatError(name, `read of ${length} B at ${offset} is past the end (${bytes.length} B)`);
-      }
+      checkRange(name, bytes.length, offset, length);
       return bytes.subarray(offset, offset + length);
+    },
+    readInto(offset, dst) {
+      checkRange(name, bytes.length, offset, dst.length);
+      dst.set(bytes.subarray(offset, offset + dst.length));
     },
   };
 }
@@ -40,23 +59,31 @@ export function fileSource(path: string): ByteSource {
     size,
     name: path,
     read(offset, length) {
-      if (offset < 0 || length < 0 || offset + length > size) {
-        throw new FileFormatError(path, `read of ${length} B at ${offset} is past the end (${size} B)`);
-      }
+      checkRange(path, size, offset, length);
       const out = new Uint8Array(length);
-      const fd = openSync(path, 'r');
-      try {
-        if (fstatSync(fd).size !== size) throw new FileFormatError(path, 'file changed size since it was opened');
-        let done = 0;
-        while (done < length) {
-          const n = readSync(fd, out, done, Math.min(length - done, 1 << 30), offset + done);
-          if (n === 0) throw new FileFormatError(path, `unexpected end of file at ${offset + done}`);
-          done += n;
-        }
-      } finally {
-        closeSync(fd);
-      }
+      readFileInto(path, size, offset, out);
       return out;
     },
+    readInto(offset, dst) {
+      checkRange(path, size, offset, dst.length);
+      readFileInto(path, size, offset, dst);
+    },
   };
+}
+
+/** Positioned reads of dst.length bytes at `offset` straight into dst (any ArrayBuffer, shared ones too). */
+function readFileInto(path: string, size: number, offset: number, dst: Uint8Array): void {
+  const fd = openSync(path, 'r');
+  try {
+    if (fstatSync(fd).size !== size) throw new FileFormatError(path, 'file changed size since it was opened');
+    let done = 0;
+    while (done < dst.length) {
+      // One readSync moves at most 2 GiB: read in 1 GiB steps.
+      const n = readSync(fd, dst, done, Math.min(dst.length - done, 1 << 30), offset + done);
+      if (n === 0) throw new FileFormatError(path, `unexpected end of file at ${offset + done}`);
+      done += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
 }

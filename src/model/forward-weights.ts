@@ -5,10 +5,10 @@
 import { FileFormatError, ShapeError } from '../errors.js';
 import { formats } from '../formats/registry.js';
 import { decodeQ4K, decodeQ5K, decodeQ6K } from '../gguf/kquants.js';
-import type { ModelTensor } from '../gguf/model.js';
+import { readTensor, tensorBytes, type ModelTensor } from '../gguf/model.js';
 import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
 import { dequantTypes } from '../gguf/dequant.js';
-import { placeInArena, wasmMatmul, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
+import { allocInArena, arenaHalfNonFinite, freeInArena, wasmMatmul, wasmMatmulGroup, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
 
 type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
 
@@ -31,11 +31,8 @@ function blockDecoder(name: string, typeId: number): BlockDecoder {
   return (src, so, dst, doff) => f.decodeBlock(src, so, dst, doff);
 }
 
-/** Float32 view of little-endian f32 bytes (copied when the bytes are not 4-aligned). */
-function f32View(data: Uint8Array): Float32Array {
-  if (data.byteOffset % 4 === 0) return new Float32Array(data.buffer, data.byteOffset, data.length / 4);
-  return new Float32Array(data.slice().buffer);
-}
+/** Packed bytes read per step when expanding a file-backed weight to f32: bounds the transient buffer. */
+const EXPAND_CHUNK_BYTES = 1 << 20;
 
 /** A [rows, cols] matrix (GGUF dims [cols, rows]): rows are output features, cols input features. */
 export class Weight {
@@ -45,7 +42,8 @@ export class Weight {
   readonly cols: number;
   /** Set for f32 weights (and for expanded ones): [rows, cols]. */
   private readonly f32: Float32Array | null;
-  private readonly data: Uint8Array;
+  /** Packed bytes [rows, rowBytes]; null once expanded (the f32 copy is the only one kept). */
+  private readonly data: Uint8Array | null;
   /** Set when the weight lives in the wasm arena (f32 when expanded), else the TS path runs. */
   private readonly packed: PackedWeight | null = null;
   private readonly rowBytes: number;
@@ -54,7 +52,12 @@ export class Weight {
   private readonly decode: BlockDecoder | null;
   private scratch: Float32Array | null = null;
 
-  /** `expand`: dequantize the whole tensor to float32 now (fast, for small models). */
+  /**
+   * `expand`: dequantize the whole tensor to float32 now (fast, for small models). The bytes are read once,
+   * into where they stay: the arena for the wasm path (a file read lands there directly), an array of exactly
+   * the tensor's size on the TS path; an expanded weight is decoded chunk by chunk, so its packed bytes never
+   * exist in full alongside the f32 copy.
+   */
   constructor(name: string, t: ModelTensor, expand = false) {
     if (t.dims.length !== 2) throw new ShapeError(`tensor '${name}': expected a matrix, dims [${t.dims.join(', ')}]`);
     this.name = name;
@@ -66,37 +69,68 @@ export class Weight {
     this.blockValues = gt.blockValues;
     this.blockBytes = gt.blockBytes;
     this.rowBytes = (this.cols / gt.blockValues) * gt.blockBytes;
-    this.data = t.data;
-    if (t.data.length !== this.rowBytes * this.rows) {
-      throw new ShapeError(`tensor '${name}': ${t.data.length} B for [${this.rows}, ${this.cols}] ${gt.name} (want ${this.rowBytes * this.rows})`);
+    const nbytes = tensorBytes(t);
+    if (nbytes !== this.rowBytes * this.rows) {
+      throw new ShapeError(`tensor '${name}': ${nbytes} B for [${this.rows}, ${this.cols}] ${gt.name} (want ${this.rowBytes * this.rows})`);
     }
     this.decode = t.type === GGML.F32 ? null : blockDecoder(name, t.type);
-    const f32 = t.type === GGML.F32 ? f32View(t.data) : expand ? this.expandAll() : null;
+    const toF32 = t.type === GGML.F32 || expand;
     if (wasmMatmulSupports(t.type)) {
       // Into the arena: expanded weights as f32, the rest in their packed bytes (read in place by the kernels).
-      const src = f32 ? new Uint8Array(f32.buffer, f32.byteOffset, f32.byteLength) : t.data;
-      const { ptr, view } = placeInArena(name, src);
-      this.data = view;
-      this.f32 = f32 ? new Float32Array(view.buffer, view.byteOffset, f32.length) : null;
-      const type = f32 ? GGML.F32 : t.type;
-      this.packed = { name, type, ptr, rowBytes: f32 ? this.cols * 4 : this.rowBytes, rows: this.rows, cols: this.cols };
+      const { ptr, view } = allocInArena(name, toF32 ? this.rows * this.cols * 4 : nbytes);
+      const type = toF32 ? GGML.F32 : t.type;
+      this.packed = { name, type, ptr, rowBytes: toF32 ? this.cols * 4 : this.rowBytes, rows: this.rows, cols: this.cols };
+      this.f32 = toF32 ? new Float32Array(view.buffer, view.byteOffset, this.rows * this.cols) : null;
+      this.data = toF32 ? null : view;
+      this.fill(t, nbytes);
+      if (type === GGML.F16 && arenaHalfNonFinite(ptr, this.rows * this.cols) > 0) {
+        // The f16 kernels turn Inf/NaN into large finite values: keep such a weight exact as f32 instead.
+        const f = allocInArena(name, this.rows * this.cols * 4);
+        this.f32 = new Float32Array(f.view.buffer, f.view.byteOffset, this.rows * this.cols);
+        this.expandFrom({ type: t.type, dims: t.dims, data: new Uint8Array(f.view.buffer, ptr, nbytes) });
+        freeInArena(ptr);
+        this.data = null;
+        this.packed = { ...this.packed, type: GGML.F32, ptr: f.ptr, rowBytes: this.cols * 4 };
+      }
+    } else if (!t.readInto && !toF32) {
+      // TS path, tensor already in memory: used as it is.
+      this.f32 = null;
+      this.data = t.data;
+    } else if (!t.readInto && t.type === GGML.F32 && t.data.byteOffset % 4 === 0) {
+      this.f32 = new Float32Array(t.data.buffer, t.data.byteOffset, nbytes / 4);
+      this.data = null;
     } else {
-      this.f32 = f32;
+      this.f32 = toF32 ? new Float32Array(this.rows * this.cols) : null;
+      this.data = toF32 ? null : new Uint8Array(nbytes);
+      this.fill(t, nbytes);
     }
   }
 
-  private expandAll(): Float32Array {
-    const all = new Float32Array(this.rows * this.cols);
+  /** Reads the tensor once into this.f32 (f32, or decoded when expanding) or this.data (packed). */
+  private fill(t: ModelTensor, nbytes: number): void {
+    if (t.type === GGML.F32) readTensor(t, new Uint8Array(this.f32!.buffer, this.f32!.byteOffset, nbytes));
+    else if (this.f32) this.expandFrom(t);
+    else readTensor(t, this.data!);
+  }
+
+  /** Decodes the tensor into this.f32, EXPAND_CHUNK_BYTES of packed rows at a time. */
+  private expandFrom(t: ModelTensor): void {
+    const chunkRows = Math.max(1, Math.floor(EXPAND_CHUNK_BYTES / this.rowBytes));
+    const buf = new Uint8Array(Math.min(this.rows, chunkRows) * this.rowBytes);
     const blocksPerRow = this.cols / this.blockValues;
-    for (let r = 0; r < this.rows; r++) {
-      for (let b = 0; b < blocksPerRow; b++) this.decode!(this.data, r * this.rowBytes + b * this.blockBytes, all, r * this.cols + b * this.blockValues);
+    for (let r0 = 0; r0 < this.rows; r0 += chunkRows) {
+      const nr = Math.min(chunkRows, this.rows - r0);
+      const packed = buf.subarray(0, nr * this.rowBytes);
+      readTensor(t, packed, r0 * this.rowBytes);
+      for (let r = 0; r < nr; r++) {
+        for (let b = 0; b < blocksPerRow; b++) this.decode!(packed, r * this.rowBytes + b * this.blockBytes, this.f32!, (r0 + r) * this.cols + b * this.blockValues);
+      }
     }
-    return all;
   }
 
   /** Bytes held in memory for this weight. */
   get nbytes(): number {
-    return this.f32 ? this.f32.byteLength : this.data.byteLength;
+    return this.f32 ? this.f32.byteLength : this.data!.byteLength;
   }
 
   /** Rows [r0, r1) as float32 into dst [r1 - r0, cols]. */
@@ -110,7 +144,7 @@ export class Weight {
     for (let r = r0; r < r1; r++) {
       const so = r * this.rowBytes;
       const doff = dstOff + (r - r0) * this.cols;
-      for (let b = 0; b < blocksPerRow; b++) decode(this.data, so + b * this.blockBytes, dst, doff + b * this.blockValues);
+      for (let b = 0; b < blocksPerRow; b++) decode(this.data!, so + b * this.blockBytes, dst, doff + b * this.blockValues);
     }
   }
 
@@ -149,6 +183,28 @@ export class Weight {
   get packedWeight(): PackedWeight | null {
     return this.packed;
   }
+}
+
+/**
+ * ys[i] [n, ws[i].rows] = x [n, cols] . ws[i]^T (+ biases[i]) for weights that read the same input (q/k/v,
+ * gate/up): on the wasm path the activations are copied, quantized and tiled once for the whole group.
+ */
+export function matmulShared(ws: readonly Weight[], x: Float32Array, n: number, ys: readonly Float32Array[], biases?: readonly (Float32Array | undefined)[]): void {
+  if (ws.length !== ys.length) throw new ShapeError(`matmulShared: ${ws.length} weights, ${ys.length} outputs`);
+  const packs = ws.map((w) => w.packedWeight);
+  if (packs.every((p) => p !== null) && ws.every((w) => w.cols === ws[0]!.cols)) {
+    ws.forEach((w, i) => {
+      if (x.length < n * w.cols || ys[i]!.length < n * w.rows) throw new ShapeError(`${w.name}: matmul x ${x.length} / y ${ys[i]!.length} too short for ${n} x [${w.rows}, ${w.cols}]`);
+    });
+    wasmMatmulGroup(packs as PackedWeight[], x, n, ys);
+    ws.forEach((w, i) => {
+      const b = biases?.[i];
+      const y = ys[i]!;
+      if (b) for (let t = 0; t < n; t++) for (let r = 0; r < w.rows; r++) y[t * w.rows + r] += b[r]!;
+    });
+    return;
+  }
+  ws.forEach((w, i) => w.matmul(x, n, ys[i]!, biases?.[i]));
 }
 
 /**
@@ -192,15 +248,19 @@ function dotRows(w: Float32Array, wOff: number, nr: number, cols: number, x: Flo
   }
 }
 
-/** A 1-D tensor (norm weights, biases) as float32. */
+/** A 1-D tensor (norm weights, biases) as float32 (f32 tensors read straight into the result). */
 export function vectorF32(name: string, t: ModelTensor, length: number): Float32Array {
   const n = t.dims.reduce((a, b) => a * b, 1);
   if (n !== length) throw new ShapeError(`tensor '${name}': ${n} values, expected ${length}`);
-  if (t.type === GGML.F32) return f32View(t.data).slice();
+  const out = new Float32Array(n);
+  if (t.type === GGML.F32) {
+    readTensor(t, new Uint8Array(out.buffer));
+    return out;
+  }
   const gt = ggmlType(t.type);
   if (!gt) throw new FileFormatError('gguf', `tensor '${name}': unknown ggml type ${t.type}`);
-  const out = new Float32Array(n);
   const decode = blockDecoder(name, t.type);
-  for (let b = 0; b < n / gt.blockValues; b++) decode(t.data, b * gt.blockBytes, out, b * gt.blockValues);
+  const data = t.data;
+  for (let b = 0; b < n / gt.blockValues; b++) decode(data, b * gt.blockBytes, out, b * gt.blockValues);
   return out;
 }

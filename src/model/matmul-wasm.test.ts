@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Weight } from './forward-weights.js';
+import { matmulShared, Weight } from './forward-weights.js';
 import { closeMatmulThreads, configureMatmul, matmulConfig, wasmMatmul } from './matmul-wasm.js';
 import { availableCores } from './threads.js';
 import { encode } from '../formats/codec.js';
@@ -50,7 +50,8 @@ for (const type of TYPES) {
       const w = new Weight('w', { type, dims: [cols, rows], data });
       assert.ok(w.inWasm && w.packedWeight);
       const full = dequantize(type, data, rows * cols, 'w');
-      for (const n of [1, 3, 4, 6]) {
+      // 1-3: row kernels; 4+ (q8) and 8+ (f32): the tiled kernels, with partial token quads and row strips.
+      for (const n of [1, 3, 4, 6, 9, 13]) {
         const x = rng.normals(n * cols);
         const ref = new Float32Array(n * rows);
         w.matmulRef(x, n, ref);
@@ -91,16 +92,18 @@ test('threads split rows and give the same bytes as one thread', { skip: skip ||
   const before = matmulConfig();
   try {
     for (const type of [GGML.Q4_0, GGML.Q6_K, GGML.F16]) {
-      const rows = 514, cols = 1024, n = 5;
-      const w = new Weight('w', { type, dims: [cols, rows], data: randomWeight(type, rows, cols, rng) });
-      const x = rng.normals(n * cols);
-      configureMatmul({ threads: 1 });
-      const one = new Float32Array(n * rows);
-      w.matmul(x, n, one);
-      configureMatmul({ threads: 2, threadChoice: 'always' });
-      const two = new Float32Array(n * rows);
-      w.matmul(x, n, two);
-      assert.deepEqual(two, one);
+      for (const n of [5, 17]) {
+        const rows = 514, cols = 1024;
+        const w = new Weight('w', { type, dims: [cols, rows], data: randomWeight(type, rows, cols, rng) });
+        const x = rng.normals(n * cols);
+        configureMatmul({ threads: 1 });
+        const one = new Float32Array(n * rows);
+        w.matmul(x, n, one);
+        configureMatmul({ threads: 2, threadChoice: 'always' });
+        const two = new Float32Array(n * rows);
+        w.matmul(x, n, two);
+        assert.deepEqual(two, one);
+      }
     }
   } finally {
     configureMatmul(before);
@@ -111,4 +114,56 @@ test('threads split rows and give the same bytes as one thread', { skip: skip ||
 test('configureMatmul rejects bad values', () => {
   assert.throws(() => configureMatmul({ threads: 0 }));
   assert.throws(() => configureMatmul({ activations: 'q4' as 'q8' }));
+});
+
+test('a weight group sharing one input gives the same bytes as separate calls (mixed types, biases)', { skip }, () => {
+  const rng = new Prng(11);
+  const cols = 256;
+  const types = [GGML.Q8_0, GGML.Q4_K, GGML.F16, GGML.Q6_K];
+  const ws = types.map((type, i) => new Weight(`w${i}`, { type, dims: [cols, 20 + i], data: randomWeight(type, 20 + i, cols, rng) }));
+  const biases = ws.map((w, i) => (i % 2 ? rng.normals(w.rows) : undefined));
+  for (const n of [1, 9]) {
+    const x = rng.normals(n * cols);
+    const sep = ws.map((w, i) => {
+      const y = new Float32Array(n * w.rows);
+      w.matmul(x, n, y, biases[i]);
+      return y;
+    });
+    const grp = ws.map((w) => new Float32Array(n * w.rows));
+    matmulShared(ws, x, n, grp, biases);
+    assert.deepEqual(grp, sep);
+  }
+});
+
+test('f16 weights: the fast conversion is exact for finite values; Inf/NaN weights are kept as f32', { skip }, () => {
+  const cols = 64, rows = 4;
+  // 65504, -65504, smallest subnormal, largest subnormal, +-0, 1, -2.5, then random halves below.
+  const special = [0x7bff, 0xfbff, 0x0001, 0x03ff, 0x0000, 0x8000, 0x3c00, 0xc100];
+  const h = new Uint16Array(rows * cols);
+  const rng = new Prng(3);
+  for (let i = 0; i < h.length; i++) h[i] = i < special.length ? special[i]! : rng.int(0x7c00) | (rng.int(2) << 15);
+  const data = new Uint8Array(h.buffer);
+  const w = new Weight('w', { type: GGML.F16, dims: [cols, rows], data });
+  assert.equal(w.packedWeight!.type, GGML.F16);
+  const full = dequantize(GGML.F16, data, rows * cols, 'w');
+  // One-hot inputs read single weights back exactly (decode and tiled prefill paths).
+  for (const n of [1, 8]) {
+    for (const c of [0, 1, 2, 3, 4, 5, 6, 7, 40]) {
+      const x = new Float32Array(n * cols);
+      for (let t = 0; t < n; t++) x[t * cols + c] = 1;
+      const y = new Float32Array(n * rows);
+      w.matmul(x, n, y);
+      for (let t = 0; t < n; t++) for (let r = 0; r < rows; r++) assert.ok(y[t * rows + r] === full[r * cols + c], `n ${n} c ${c} r ${r}: ${y[t * rows + r]} vs ${full[r * cols + c]}`);
+    }
+  }
+  const bad = h.slice();
+  bad[5] = 0x7c00; // +Inf
+  bad[70] = 0x7e00; // NaN
+  const wb = new Weight('wb', { type: GGML.F16, dims: [cols, rows], data: new Uint8Array(bad.buffer) });
+  assert.equal(wb.packedWeight!.type, GGML.F32);
+  const x = new Float32Array(cols).fill(1);
+  const y = new Float32Array(rows);
+  wb.matmul(x, 1, y);
+  assert.equal(y[0], Infinity);
+  assert.ok(Number.isNaN(y[1]));
 });

@@ -36,6 +36,8 @@ export interface EngineBenchOptions {
   schemes?: string[];
   /** Skip node-llama-cpp. */
   noLlama?: boolean;
+  /** Only the long-context table (both engines), for a re-run in a quiet window of a shared machine. */
+  longOnly?: boolean;
   log?: (s: string) => void;
 }
 
@@ -233,12 +235,14 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
   const threads = Math.min(o.threads ?? availableCores(), availableCores());
   configureMatmul({ threads });
   const res: EngineBenchResult = { threads, matmul: [], actsError: [], engines: [], long: [] };
-  const mm = benchMatmul(threads, log);
-  res.matmul = mm.rows;
-  res.actsError = mm.err;
+  if (!o.longOnly) {
+    const mm = benchMatmul(threads, log);
+    res.matmul = mm.rows;
+    res.actsError = mm.err;
+  }
 
-  const weights = [...(o.weights ?? ['f16', 'q8_0'])];
-  const kvs = ['f16', 'q8_0'];
+  const weights = o.longOnly ? [LONG_WEIGHTS] : [...(o.weights ?? ['f16', 'q8_0'])];
+  const kvs = o.longOnly ? [] : ['f16', 'q8_0'];
   const contexts = o.contexts ?? [1024, 8192, 32768];
   if (!weights.includes(LONG_WEIGHTS) && contexts.length) weights.push(LONG_WEIGHTS);
   const schemes = o.schemes ?? ['f16', 'q8_0', 'q4_0', 'q2k'];
@@ -277,14 +281,16 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
 
 /** Prints the three tables, with kvpack / llama.cpp ratios from the same run. */
 export function printEngine(r: EngineBenchResult): void {
-  console.log(`\nmatmul kernels, one weight, median per call (threads available: ${r.threads})`);
-  printTable(['weight', 'shape', 'n', 'impl', 'ms/call', 'GFLOP/s'], r.matmul.map((m) => [m.weight, m.shape, `${m.n}`, m.impl, m.ms.toFixed(3), m.gflops.toFixed(2)]));
-  console.log('\nq8 activations vs f32 activations, 64 tokens: relative L2 error of the output');
-  printTable(['weight', 'relL2'], r.actsError.map((e) => [e.weight, e.relL2.toExponential(2)]));
+  if (r.matmul.length) {
+    console.log(`\nmatmul kernels, one weight, median per call (threads available: ${r.threads})`);
+    printTable(['weight', 'shape', 'n', 'impl', 'ms/call', 'GFLOP/s'], r.matmul.map((m) => [m.weight, m.shape, `${m.n}`, m.impl, m.ms.toFixed(3), m.gflops.toFixed(2)]));
+    console.log('\nq8 activations vs f32 activations, 64 tokens: relative L2 error of the output');
+    printTable(['weight', 'relL2'], r.actsError.map((e) => [e.weight, e.relL2.toExponential(2)]));
+  }
   const s = SHAPE;
-  console.log(`\nengine, synthetic llama dim ${s.dim} x ${s.layers} layers, vocab ${s.vocab}, GQA ${s.heads}/${s.kvHeads}; prompt ${PROMPT}, decode ${DECODE}; ${r.threads} threads`);
+  if (r.engines.length) console.log(`\nengine, synthetic llama dim ${s.dim} x ${s.layers} layers, vocab ${s.vocab}, GQA ${s.heads}/${s.kvHeads}; prompt ${PROMPT}, decode ${DECODE}; ${r.threads} threads`);
   const ll = (wt: string, kv: string) => r.engines.find((e) => e.engine === 'llama.cpp' && e.weight === wt && e.kv === kv);
-  printTable(['weights', 'KV', 'engine', 'prefill tok/s', 'decode tok/s', 'prefill x llama', 'decode x llama'], r.engines.map((e) => {
+  if (r.engines.length) printTable(['weights', 'KV', 'engine', 'prefill tok/s', 'decode tok/s', 'prefill x llama', 'decode x llama'], r.engines.map((e) => {
     const l = ll(e.weight, e.kv);
     return [e.weight, e.kv, e.engine, e.prefillTps.toFixed(1), e.decodeTps.toFixed(1), l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-', l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-'];
   }));
@@ -296,13 +302,14 @@ export function printEngine(r: EngineBenchResult): void {
   }));
 }
 
-// Run directly: node dist/bench/engine.js [--threads N] [--quick]
+// Run directly: node dist/bench/engine.js [--threads N] [--quick] [--long-only]
 if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = process.argv.includes('--quick');
   const ti = process.argv.indexOf('--threads');
   const r = await benchEngine({
     threads: ti >= 0 ? Number(process.argv[ti + 1]) : undefined,
     contexts: quick ? [1024, 8192] : undefined,
+    longOnly: process.argv.includes('--long-only'),
     log: (s) => process.stderr.write(`${s}\n`),
   });
   printEngine(r);

@@ -6,7 +6,7 @@ import { kvBytes } from '../cache/accounting.js';
 import { schemePolicy, schemes } from '../cache/schemes.js';
 import { GGUF_MAGIC } from '../gguf/limits.js';
 import { loadLlama2c } from '../gguf/llama2c.js';
-import { readHparams, type ModelHparams } from '../gguf/model.js';
+import { readHparams, tensorBytes, type ModelHparams } from '../gguf/model.js';
 import { readGguf } from '../gguf/reader.js';
 import { ggmlTypeName } from '../gguf/types.js';
 import type { GgufValue } from '../gguf/values.js';
@@ -95,7 +95,7 @@ export function inspectFile(path: string, ctx?: number) {
     hparams = m.hparams;
     tensors = [...m.tensors].map(([name, t]) => {
       const elements = t.dims.reduce((a, b) => a * b, 1);
-      return { name, type: ggmlTypeName(t.type), shape: [...t.dims], elements, bytes: t.data.length };
+      return { name, type: ggmlTypeName(t.type), shape: [...t.dims], elements, bytes: tensorBytes(t) };
     });
   }
   const context = ctx ?? hparams?.nCtxTrain ?? 4096;

@@ -5,7 +5,7 @@ import { ArgumentError, assertFinite } from '../errors.js';
 import type { KvCache } from '../cache/kvcache.js';
 import type { ArchSpec } from './arch/spec.js';
 import { gatedAct, rmsNorm, softcap, type Rope } from './forward-ops.js';
-import type { Weight } from './forward-weights.js';
+import { matmulShared, type Weight } from './forward-weights.js';
 import type { Hparams } from './hparams.js';
 
 /** One block's weights; optional fields exist only for the architectures that have them. */
@@ -124,9 +124,8 @@ function run(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0:
 
     // Attention: RMSNorm, Q/K/V projections (+ bias).
     rmsNorm(xb, x, L.attnNorm, n, dim, eps);
-    L.wq.matmul(xb, n, q, L.bq);
-    L.wk.matmul(xb, n, k, L.bk);
-    L.wv.matmul(xb, n, v, L.bv);
+    // One input for three weights: its activations are quantized once.
+    matmulShared([L.wq, L.wk, L.wv], xb, n, [q, k, v], [L.bq, L.bk, L.bv]);
     // Per-head QK-norm before RoPE (qwen3, gemma3).
     if (L.qNorm) rmsNorm(q, q, L.qNorm, n * nh, hd, eps);
     if (L.kNorm) rmsNorm(k, k, L.kNorm, n * nkv, hd, eps);
@@ -151,8 +150,7 @@ function run(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0:
 
     // FFN: RMSNorm, act(x Wg) * (x Wu), down projection (+ post-FFN norm), residual add.
     rmsNorm(xb, x, L.ffnNorm, n, dim, eps);
-    L.wGate.matmul(xb, n, gate);
-    L.wUp.matmul(xb, n, up);
+    matmulShared([L.wGate, L.wUp], xb, n, [gate, up]);
     gatedAct(spec.act, gate, up, n * ff);
     L.wDown.matmul(gate, n, xb);
     if (L.postFfnNorm) rmsNorm(xb, xb, L.postFfnNorm, n, dim, eps);

@@ -7,6 +7,7 @@ import { GGML } from '../../src/gguf/types.js';
 import { gv, type GgufValue } from '../../src/gguf/values.js';
 import { encodeGguf, type GgufTensorInput } from '../../src/gguf/writer.js';
 import { Prng } from '../../src/numeric/prng.js';
+import { archTensors } from '../fixtures/arch-tensors.js';
 
 export interface TinyOptions {
   /** Store 2-D weights as q8_0 (exercises the quantized matmul path). */
@@ -51,32 +52,6 @@ export function tinyModel(arch: 'llama' | 'qwen2' | 'qwen3' | 'gemma3', o: TinyO
   const norm = (name: string, n: number) => f32(name, [n], Float32Array.from({ length: n }, () => 1 + 0.1 * rng.normal()));
   const bias = (name: string, n: number) => f32(name, [n], rng.normals(n, 0.1));
 
-  matrix('token_embd.weight', vocab, dim);
-  for (let l = 0; l < layers; l++) {
-    const b = (n: string) => `blk.${l}.${n}`;
-    norm(b('attn_norm.weight'), dim);
-    matrix(b('attn_q.weight'), heads * hd, dim);
-    matrix(b('attn_k.weight'), kvHeads * hd, dim);
-    matrix(b('attn_v.weight'), kvHeads * hd, dim);
-    if (arch === 'qwen2') {
-      bias(b('attn_q.bias'), heads * hd);
-      bias(b('attn_k.bias'), kvHeads * hd);
-      bias(b('attn_v.bias'), kvHeads * hd);
-    }
-    if (arch === 'qwen3' || arch === 'gemma3') {
-      norm(b('attn_q_norm.weight'), hd);
-      norm(b('attn_k_norm.weight'), hd);
-    }
-    matrix(b('attn_output.weight'), dim, heads * hd);
-    if (arch === 'gemma3') norm(b('post_attention_norm.weight'), dim);
-    norm(b('ffn_norm.weight'), dim);
-    matrix(b('ffn_gate.weight'), ff, dim);
-    matrix(b('ffn_up.weight'), ff, dim);
-    matrix(b('ffn_down.weight'), dim, ff);
-    if (arch === 'gemma3') norm(b('post_ffw_norm.weight'), dim);
-  }
-  norm('output_norm.weight', dim);
-  // qwen2 and gemma3 tie the classifier to the embedding; llama and qwen3 carry output.weight.
-  if (arch === 'llama' || arch === 'qwen3') matrix('output.weight', vocab, dim);
+  archTensors(arch, { vocab, dim, ff, layers, heads, kvHeads, hd }, { matrix, norm, bias });
   return modelFromGguf(parseGguf(encodeGguf({ metadata: md, tensors }), `tiny-${arch}.gguf`));
 }

@@ -41,3 +41,5 @@ export { runProbe, protectLayers, type ProbeOptions, type ProbeResult } from './
 export { runArm, scoreArm, evalTable, type EvalArm, type ArmScore } from './lab/eval.js';
 export { computeReference, loadOrComputeReference, readReference, writeReference, REFERENCE_POLICY, type ReferenceSet, type EvalPrompt } from './lab/reference-logits.js';
 export { defaultPrompts, readPromptsFile } from './lab/prompts.js';
+export { createTokenizer, Tokenizer, StreamDecoder, type EncodeOptions, type TokenizerMetadata } from './model/tokenizer/index.js';
+export { renderChat, ChatTemplateError, type ChatMessage } from './model/chat.js';

@@ -55,25 +55,14 @@ export function q4_0_encode(src: usize, srcStride: i32, T: i32, D: i32, dst: usi
   return f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(v));
 }
 
-/** Byte planes 2 and 3 of the f32 values -8..7 (code - 8 for codes 0..15); planes 0 and 1 are zero. */
-const P2: v128 = i32x4(-0x5f3f2000, -0x7fffbf80, 0x40008000, -0x1f3f5f80);
-const P3: v128 = i32x4(-0x3f3f3f3f, -0x403f3f40, 0x40403f00, 0x40404040);
-
-/**
- * 16 nibble codes (bytes, element order) -> (code - 8) as four f32x4 at o, times d. Small integers have f32
- * bits with the low 16 bits zero, so two byte-plane swizzles and interleaves build them exactly: shuffle
- * work only, leaving the float ports to the dots (no int->float conversion).
- */
-@inline function levels16(c: v128, d: v128, o: usize): void {
-  const p2 = i8x16.swizzle(P2, c);
-  const p3 = i8x16.swizzle(P3, c);
-  const h0 = i8x16.shuffle(p2, p3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const h1 = i8x16.shuffle(p2, p3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  const z = i16x8.splat(0);
-  v128.store(o, f32x4.mul(i16x8.shuffle(z, h0, 0, 8, 1, 9, 2, 10, 3, 11), d));
-  v128.store(o, f32x4.mul(i16x8.shuffle(z, h0, 4, 12, 5, 13, 6, 14, 7, 15), d), 16);
-  v128.store(o, f32x4.mul(i16x8.shuffle(z, h1, 0, 8, 1, 9, 2, 10, 3, 11), d), 32);
-  v128.store(o, f32x4.mul(i16x8.shuffle(z, h1, 4, 12, 5, 13, 6, 14, 7, 15), d), 48);
+/** 16 signed levels (bytes) -> four f32x4 at o, times d (exact: small integer times an f16 scale). */
+@inline function store16(v: v128, d: v128, o: usize): void {
+  const w0 = i16x8.extend_low_i8x16_s(v);
+  const w1 = i16x8.extend_high_i8x16_s(v);
+  v128.store(o, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w0)), d));
+  v128.store(o, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w0)), d), 16);
+  v128.store(o, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w1)), d), 32);
+  v128.store(o, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w1)), d), 48);
 }
 
 /** nb consecutive blocks -> nb*32 f32: x = (q - 8) * d. */
@@ -83,8 +72,10 @@ const P3: v128 = i32x4(-0x3f3f3f3f, -0x403f3f40, 0x40403f00, 0x40404040);
     const o = dst + (<usize>ib << 7);
     const d = f32x4.splat(halfToFloat(load<u16>(p)));
     const qs = v128.load(p + 2);
-    levels16(v128.and(qs, i8x16.splat(0x0f)), d, o);
-    levels16(i8x16.shr_u(qs, 4), d, o + 64);
+    const lo = i8x16.sub(v128.and(qs, i8x16.splat(0x0f)), i8x16.splat(8));
+    const hi = i8x16.sub(i8x16.shr_u(qs, 4), i8x16.splat(8));
+    store16(lo, d, o);
+    store16(hi, d, o + 64);
   }
 }
 
@@ -114,8 +105,8 @@ export function q4_0_decode(src: usize, T: i32, D: i32, dst: usize): void {
 }
 
 /**
- * Fused scores: each block is unpacked once into registers and dotted with four heads' q before the
- * next block is read (no tile round trip); d multiplies the block's partial sums, not each value.
+ * Fused scores: each block is unpacked once into registers (sub 8, widen, convert: cheaper here than the
+ * byte-plane swizzle build) and dotted with four heads' q before the next block is read; x = (q - 8) * d.
  */
 export function q4_0_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void {
   const nb = D / QK;
@@ -132,35 +123,30 @@ export function q4_0_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usi
       let a1 = f32x4.splat(0);
       let a2 = f32x4.splat(0);
       let a3 = f32x4.splat(0);
-      const z = i16x8.splat(0);
       for (let ib = 0; ib < nb; ib++) {
         const p = kr + <usize>ib * BB;
         const d = f32x4.splat(halfToFloat(load<u16>(p)));
         const qb = q0 + (<usize>ib << 7);
         // Half a block (16 values: low nibbles, then high) at a time: 4 values + 4 accumulators in registers.
         const qs = v128.load(p + 2);
-        let c = v128.and(qs, i8x16.splat(0x0f));
-        let p2 = i8x16.swizzle(P2, c);
-        let p3 = i8x16.swizzle(P3, c);
-        let h0 = i8x16.shuffle(p2, p3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-        let h1 = i8x16.shuffle(p2, p3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        let x0 = f32x4.mul(i16x8.shuffle(z, h0, 0, 8, 1, 9, 2, 10, 3, 11), d);
-        let x1 = f32x4.mul(i16x8.shuffle(z, h0, 4, 12, 5, 13, 6, 14, 7, 15), d);
-        let x2 = f32x4.mul(i16x8.shuffle(z, h1, 0, 8, 1, 9, 2, 10, 3, 11), d);
-        let x3 = f32x4.mul(i16x8.shuffle(z, h1, 4, 12, 5, 13, 6, 14, 7, 15), d);
+        const lo = i8x16.sub(v128.and(qs, i8x16.splat(0x0f)), i8x16.splat(8));
+        const hi = i8x16.sub(i8x16.shr_u(qs, 4), i8x16.splat(8));
+        let w0 = i16x8.extend_low_i8x16_s(lo);
+        let w1 = i16x8.extend_high_i8x16_s(lo);
+        let x0 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w0)), d);
+        let x1 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w0)), d);
+        let x2 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w1)), d);
+        let x3 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w1)), d);
         a0 = f32x4.add(a0, dot4(qb, x0, x1, x2, x3));
         a1 = f32x4.add(a1, dot4(qb + qRow, x0, x1, x2, x3));
         a2 = f32x4.add(a2, dot4(qb + 2 * qRow, x0, x1, x2, x3));
         a3 = f32x4.add(a3, dot4(qb + 3 * qRow, x0, x1, x2, x3));
-        c = i8x16.shr_u(qs, 4);
-        p2 = i8x16.swizzle(P2, c);
-        p3 = i8x16.swizzle(P3, c);
-        h0 = i8x16.shuffle(p2, p3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-        h1 = i8x16.shuffle(p2, p3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        x0 = f32x4.mul(i16x8.shuffle(z, h0, 0, 8, 1, 9, 2, 10, 3, 11), d);
-        x1 = f32x4.mul(i16x8.shuffle(z, h0, 4, 12, 5, 13, 6, 14, 7, 15), d);
-        x2 = f32x4.mul(i16x8.shuffle(z, h1, 0, 8, 1, 9, 2, 10, 3, 11), d);
-        x3 = f32x4.mul(i16x8.shuffle(z, h1, 4, 12, 5, 13, 6, 14, 7, 15), d);
+        w0 = i16x8.extend_low_i8x16_s(hi);
+        w1 = i16x8.extend_high_i8x16_s(hi);
+        x0 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w0)), d);
+        x1 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w0)), d);
+        x2 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w1)), d);
+        x3 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w1)), d);
         const qh = qb + 64;
         a0 = f32x4.add(a0, dot4(qh, x0, x1, x2, x3));
         a1 = f32x4.add(a1, dot4(qh + qRow, x0, x1, x2, x3));

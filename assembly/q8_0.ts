@@ -1,5 +1,5 @@
 // q8_0 (ggml block_q8_0: f16 d + 32 x int8). Encode is float32 math, bit-exact to quantize_row_q8_0_ref.
-import { axpyRows, floatToHalf, halfToFloat, hsum4, hsum, idot4 } from './common';
+import { axpyRows, dot4, dot8, floatToHalf, halfToFloat, hsum4, hsum, idot4 } from './common';
 import { tileTokens } from './tile';
 
 const QK = 32;
@@ -63,18 +63,6 @@ export function q8_0_decode(src: usize, T: i32, D: i32, dst: usize): void {
 @inline function unpack(p: usize, i: i32): v128 {
   const h = v128.load8x8_s(p + 2 + (<usize>(i >> 1) << 3));
   return f32x4.convert_i32x4_s((i & 1) == 0 ? i32x4.extend_low_i16x8_s(h) : i32x4.extend_high_i16x8_s(h));
-}
-
-@inline function dot4(q: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
-  return f32x4.add(f32x4.add(f32x4.mul(v128.load(q), x0), f32x4.mul(v128.load(q, 16), x1)), f32x4.add(f32x4.mul(v128.load(q, 32), x2), f32x4.mul(v128.load(q, 48), x3)));
-}
-
-@inline function dot8(q: usize, x0: v128, x1: v128, x2: v128, x3: v128, x4: v128, x5: v128, x6: v128, x7: v128): v128 {
-  const a = f32x4.add(f32x4.mul(v128.load(q), x0), f32x4.mul(v128.load(q, 16), x1));
-  const b = f32x4.add(f32x4.mul(v128.load(q, 32), x2), f32x4.mul(v128.load(q, 48), x3));
-  const c = f32x4.add(f32x4.mul(v128.load(q, 64), x4), f32x4.mul(v128.load(q, 80), x5));
-  const e = f32x4.add(f32x4.mul(v128.load(q, 96), x6), f32x4.mul(v128.load(q, 112), x7));
-  return f32x4.add(f32x4.add(a, b), f32x4.add(c, e));
 }
 
 /** Fused scores: a block is widened once into registers for four heads; d scales the block's partial sums. */

@@ -57,6 +57,14 @@ export function floatToHalf(value: f32): u32 {
   return i32x4.add(a, b);
 }
 
+/** Stores lanes 0..R-1 of s (R a constant after inlining) at o, o + os, o + 2*os, o + 3*os. */
+@inline export function storeRows(R: i32, s: v128, o: usize, os: usize): void {
+  store<f32>(o, f32x4.extract_lane(s, 0));
+  if (R > 1) store<f32>(o + os, f32x4.extract_lane(s, 1));
+  if (R > 2) store<f32>(o + 2 * os, f32x4.extract_lane(s, 2));
+  if (R > 3) store<f32>(o + 3 * os, f32x4.extract_lane(s, 3));
+}
+
 @inline export function hsum(a: v128): f32 {
   return f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1) + f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3);
 }
@@ -370,15 +378,7 @@ export function sumF32(p: usize, n: i32): f32 {
   return hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
 }
 
-/** One 32-value block's q (f32 at q) times its values x0..x7 (4 each), as f32x4 partial sums; dot4 for 16. */
+/** 16 values of q (f32 at q) times x0..x3 (4 each), as f32x4 partial sums. */
 @inline export function dot4(q: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
   return f32x4.add(f32x4.add(f32x4.mul(v128.load(q), x0), f32x4.mul(v128.load(q, 16), x1)), f32x4.add(f32x4.mul(v128.load(q, 32), x2), f32x4.mul(v128.load(q, 48), x3)));
-}
-
-@inline export function dot8(q: usize, x0: v128, x1: v128, x2: v128, x3: v128, x4: v128, x5: v128, x6: v128, x7: v128): v128 {
-  const a = f32x4.add(f32x4.mul(v128.load(q), x0), f32x4.mul(v128.load(q, 16), x1));
-  const b = f32x4.add(f32x4.mul(v128.load(q, 32), x2), f32x4.mul(v128.load(q, 48), x3));
-  const c = f32x4.add(f32x4.mul(v128.load(q, 64), x4), f32x4.mul(v128.load(q, 80), x5));
-  const e = f32x4.add(f32x4.mul(v128.load(q, 96), x6), f32x4.mul(v128.load(q, 112), x7));
-  return f32x4.add(f32x4.add(a, b), f32x4.add(c, e));
 }

@@ -66,7 +66,7 @@ export function q2c_0_decode(base: usize, t0: i32, T: i32, D: i32, dst: usize, t
 /**
  * Scores with the channel scales folded into q once per 32-token group (q'[r, c] = q[r, c] * d_c in the
  * tile), so the inner loop is a level-table load and a multiply-add, tokens in lanes: no decoded K at all.
- * Rows (query heads) go in fours, eight tokens (two code bytes per channel) at a time.
+ * Rows (query heads) go in fours, the 1-3 left over in one more pass (see groupRows).
  */
 export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: i32, out: usize, outStride: i32, tile: usize, table: usize): void {
   const rowB = <usize>D << 2;
@@ -89,46 +89,41 @@ export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: 
     }
     // out column of group token j: out + (g*32 + j - t0)*4.
     const o0 = out + ((<usize>(g * QK - t0)) << 2);
-    let r = 0;
-    for (; r + 4 <= G; r += 4) {
-      const q0 = tile + <usize>r * rowB;
-      // Four tokens (one code byte per channel) x four rows: 4 accumulators, no register spills.
-      for (let j = a >> 2; j < ((e + 3) >> 2); j++) {
-        let a0 = f32x4.splat(0);
-        let a1 = f32x4.splat(0);
-        let a2 = f32x4.splat(0);
-        let a3 = f32x4.splat(0);
-        let p = grp + 2 + <usize>j;
-        for (let c: usize = 0; c < rowB; c += 4) {
-          const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
-          a0 = f32x4.add(a0, f32x4.mul(v128.load32_splat(q0 + c), l0));
-          a1 = f32x4.add(a1, f32x4.mul(v128.load32_splat(q0 + rowB + c), l0));
-          a2 = f32x4.add(a2, f32x4.mul(v128.load32_splat(q0 + 2 * rowB + c), l0));
-          a3 = f32x4.add(a3, f32x4.mul(v128.load32_splat(q0 + 3 * rowB + c), l0));
-          p += BB;
-        }
-        const o = o0 + <usize>r * os + (<usize>j << 4);
-        storeTokens(o, a0, j, a, e);
-        storeTokens(o + os, a1, j, a, e);
-        storeTokens(o + 2 * os, a2, j, a, e);
-        storeTokens(o + 3 * os, a3, j, a, e);
-      }
+    const G4 = G & ~3;
+    const rest = G - G4;
+    for (let r = 0; r < G4; r += 4) groupRows(4, tile + <usize>r * rowB, rowB, grp, a, e, o0 + <usize>r * os, os, table);
+    const qr = tile + <usize>G4 * rowB;
+    const or = o0 + <usize>G4 * os;
+    if (rest == 3) groupRows(3, qr, rowB, grp, a, e, or, os, table);
+    else if (rest == 2) groupRows(2, qr, rowB, grp, a, e, or, os, table);
+    else if (rest == 1) groupRows(1, qr, rowB, grp, a, e, or, os, table);
+  }
+}
+
+/**
+ * Tokens [a, e) of one group for R (1..4, a constant after inlining) rows of folded q' at q0: four tokens
+ * (one code byte per channel) at a time, one level-table load feeding every row.
+ */
+@inline function groupRows(R: i32, q0: usize, rowB: usize, grp: usize, a: i32, e: i32, o0: usize, os: usize, table: usize): void {
+  for (let j = a >> 2; j < ((e + 3) >> 2); j++) {
+    let a0 = f32x4.splat(0);
+    let a1 = f32x4.splat(0);
+    let a2 = f32x4.splat(0);
+    let a3 = f32x4.splat(0);
+    let p = grp + 2 + <usize>j;
+    for (let c: usize = 0; c < rowB; c += 4) {
+      const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
+      a0 = f32x4.add(a0, f32x4.mul(v128.load32_splat(q0 + c), l0));
+      if (R > 1) a1 = f32x4.add(a1, f32x4.mul(v128.load32_splat(q0 + rowB + c), l0));
+      if (R > 2) a2 = f32x4.add(a2, f32x4.mul(v128.load32_splat(q0 + 2 * rowB + c), l0));
+      if (R > 3) a3 = f32x4.add(a3, f32x4.mul(v128.load32_splat(q0 + 3 * rowB + c), l0));
+      p += BB;
     }
-    for (; r < G; r++) {
-      const q0 = tile + <usize>r * rowB;
-      for (let j = a >> 3; j < ((e + 7) >> 3); j++) {
-        let a0 = f32x4.splat(0); let b0 = f32x4.splat(0);
-        let p = grp + 2 + (<usize>j << 1);
-        for (let c: usize = 0; c < rowB; c += 4) {
-          const x0 = v128.load32_splat(q0 + c);
-          a0 = f32x4.add(a0, f32x4.mul(x0, v128.load(table + (<usize>load<u8>(p) << 4))));
-          b0 = f32x4.add(b0, f32x4.mul(x0, v128.load(table + (<usize>load<u8>(p, 1) << 4))));
-          p += BB;
-        }
-        const o = o0 + <usize>r * os + (<usize>j << 5);
-        storeTokens(o, a0, 2 * j, a, e); storeTokens(o + 16, b0, 2 * j + 1, a, e);
-      }
-    }
+    const o = o0 + (<usize>j << 4);
+    storeTokens(o, a0, j, a, e);
+    if (R > 1) storeTokens(o + os, a1, j, a, e);
+    if (R > 2) storeTokens(o + 2 * os, a2, j, a, e);
+    if (R > 3) storeTokens(o + 3 * os, a3, j, a, e);
   }
 }
 

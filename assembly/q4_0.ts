@@ -1,6 +1,6 @@
 // q4_0 (ggml block_q4_0: f16 d + 16 bytes; byte j = element j | element j+16 << 4).
 // Encode is float32 math, bit-exact to quantize_row_q4_0_ref.
-import { axpyRows, dot4, dot8, floatToHalf, halfToFloat, hsum4, hsum, idot4 } from './common';
+import { axpyRows, dot4, floatToHalf, halfToFloat, hsum4, idot4, storeRows } from './common';
 import { tileTokens } from './tile';
 
 const QK = 32;
@@ -83,93 +83,90 @@ export function q4_0_decode(src: usize, T: i32, D: i32, dst: usize): void {
   decodeBlocks(src, T * (D / QK), dst);
 }
 
-/** One block's 32 values as (q - 8) in f32 (the scale d is applied by the caller): x0..x7 = elements 4i..4i+3. */
-@inline function unpack(p: usize, i: i32): v128 {
-  const qs = v128.load(p + 2);
-  const v = i8x16.sub(i < 4 ? v128.and(qs, i8x16.splat(0x0f)) : i8x16.shr_u(qs, 4), i8x16.splat(8));
-  const h = (i & 2) == 0 ? i16x8.extend_low_i8x16_s(v) : i16x8.extend_high_i8x16_s(v);
-  return f32x4.convert_i32x4_s((i & 1) == 0 ? i32x4.extend_low_i16x8_s(h) : i32x4.extend_high_i16x8_s(h));
+/** One block's 16 levels (q - 8, signed bytes) -> four f32x4 times d: values 0..3, 4..7, 8..11, 12..15. */
+@inline function widen(v: v128, d: v128, i: i32): v128 {
+  const w = i < 2 ? i16x8.extend_low_i8x16_s(v) : i16x8.extend_high_i8x16_s(v);
+  return f32x4.mul(f32x4.convert_i32x4_s((i & 1) == 0 ? i32x4.extend_low_i16x8_s(w) : i32x4.extend_high_i16x8_s(w)), d);
 }
 
 /**
- * Fused scores: each block is unpacked once into registers (sub 8, widen, convert: cheaper here than the
- * byte-plane swizzle build) and dotted with four heads' q before the next block is read; x = (q - 8) * d.
+ * Scores of R (1..4, a constant after inlining) query rows against one K row: each block is unpacked once
+ * (sub 8, widen, convert) and dotted with every row's q before the next block is read.
  */
+@inline function rowsF32(R: i32, q0: usize, qRow: usize, kr: usize, nb: i32, o: usize, os: usize): void {
+  let a0 = f32x4.splat(0);
+  let a1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0);
+  let a3 = f32x4.splat(0);
+  for (let ib = 0; ib < nb; ib++) {
+    const p = kr + <usize>ib * BB;
+    const d = f32x4.splat(halfToFloat(load<u16>(p)));
+    const qs = v128.load(p + 2);
+    // Half a block (16 values: low nibbles, then high) at a time: 4 values + R accumulators in registers.
+    for (let h = 0; h < 2; h++) {
+      const v = i8x16.sub(h == 0 ? v128.and(qs, i8x16.splat(0x0f)) : i8x16.shr_u(qs, 4), i8x16.splat(8));
+      const x0 = widen(v, d, 0);
+      const x1 = widen(v, d, 1);
+      const x2 = widen(v, d, 2);
+      const x3 = widen(v, d, 3);
+      const qb = q0 + (<usize>ib << 7) + (<usize>h << 6);
+      a0 = f32x4.add(a0, dot4(qb, x0, x1, x2, x3));
+      if (R > 1) a1 = f32x4.add(a1, dot4(qb + qRow, x0, x1, x2, x3));
+      if (R > 2) a2 = f32x4.add(a2, dot4(qb + 2 * qRow, x0, x1, x2, x3));
+      if (R > 3) a3 = f32x4.add(a3, dot4(qb + 3 * qRow, x0, x1, x2, x3));
+    }
+  }
+  storeRows(R, hsum4(a0, a1, a2, a3), o, os);
+}
+
+/** Scores for G query heads, four rows per pass and the 1-3 left over in one more: K blocks are unpacked once per pass. */
 export function q4_0_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void {
   const nb = D / QK;
   const rb = <usize>nb * BB;
   const qRow = <usize>D << 2;
   const os = <usize>outStride << 2;
+  const G4 = G & ~3;
+  const rest = G - G4;
   for (let t = 0; t < T; t++) {
     const kr = k + <usize>t * rb;
     const o = out + (<usize>t << 2);
-    let g = 0;
-    for (; g + 4 <= G; g += 4) {
-      const q0 = q + <usize>g * qRow;
-      let a0 = f32x4.splat(0);
-      let a1 = f32x4.splat(0);
-      let a2 = f32x4.splat(0);
-      let a3 = f32x4.splat(0);
-      for (let ib = 0; ib < nb; ib++) {
-        const p = kr + <usize>ib * BB;
-        const d = f32x4.splat(halfToFloat(load<u16>(p)));
-        const qb = q0 + (<usize>ib << 7);
-        // Half a block (16 values: low nibbles, then high) at a time: 4 values + 4 accumulators in registers.
-        const qs = v128.load(p + 2);
-        const lo = i8x16.sub(v128.and(qs, i8x16.splat(0x0f)), i8x16.splat(8));
-        const hi = i8x16.sub(i8x16.shr_u(qs, 4), i8x16.splat(8));
-        let w0 = i16x8.extend_low_i8x16_s(lo);
-        let w1 = i16x8.extend_high_i8x16_s(lo);
-        let x0 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w0)), d);
-        let x1 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w0)), d);
-        let x2 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w1)), d);
-        let x3 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w1)), d);
-        a0 = f32x4.add(a0, dot4(qb, x0, x1, x2, x3));
-        a1 = f32x4.add(a1, dot4(qb + qRow, x0, x1, x2, x3));
-        a2 = f32x4.add(a2, dot4(qb + 2 * qRow, x0, x1, x2, x3));
-        a3 = f32x4.add(a3, dot4(qb + 3 * qRow, x0, x1, x2, x3));
-        w0 = i16x8.extend_low_i8x16_s(hi);
-        w1 = i16x8.extend_high_i8x16_s(hi);
-        x0 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w0)), d);
-        x1 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w0)), d);
-        x2 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(w1)), d);
-        x3 = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(w1)), d);
-        const qh = qb + 64;
-        a0 = f32x4.add(a0, dot4(qh, x0, x1, x2, x3));
-        a1 = f32x4.add(a1, dot4(qh + qRow, x0, x1, x2, x3));
-        a2 = f32x4.add(a2, dot4(qh + 2 * qRow, x0, x1, x2, x3));
-        a3 = f32x4.add(a3, dot4(qh + 3 * qRow, x0, x1, x2, x3));
-      }
-      const s = hsum4(a0, a1, a2, a3);
-      const og = o + <usize>g * os;
-      store<f32>(og, f32x4.extract_lane(s, 0));
-      store<f32>(og + os, f32x4.extract_lane(s, 1));
-      store<f32>(og + 2 * os, f32x4.extract_lane(s, 2));
-      store<f32>(og + 3 * os, f32x4.extract_lane(s, 3));
-    }
-    for (; g < G; g++) {
-      const qg = q + <usize>g * qRow;
-      let a0 = f32x4.splat(0);
-      for (let ib = 0; ib < nb; ib++) {
-        const p = kr + <usize>ib * BB;
-        const d = f32x4.splat(halfToFloat(load<u16>(p)));
-        a0 = f32x4.add(a0, f32x4.mul(dot8(qg + (<usize>ib << 7), unpack(p, 0), unpack(p, 1), unpack(p, 2), unpack(p, 3), unpack(p, 4), unpack(p, 5), unpack(p, 6), unpack(p, 7)), d));
-      }
-      store<f32>(o + <usize>g * os, hsum(a0));
-    }
+    for (let g = 0; g < G4; g += 4) rowsF32(4, q + <usize>g * qRow, qRow, kr, nb, o + <usize>g * os, os);
+    const qg = q + <usize>G4 * qRow;
+    const og = o + <usize>G4 * os;
+    if (rest == 3) rowsF32(3, qg, qRow, kr, nb, og, os);
+    else if (rest == 2) rowsF32(2, qg, qRow, kr, nb, og, os);
+    else if (rest == 1) rowsF32(1, qg, qRow, kr, nb, og, os);
   }
 }
 
-/** One block's 32 values as (q - 8) in i16: v0 = elements 0..7, v1 = 8..15, v2 = 16..23, v3 = 24..31. */
-@inline function unpackI16(p: usize, i: i32): v128 {
-  const qs = v128.load(p + 2);
-  const v = i8x16.sub(i < 2 ? v128.and(qs, i8x16.splat(0x0f)) : i8x16.shr_u(qs, 4), i8x16.splat(8));
-  return (i & 1) == 0 ? i16x8.extend_low_i8x16_s(v) : i16x8.extend_high_i8x16_s(v);
+/** Integer-q rows (see rowsF32): per block, i32x4.dot_i16x8_s sums exact integer products, then one multiply by d_k * d_q. */
+@inline function rowsInt(R: i32, q0: usize, d0: usize, qRow: usize, dRow: usize, kr: usize, nb: i32, o: usize, os: usize): void {
+  let a0 = f32x4.splat(0);
+  let a1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0);
+  let a3 = f32x4.splat(0);
+  for (let ib = 0; ib < nb; ib++) {
+    const p = kr + <usize>ib * BB;
+    const dk = f32x4.splat(halfToFloat(load<u16>(p)));
+    const qs = v128.load(p + 2);
+    const lo = i8x16.sub(v128.and(qs, i8x16.splat(0x0f)), i8x16.splat(8));
+    const hi = i8x16.sub(i8x16.shr_u(qs, 4), i8x16.splat(8));
+    const v0 = i16x8.extend_low_i8x16_s(lo);
+    const v1 = i16x8.extend_high_i8x16_s(lo);
+    const v2 = i16x8.extend_low_i8x16_s(hi);
+    const v3 = i16x8.extend_high_i8x16_s(hi);
+    const qb = q0 + (<usize>ib << 6);
+    const db = d0 + (<usize>ib << 2);
+    a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db))));
+    if (R > 1) a1 = f32x4.add(a1, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + dRow))));
+    if (R > 2) a2 = f32x4.add(a2, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 2 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 2 * dRow))));
+    if (R > 3) a3 = f32x4.add(a3, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 3 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 3 * dRow))));
+  }
+  storeRows(R, hsum4(a0, a1, a2, a3), o, os);
 }
 
 /**
  * Integer-q scores (an explicit accuracy choice, see quantizeRows): qi [G, D] i16, qd [G, D/32] f32 scales.
- * Per block, i32x4.dot_i16x8_s sums exact integer products; one float multiply by d_k * d_q per block.
  */
 export function q4_0_scores_i(qi: usize, qd: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32): void {
   const nb = D / QK;
@@ -177,53 +174,18 @@ export function q4_0_scores_i(qi: usize, qd: usize, G: i32, D: i32, k: usize, T:
   const qRow = <usize>D << 1;
   const dRow = <usize>nb << 2;
   const os = <usize>outStride << 2;
+  const G4 = G & ~3;
+  const rest = G - G4;
   for (let t = 0; t < T; t++) {
     const kr = k + <usize>t * rb;
     const o = out + (<usize>t << 2);
-    let g = 0;
-    for (; g + 4 <= G; g += 4) {
-      let a0 = f32x4.splat(0);
-      let a1 = f32x4.splat(0);
-      let a2 = f32x4.splat(0);
-      let a3 = f32x4.splat(0);
-      const q0 = qi + <usize>g * qRow;
-      const d0 = qd + <usize>g * dRow;
-      for (let ib = 0; ib < nb; ib++) {
-        const p = kr + <usize>ib * BB;
-        const dk = f32x4.splat(halfToFloat(load<u16>(p)));
-        const qs = v128.load(p + 2);
-        const lo = i8x16.sub(v128.and(qs, i8x16.splat(0x0f)), i8x16.splat(8));
-        const hi = i8x16.sub(i8x16.shr_u(qs, 4), i8x16.splat(8));
-        const v0 = i16x8.extend_low_i8x16_s(lo);
-        const v1 = i16x8.extend_high_i8x16_s(lo);
-        const v2 = i16x8.extend_low_i8x16_s(hi);
-        const v3 = i16x8.extend_high_i8x16_s(hi);
-        const qb = q0 + (<usize>ib << 6);
-        const db = d0 + (<usize>ib << 2);
-        a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db))));
-        a1 = f32x4.add(a1, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + dRow))));
-        a2 = f32x4.add(a2, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 2 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 2 * dRow))));
-        a3 = f32x4.add(a3, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 3 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 3 * dRow))));
-      }
-      const s = hsum4(a0, a1, a2, a3);
-      const og = o + <usize>g * os;
-      store<f32>(og, f32x4.extract_lane(s, 0));
-      store<f32>(og + os, f32x4.extract_lane(s, 1));
-      store<f32>(og + 2 * os, f32x4.extract_lane(s, 2));
-      store<f32>(og + 3 * os, f32x4.extract_lane(s, 3));
-    }
-    for (; g < G; g++) {
-      let a0 = f32x4.splat(0);
-      const qg = qi + <usize>g * qRow;
-      const dg = qd + <usize>g * dRow;
-      for (let ib = 0; ib < nb; ib++) {
-        const p = kr + <usize>ib * BB;
-        const dk = f32x4.splat(halfToFloat(load<u16>(p)));
-        const s = idot4(qg + (<usize>ib << 6), unpackI16(p, 0), unpackI16(p, 1), unpackI16(p, 2), unpackI16(p, 3));
-        a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(dk, v128.load32_splat(dg + (<usize>ib << 2)))));
-      }
-      store<f32>(o + <usize>g * os, hsum(a0));
-    }
+    for (let g = 0; g < G4; g += 4) rowsInt(4, qi + <usize>g * qRow, qd + <usize>g * dRow, qRow, dRow, kr, nb, o + <usize>g * os, os);
+    const qg = qi + <usize>G4 * qRow;
+    const dg = qd + <usize>G4 * dRow;
+    const og = o + <usize>G4 * os;
+    if (rest == 3) rowsInt(3, qg, dg, qRow, dRow, kr, nb, og, os);
+    else if (rest == 2) rowsInt(2, qg, dg, qRow, dRow, kr, nb, og, os);
+    else if (rest == 1) rowsInt(1, qg, dg, qRow, dRow, kr, nb, og, os);
   }
 }
 

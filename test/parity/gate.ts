@@ -26,8 +26,8 @@ export interface GateGrid {
 }
 
 /** The npm-test grid: every format, one head dim, a partial group and a 257-token case (~5 s; was ~18 s). */
-export const SMALL_GRID: GateGrid = { headDims: [64], lengths: [1, 33, 257], ratios: [4], kvHeads: 2 };
-export const FULL_GRID: GateGrid = { headDims: [32, 64, 128, 256], lengths: [1, 2, 31, 32, 33, 255, 257, 4099], ratios: [1, 4, 8], kvHeads: 2 };
+export const SMALL_GRID: GateGrid = { headDims: [64], lengths: [1, 33, 257], ratios: [3, 6], kvHeads: 2 };
+export const FULL_GRID: GateGrid = { headDims: [32, 64, 128, 256], lengths: [1, 2, 31, 32, 33, 255, 257, 4099], ratios: [1, 2, 3, 4, 7, 8], kvHeads: 2 };
 
 /**
  * Named NMSE tolerances against the float64 reference. The default fast path computes on exactly the
@@ -41,8 +41,11 @@ export const TOLERANCES = {
    * |q|) before integer dots; measured worst NMSE 5.1e-9 on the full grid (K with 6x outlier channels).
    */
   'int16-q': 2e-8,
-  /** qPrecision 'int8' (llama.cpp's q8 activations): relative step 1/127; measured worst NMSE 2.7e-4. */
-  'int8-q': 1e-3,
+  /**
+   * qPrecision 'int8' (llama.cpp's q8 activations): relative step 1/127; measured worst NMSE 2.7e-4 over 8
+   * heads, 2.2e-3 for a single head at 4099 positions (fewer heads average less of the rounding away).
+   */
+  'int8-q': 5e-3,
 } as const;
 export type ToleranceName = keyof typeof TOLERANCES;
 
@@ -286,12 +289,13 @@ export function runGate(grid: GateGrid, log: (line: string) => void = console.lo
           const spec = viewSpecs(f, rng, grid.kvHeads, D, L, exactRegions);
           const view = buildView(spec.runs, spec.segments, grid.kvHeads, D, allocs);
           const label = exactRegions ? 'sinks+anchor+window' : 'plain';
-          if (!exactRegions) checkOps(ctx, f, D, L, Math.max(...grid.ratios), view);
+          // Every ratio: kernels take query rows four at a time and the 1-3 left over in their own pass.
+          if (!exactRegions) for (const ratio of grid.ratios) checkOps(ctx, f, D, L, ratio, view);
           // Views made before checkOps' allocations may be stale; rebuild the bytes reference.
           const fresh = rebase(view);
           for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode`, rng);
           // Integer-q score paths (named accuracy choices) where the format has them.
-          if (hasIntScores(f.id)) for (const qp of ['int8', 'int16'] as const) checkAttend(ctx, f, fresh, Math.max(...grid.ratios), `${label} decode qPrecision=${qp}`, rng, { qPrecision: qp });
+          if (hasIntScores(f.id)) for (const qp of ['int8', 'int16'] as const) for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode qPrecision=${qp}`, rng, { qPrecision: qp });
           if (L >= 4 && L <= 300) {
             const nq = Math.min(L, 6);
             const positions = Array.from({ length: nq }, (_, i) => L - nq + i);

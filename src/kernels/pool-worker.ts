@@ -1,9 +1,14 @@
 // Pool worker: instantiates the kernel module over the shared arena memory, then loops: wait for a job
-// (spin briefly, then Atomics.wait), take units from the shared counter until none are left, report.
+// (spin briefly, then Atomics.wait); attention units: take them from the shared counter until none are
+// left; kernel calls: run the one in this worker's slot. Report each through the DONE word.
 import { workerData } from 'node:worker_threads';
 import { runUnit, scratchAt, type AttendJob } from './attend-unit.js';
+import { CALL_SLOT, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, KIND, QUIT, READY, takeUnit } from './pool-control.js';
 
 interface Init {
+  id: number;
+  /** Call slots [workers, CALL_SLOT] f64. */
+  calls: Float64Array;
   memory: WebAssembly.Memory;
   module: WebAssembly.Module;
   ctl: Int32Array;
@@ -12,23 +17,20 @@ interface Init {
   spinMs: number;
 }
 
-const GEN = 0;
-const NEXT = 1;
-const DONE = 2;
-const QUIT = 3;
-const READY = 4;
-const JOB_LEN = 5;
-const ERR = 6;
-
 const init = workerData as Init;
 const { ctl, jobBytes, memory } = init;
 const instance = new WebAssembly.Instance(init.module, { env: { memory } });
 const ex = instance.exports as Record<string, unknown>;
+// Export list order: the index pool.ts's runCalls puts in a call slot.
+const fns = Object.values(ex) as ((...a: number[]) => void)[];
+const slot = init.id * CALL_SLOT;
+const args: number[] = [];
 const scratch = scratchAt(init.scratch);
+// Read the generation before announcing readiness: a job posted right after the caller sees READY must count as new.
+let seen = Atomics.load(ctl, GEN);
 Atomics.add(ctl, READY, 1);
 Atomics.notify(ctl, READY);
 
-let seen = Atomics.load(ctl, GEN);
 for (;;) {
   // Wait for the next job: spin for spinMs, then sleep on the generation word.
   const spinUntil = performance.now() + init.spinMs;
@@ -39,10 +41,31 @@ for (;;) {
   }
   seen = gen;
   if (Atomics.load(ctl, QUIT)) break;
-  const job = JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as AttendJob;
+  if (Atomics.load(ctl, KIND) === JOB_CALLS) {
+    const idx = init.calls[slot]!;
+    args.length = init.calls[slot + 1]!;
+    for (let i = 0; i < args.length; i++) args[i] = init.calls[slot + 2 + i]!;
+    // A newer job replaced this one while we read it (we woke late): serve that one instead.
+    if (Atomics.load(ctl, GEN) !== gen) continue;
+    if (idx < 0) continue;
+    try {
+      fns[idx]!(...args);
+    } catch {
+      Atomics.store(ctl, ERR, 1);
+    }
+    Atomics.add(ctl, DONE, 1);
+    Atomics.notify(ctl, DONE);
+    continue;
+  }
+  let job: AttendJob;
+  try {
+    job = JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as AttendJob;
+  } catch {
+    continue; // bytes rewritten by a newer job while we read them: its units are tagged with a newer generation
+  }
   for (;;) {
-    const u = Atomics.add(ctl, NEXT, 1);
-    if (u >= job.units) break;
+    const u = takeUnit(ctl, gen, job.units);
+    if (u < 0) break;
     try {
       runUnit(ex, memory, job, u, scratch);
     } catch {

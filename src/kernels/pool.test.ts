@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { attend, PARALLEL_MIN_WORK } from './attend.js';
 import { attendReference } from '../attention/reference.js';
-import { getThreads, poolFailure } from './pool.js';
+import { getThreads, poolFailure, runCalls } from './pool.js';
 import { wasmKernels } from './wasm.js';
 import { sharedArena } from './arena.js';
 import { getFormat } from '../formats/registry.js';
@@ -86,5 +86,32 @@ test('attend: a long prefill run in query batches (small partial budget) gives t
   attendReference({ view, q, heads, out: ref, positions });
   assert.equal(maxDiff(one, batched), 0, 'batching changes nothing but scheduling');
   assert.ok(maxDiff(one, ref) < 1e-4, `vs reference ${maxDiff(one, ref)}`);
+  free();
+});
+
+test('pool: kernel calls and attention units share the workers; interleaved jobs stay correct', (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('wasm kernels unavailable');
+  if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
+  const rng = new Prng(14);
+  const { view, free } = bulkView('q4_0', 2, 3000, 64, rng);
+  const heads = 16;
+  const q = rng.normals(heads * 64);
+  const want = new Float32Array(q.length);
+  attend({ view, q, heads, out: want, threads: 1 });
+  const n = 4096;
+  const buf = k.arena.alloc(2 * n * 4);
+  const got = new Float32Array(q.length);
+  // Alternate job kinds back to back: a worker that wakes late for one must never act on the next.
+  for (let i = 0; i < 200; i++) {
+    new Float32Array(k.arena.memory.buffer, buf, 2 * n).fill(1);
+    runCalls(k, [['scaleF32', [buf, n, 3]], ['scaleF32', [buf + n * 4, n, 5]]]);
+    const y = new Float32Array(k.arena.memory.buffer, buf, 2 * n);
+    assert.ok(y[0] === 3 && y[n - 1] === 3 && y[n] === 5 && y[2 * n - 1] === 5, `call round ${i}: both halves scaled once`);
+    attend({ view, q, heads, out: got, threads: 2 });
+    assert.ok(maxDiff(got, want) < 1e-5, `attend round ${i} differs by ${maxDiff(got, want)}`);
+  }
+  assert.throws(() => runCalls(k, [['scaleF32', [buf, n, 3]], ['noSuchKernel', []]]), /noSuchKernel/);
+  k.arena.free(buf);
   free();
 });

@@ -1,26 +1,25 @@
-// A worker_threads pool for attention units: workers instantiate the same wasm module over the shared arena
-// memory and take units from a shared counter; the calling thread takes units too and then waits, so
-// callers stay synchronous. Node only (browsers get threads = 1); a failed start means single-threaded.
+// The one worker_threads pool of the process: workers instantiate the same wasm module over the shared arena
+// memory and serve two kinds of job: attention units taken from a shared counter (runJob), and one kernel
+// call per worker (runCalls: a matmul's share of rows). The calling thread works too and then waits, so
+// callers stay synchronous. One set of spinners for everything: never more busy threads than cores.
+// Node only (browsers get threads = 1); a failed start means single-threaded.
+import { KvpackError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type AttendJob, type UnitScratch } from './attend-unit.js';
+import { CALL_SLOT, CTL_WORDS, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, armTickets, takeUnit } from './pool-control.js';
 
 type WorkerThreads = typeof import('node:worker_threads');
 const wt: WorkerThreads | null = typeof process !== 'undefined' && process.versions?.node ? await import('node:worker_threads').catch(() => null) : null;
 const cores: number = typeof process !== 'undefined' && process.versions?.node ? (await import('node:os')).availableParallelism() : 1;
 
-/** Control words (Int32Array over a SharedArrayBuffer). */
-const GEN = 0; // bumped per job; workers wait on it
-const NEXT = 1; // next unit to take
-const DONE = 2; // units finished
-const QUIT = 3;
-const READY = 4; // workers that finished instantiation
-const JOB_LEN = 5; // bytes of the JSON job
-const ERR = 6; // 1 when a worker's unit threw
-const CTL_WORDS = 8;
+/** Bytes for the JSON of an attention job. */
 const JOB_BYTES = 1 << 16;
 
-/** Busy-wait before Atomics.wait: a wake-up after wait costs ~40 us (KERNELS.md), a spin a few us. */
-export const SPIN_MS = 0.05;
+/**
+ * Busy-wait before Atomics.wait: a wake-up after wait costs ~40 us (KERNELS.md), a spin a few us. Long enough
+ * to cover the gap between a layer's matmuls and its attention, so a decode step wakes no sleeping worker.
+ */
+export const SPIN_MS = 0.1;
 /**
  * Back-off when the other cores are busy (a shared machine): a job whose workers took under a quarter of
  * the units twice in a row means they barely ran, and then the wait for their last unit costs more than
@@ -38,6 +37,9 @@ interface Pool {
   readonly workers: number;
   readonly ctl: Int32Array;
   readonly jobBytes: Uint8Array;
+  readonly calls: Float64Array;
+  /** Export name -> index in the module's export list (the order every worker sees too). */
+  readonly exportIndex: ReadonlyMap<string, number>;
   readonly handles: { terminate(): unknown }[];
 }
 
@@ -73,12 +75,13 @@ function ensurePool(k: WasmKernels, want: number): Pool | null {
   try {
     const ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
     const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
+    const calls = new Float64Array(new SharedArrayBuffer(want * CALL_SLOT * 8));
     const handles = [];
     for (let i = 0; i < want; i++) {
       // Scratch taken from the arena now, so later jobs never grow memory on behalf of a worker.
       const scratch = k.arena.alloc(THREAD_SCRATCH_BYTES);
       const w = new wt.Worker(new URL('./pool-worker.js', import.meta.url), {
-        workerData: { memory: k.arena.memory, module: k.module, ctl, jobBytes, scratch, spinMs: SPIN_MS },
+        workerData: { id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, calls, scratch, spinMs: SPIN_MS },
       });
       w.unref();
       handles.push(w);
@@ -86,7 +89,8 @@ function ensurePool(k: WasmKernels, want: number): Pool | null {
     const t0 = Date.now();
     while (Atomics.load(ctl, READY) < want && Date.now() - t0 < START_TIMEOUT_MS) Atomics.wait(ctl, READY, Atomics.load(ctl, READY), 50);
     if (Atomics.load(ctl, READY) < want) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
-    pool = { workers: want, ctl, jobBytes, handles };
+    const exportIndex = new Map(WebAssembly.Module.exports(k.module).map((e, i) => [e.name, i]));
+    pool = { workers: want, ctl, jobBytes, calls, exportIndex, handles };
     return pool;
   } catch (e) {
     poolFailed = (e as Error).message;
@@ -119,37 +123,85 @@ export function runJob(k: WasmKernels, job: AttendJob, mainScratch: UnitScratch,
     return;
   }
   const text = new TextEncoder().encode(JSON.stringify(job));
-  if (text.length > JOB_BYTES) {
+  if (text.length > JOB_BYTES || job.units > MAX_UNITS) {
     for (let u = 0; u < job.units; u++) runUnit(k.exports, k.arena.memory, job, u, mainScratch);
     return;
   }
   const { ctl } = p;
   p.jobBytes.set(text);
   Atomics.store(ctl, JOB_LEN, text.length);
-  Atomics.store(ctl, NEXT, 0);
+  Atomics.store(ctl, KIND, JOB_UNITS);
   Atomics.store(ctl, DONE, 0);
   Atomics.store(ctl, ERR, 0);
-  Atomics.add(ctl, GEN, 1);
+  const gen = Atomics.load(ctl, GEN) + 1;
+  armTickets(ctl, gen);
+  Atomics.store(ctl, GEN, gen);
   Atomics.notify(ctl, GEN);
   let mine = 0;
   for (;;) {
-    const u = Atomics.add(ctl, NEXT, 1);
-    if (u >= job.units) break;
+    const u = takeUnit(ctl, gen, job.units);
+    if (u < 0) break;
     runUnit(k.exports, k.arena.memory, job, u, mainScratch);
     mine++;
   }
   if (mine > 0) Atomics.add(ctl, DONE, mine);
-  const spinUntil = performance.now() + SPIN_MS;
-  let done = Atomics.load(ctl, DONE);
-  while (done < job.units) {
-    if (performance.now() > spinUntil) Atomics.wait(ctl, DONE, done, 100);
-    done = Atomics.load(ctl, DONE);
-  }
+  waitDone(ctl, job.units);
   if ((job.units - mine) * 4 < job.units) {
     if (++starved >= 2) {
       backoff = BACKOFF_JOBS;
       starved = 0;
     }
   } else starved = 0;
-  if (Atomics.load(ctl, ERR)) throw new Error('attend: a pool worker failed on its unit');
+  if (Atomics.load(ctl, ERR)) throw new KvpackError('E_THREADS', 'attend: a pool worker failed on its unit');
+}
+
+/** Spins for SPIN_MS, then sleeps, until the DONE word reaches `target`. */
+function waitDone(ctl: Int32Array, target: number): void {
+  const spinUntil = performance.now() + SPIN_MS;
+  let done = Atomics.load(ctl, DONE);
+  while (done < target) {
+    if (performance.now() > spinUntil) Atomics.wait(ctl, DONE, done, 100);
+    done = Atomics.load(ctl, DONE);
+  }
+}
+
+/** One kernel call: an export of the kernel module by name, and its numeric arguments. */
+export type KernelCall = readonly [name: string, args: readonly number[]];
+
+/**
+ * Runs calls[0] on this thread and calls[i] on worker i-1 at the same time; returns when all are done.
+ * Calls without a worker (pool unavailable or smaller) run here afterwards. Throws E_THREADS when a
+ * worker's call trapped or names no kernel.
+ */
+export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
+  const p = calls.length > 1 ? ensurePool(k, Math.min(calls.length, cores) - 1) : null;
+  const sent = p ? Math.min(calls.length - 1, p.workers) : 0;
+  if (p && sent > 0) {
+    const { ctl } = p;
+    for (let w = 0; w < p.workers; w++) {
+      const slot = w * CALL_SLOT;
+      if (w >= sent) {
+        p.calls[slot] = -1;
+        continue;
+      }
+      const [name, args] = calls[w + 1]!;
+      const idx = p.exportIndex.get(name);
+      if (idx === undefined || args.length > MAX_CALL_ARGS) throw new KvpackError('E_THREADS', `pool: no kernel export '${name}' or more than ${MAX_CALL_ARGS} args`);
+      p.calls[slot] = idx;
+      p.calls[slot + 1] = args.length;
+      p.calls.set(args, slot + 2);
+    }
+    Atomics.store(ctl, KIND, JOB_CALLS);
+    Atomics.store(ctl, DONE, 0);
+    Atomics.store(ctl, ERR, 0);
+    Atomics.add(ctl, GEN, 1);
+    Atomics.notify(ctl, GEN);
+  }
+  const call = (c: KernelCall) => (k.exports[c[0]] as (...a: readonly number[]) => void)(...c[1]);
+  call(calls[0]!);
+  for (let i = sent + 1; i < calls.length; i++) call(calls[i]!);
+  if (p && sent > 0) {
+    waitDone(p.ctl, sent);
+    if (Atomics.load(p.ctl, ERR)) throw new KvpackError('E_THREADS', 'pool: a worker kernel call trapped');
+  }
 }

@@ -141,6 +141,10 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: AttendJob,
   const qdAddr = job.qd + (qRowsOff / 32) * 4;
   const lohi = new Int32Array(buf, sc.lohi, rows * 2);
   const softmaxChunk = ex['softmaxChunk'] as Fn;
+  const segs = job.segs;
+  // Segments are in position order: skip those wholly before the unit, then walk them chunk by chunk.
+  let first = 0;
+  while (first < segs.length && segs[first]!.start + segs[first]!.count <= a) first++;
   for (let c0 = a; c0 < b; c0 += job.chunk) {
     const c1 = Math.min(b, c0 + job.chunk);
     const span = c1 - c0;
@@ -152,8 +156,10 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: AttendJob,
         lohi[2 * (i * G + g) + 1] = hi;
       }
     }
+    while (first < segs.length && segs[first]!.start + segs[first]!.count <= c0) first++;
     // Scores for the chunk, segment by segment: each K block read once for all rows.
-    for (const seg of job.segs) {
+    for (let si = first; si < segs.length && segs[si]!.start < c1; si++) {
+      const seg = segs[si]!;
       const s0 = Math.max(c0, seg.start);
       const s1 = Math.min(c1, seg.start + seg.count);
       if (s0 >= s1) continue;
@@ -174,7 +180,8 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: AttendJob,
     }
     if (job.softcap) softcapRows(new Float32Array(buf, sc.scores, rows * span), rows, span, lohi, job.softcap);
     softmaxChunk(sc.scores, rows, span, sc.lohi, mAddr, lAddr, accAddr, D);
-    for (const seg of job.segs) {
+    for (let si = first; si < segs.length && segs[si]!.start < c1; si++) {
+      const seg = segs[si]!;
       const s0 = Math.max(c0, seg.start);
       const s1 = Math.min(c1, seg.start + seg.count);
       if (s0 >= s1) continue;

@@ -10,6 +10,7 @@ import { wasmHeadDimOk } from './wasm-ops.js';
 import { SCORES_BYTES, THREAD_SCRATCH_BYTES, scratchAt, slotBytes, unitCoords, MAX_UNIT_ROWS, type AttendJob, type RunPlan } from './attend-unit.js';
 import { getThreads, runJob } from './pool.js';
 import type { PackedRun } from '../attention/view.js';
+import type { KvFormat } from '../formats/format.js';
 
 export type { AttendArgs };
 
@@ -19,10 +20,17 @@ export type { AttendArgs };
  * K blocks; faster, and an accuracy choice whose error the gate records under its own tolerance.
  */
 export type QPrecision = 'f32' | 'int8' | 'int16';
+/**
+ * How softmax weights meet packed V. 'f32' (default): float32 multiply-adds on the dequantized V values.
+ * 'int16': weight x block scale rounded to 16 bits per 32 tokens, exact integer sums against q4_0/q8_0 V
+ * levels (kernels `<format>_accum_w16`); an accuracy choice with its own gate tolerance.
+ */
+export type VPrecision = 'f32' | 'int16';
 const Q_MAX: Record<Exclude<QPrecision, 'f32'>, number> = { int8: 127, int16: 32767 };
 
 export interface FastAttendArgs extends AttendArgs {
   readonly qPrecision?: QPrecision;
+  readonly vPrecision?: VPrecision;
   /** Thread budget for this call (default: pool.getThreads()); big calls only, see PARALLEL_MIN_WORK. */
   readonly threads?: number;
   /** Overrides PARALLEL_MIN_WORK for this call (benchmarks probing the threshold). */
@@ -109,13 +117,32 @@ function ensureScratch(k: WasmKernels, bytes: number): number {
 
 const align = (n: number) => Math.ceil(n / 64) * 64;
 
-function runPlan(k: WasmKernels, run: PackedRun, D: number, rows: number, op: 'scores' | 'accumulate', q: QPrecision): RunPlan {
+/** Score kernel export for an integer q precision, '' when the format has none (f32 dots then). */
+function intScoresFn(k: WasmKernels, f: KvFormat, D: number, q: QPrecision): string {
+  const name = `${f.id}_scores_i`;
+  return q !== 'f32' && D % 32 === 0 && f.axis === 'token' && typeof k.exports[name] === 'function' ? name : '';
+}
+
+/** The integer q precisions the wasm kernels offer for this format's K (the gate checks each). */
+export function integerQPrecisions(f: KvFormat): QPrecision[] {
+  const k = wasmKernels();
+  if (!k) return [];
+  return (['int8', 'int16'] as const).filter((q) => intScoresFn(k, f, 32, q) !== '');
+}
+
+/** True when the wasm kernels accumulate this format's V with 'int16' weights. */
+export function hasIntegerV(f: KvFormat): boolean {
+  return typeof wasmKernels()?.exports[`${f.id}_accum_w16`] === 'function';
+}
+
+function runPlan(k: WasmKernels, run: PackedRun, D: number, rows: number, op: 'scores' | 'accumulate', q: QPrecision, v: VPrecision): RunPlan {
   const f = run.format;
   // Channel-axis scores fold the scales into q in the tile: rows x D f32 must fit.
   const fits = f.axis === 'token' || op === 'accumulate' || rows * D * 4 <= TILE_BYTES;
   const wasm = fits && wasmHeadDimOk(f, D) && hasKernel(f.id, op, 'wasm');
-  const fn = wasm ? `${f.id}_${op === 'scores' ? 'scores' : 'accum'}` : '';
-  const fnInt = wasm && op === 'scores' && q !== 'f32' && D % 32 === 0 && typeof k.exports[`${f.id}_scores_i`] === 'function' ? `${f.id}_scores_i` : '';
+  const w16 = `${f.id}_accum_w16`;
+  const fn = !wasm ? '' : op === 'scores' ? `${f.id}_scores` : v === 'int16' && typeof k.exports[w16] === 'function' ? w16 : `${f.id}_accum`;
+  const fnInt = wasm && op === 'scores' ? intScoresFn(k, f, D, q) : '';
   return {
     format: f.id, fn, fnInt, channel: f.axis === 'channel',
     addr: run.bytes.byteOffset + run.offset, headStride: run.headStride, first: run.first,
@@ -131,6 +158,7 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): void {
   const H = view.kvHeads;
   const scale = args.scale ?? 1 / Math.sqrt(D);
   const qp = args.qPrecision ?? 'f32';
+  const vp = args.vPrecision ?? 'f32';
   const lohiJs = new Int32Array(nq * 2);
   let work = 0;
   for (let i = 0; i < nq; i++) {
@@ -162,8 +190,9 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): void {
   const qdOff = qiOff + qiB;
   const lohiOff = qdOff + qdB;
   const partOff = lohiOff + lohiB;
-  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, rows, 'scores', qp), v: runPlan(k, s.v, D, rows, 'accumulate', qp) }));
-  const useInt = qp !== 'f32' && D % 32 === 0 && segs.some((s) => s.k.fnInt !== '');
+  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, rows, 'scores', qp, vp), v: runPlan(k, s.v, D, rows, 'accumulate', qp, vp) }));
+  // Integer kernels take q rows quantized here once per call.
+  const useInt = segs.some((s) => s.k.fnInt !== '');
   for (let b0 = 0; b0 < nq; b0 += bq) {
     const n = Math.min(bq, nq - b0);
     // Scaled q of queries [b0, b0+n), reordered [nq, heads, D] -> [kvHeads, n, G, D]: a unit's rows are contiguous.

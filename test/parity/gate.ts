@@ -7,7 +7,7 @@ import { formats } from '../../src/formats/registry.js';
 import { bytesFor, rowBytes, type KvFormat } from '../../src/formats/format.js';
 import { attendReference, type AttendArgs } from '../../src/attention/reference.js';
 import type { MixedView } from '../../src/attention/view.js';
-import { attend, setForceReference, type QPrecision } from '../../src/kernels/attend.js';
+import { attend, hasIntegerV, integerQPrecisions, setForceReference, type QPrecision, type VPrecision } from '../../src/kernels/attend.js';
 import { KvCache } from '../../src/cache/kvcache.js';
 import { hasKernel, lookupKernel, type Op } from '../../src/kernels/registry.js';
 import { wasmKernels, wasmFailure } from '../../src/kernels/wasm.js';
@@ -46,6 +46,11 @@ export const TOLERANCES = {
    * heads, 2.2e-3 for a single head at 4099 positions (fewer heads average less of the rounding away).
    */
   'int8-q': 5e-3,
+  /**
+   * vPrecision 'int16': softmax weight x V block scale rounded to 16 bits per 32 tokens (relative step 2^-15
+   * of the sub-block's largest weight) before exact integer sums.
+   */
+  'int16-v': 1e-8,
 } as const;
 export type ToleranceName = keyof typeof TOLERANCES;
 
@@ -255,18 +260,21 @@ function viewSpecs(f: KvFormat, rng: Prng, kvHeads: number, D: number, L: number
   return { runs, segments };
 }
 
-function checkAttend(ctx: Ctx, f: KvFormat, view: MixedView, ratio: number, label: string, rng: Prng, extra: Partial<AttendArgs> & { queries?: number; qPrecision?: QPrecision } = {}): void {
+function checkAttend(ctx: Ctx, f: KvFormat, view: MixedView, ratio: number, label: string, rng: Prng, extra: Partial<AttendArgs> & { queries?: number; qPrecision?: QPrecision; vPrecision?: VPrecision } = {}): void {
   const D = view.headDim;
   const heads = view.kvHeads * ratio;
   const nq = extra.queries ?? 1;
   const q = rng.normals(nq * heads * D, 1.5);
   const got = new Float32Array(q.length);
   const want = new Float32Array(q.length);
-  const { qPrecision, ...rest } = extra;
+  const { qPrecision, vPrecision, ...rest } = extra;
   const args = { view, q, heads, ...rest };
-  attend({ ...args, out: got, qPrecision });
+  attend({ ...args, out: got, qPrecision, vPrecision });
   attendReference({ ...args, out: want });
-  const tol = qPrecision === 'int8' ? { name: 'int8-q' as const, nmse: TOLERANCES['int8-q'] } : qPrecision === 'int16' ? { name: 'int16-q' as const, nmse: TOLERANCES['int16-q'] } : toleranceFor(f.id);
+  // The loosest of the format's own tolerance and those of the accuracy choices in play.
+  const named = (name: keyof typeof TOLERANCES) => ({ name, nmse: TOLERANCES[name] });
+  const tols = [toleranceFor(f.id), ...(qPrecision === 'int8' ? [named('int8-q')] : qPrecision === 'int16' ? [named('int16-q')] : []), ...(vPrecision === 'int16' ? [named('int16-v')] : [])];
+  const tol = tols.reduce((a, b) => (b.nmse > a.nmse ? b : a));
   const e = nmse(got, want);
   const route = hasKernel(f.id, 'scores', 'wasm') && hasKernel(f.id, 'accumulate', 'wasm') ? 'wasm' : 'ref fallback';
   report(ctx, e <= tol.nmse, `attend ${f.id}`, `D=${D} L=${view.length} G=${ratio} ${label} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [${route}]`, worstRow(got, want, nq * heads, D, '(query*heads+head)', 'channel'));
@@ -295,7 +303,11 @@ export function runGate(grid: GateGrid, log: (line: string) => void = console.lo
           const fresh = rebase(view);
           for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode`, rng);
           // Integer-q score paths (named accuracy choices) where the format has them.
-          if (hasIntScores(f.id)) for (const qp of ['int8', 'int16'] as const) for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode qPrecision=${qp}`, rng, { qPrecision: qp });
+          for (const qp of integerQPrecisions(f)) for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode qPrecision=${qp}`, rng, { qPrecision: qp });
+          if (hasIntegerV(f)) {
+            for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode vPrecision=int16`, rng, { vPrecision: 'int16' });
+            checkAttend(ctx, f, fresh, Math.max(...grid.ratios), `${label} decode qPrecision=int8 vPrecision=int16`, rng, { qPrecision: 'int8', vPrecision: 'int16' });
+          }
           if (L >= 4 && L <= 300) {
             const nq = Math.min(L, 6);
             const positions = Array.from({ length: nq }, (_, i) => L - nq + i);
@@ -314,11 +326,6 @@ export function runGate(grid: GateGrid, log: (line: string) => void = console.lo
   }
   log(`${ctx.result.passed} passed, ${ctx.result.failed} failed (${ctx.result.fallback} ref fallback)`);
   return ctx.result;
-}
-
-function hasIntScores(id: string): boolean {
-  const k = wasmKernels();
-  return !!k && typeof k.exports[`${id}_scores_i`] === 'function';
 }
 
 /**

@@ -1,6 +1,7 @@
 // Exact formats: f32, f16, bf16. Encode (bit-exact to src/formats), scores and weighted sums for G heads.
-import { dotRows, axpyRows, floatToHalf, halfToFloat4 } from './common';
+import { dotRows, axpyRows, halfToFloat4 } from './common';
 import { tileTokens } from './tile';
+import { halfBits4 } from './half_bits';
 
 // ---- f32: rows are already f32, kernels read the packed bytes in place.
 
@@ -33,10 +34,14 @@ export function f32_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i
 // ---- f16: 8 halves per 16-byte load, widened by bit math (Inf/NaN read as large finite values).
 
 export function f16_encode(src: usize, srcStride: i32, T: i32, D: i32, dst: usize): void {
+  // D % 16 == 0 (wasm-ops checks it): 8 values per step.
   for (let t = 0; t < T; t++) {
     const s = src + ((<usize>t * srcStride) << 2);
     const d = dst + ((<usize>t * D) << 1);
-    for (let c = 0; c < D; c++) store<u16>(d + (<usize>c << 1), <u16>floatToHalf(load<f32>(s + (<usize>c << 2))));
+    for (let c = 0; c < D; c += 8) {
+      const p = s + (<usize>c << 2);
+      v128.store(d + (<usize>c << 1), i16x8.narrow_i32x4_u(halfBits4(v128.load(p)), halfBits4(v128.load(p, 16))));
+    }
   }
 }
 
@@ -73,17 +78,22 @@ export function f16_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i
 
 // ---- bf16: the top 16 bits of an f32.
 
-/** Same rounding as numeric/half.ts fp32ToBf16: nearest even, NaN -> quiet NaN keeping the sign. */
-@inline function floatToBf16(x: u32): u32 {
-  if ((x & 0x7fffffff) > 0x7f800000) return ((x >>> 16) | 64) & 0xffff;
-  return ((x + (0x7fff + ((x >>> 16) & 1))) >>> 16) & 0xffff;
+/** Four f32 lanes -> bf16 bits in i32 lanes, as numeric/half.ts fp32ToBf16: nearest even, NaN -> quiet NaN keeping the sign. */
+@inline function bf16Bits4(x: v128): v128 {
+  const hi = i32x4.shr_u(x, 16);
+  const rounded = i32x4.shr_u(i32x4.add(x, i32x4.add(i32x4.splat(0x7fff), v128.and(hi, i32x4.splat(1)))), 16);
+  const nan = i32x4.gt_s(v128.and(x, i32x4.splat(0x7fffffff)), i32x4.splat(0x7f800000));
+  return v128.bitselect(v128.or(hi, i32x4.splat(64)), rounded, nan);
 }
 
 export function bf16_encode(src: usize, srcStride: i32, T: i32, D: i32, dst: usize): void {
   for (let t = 0; t < T; t++) {
     const s = src + ((<usize>t * srcStride) << 2);
     const d = dst + ((<usize>t * D) << 1);
-    for (let c = 0; c < D; c++) store<u16>(d + (<usize>c << 1), <u16>floatToBf16(load<u32>(s + (<usize>c << 2))));
+    for (let c = 0; c < D; c += 8) {
+      const p = s + (<usize>c << 2);
+      v128.store(d + (<usize>c << 1), i16x8.narrow_i32x4_u(bf16Bits4(v128.load(p)), bf16Bits4(v128.load(p, 16))));
+    }
   }
 }
 

@@ -14,5 +14,7 @@ export { halfNonFinite } from './matmul_decode';
 export { int4_g32_encode, int4_g64_encode, int4_g128_encode, int2_g32_encode, int2_g64_encode, int2_g128_encode, int4c_g32_encode, int2c_g32_encode } from './encode_affine';
 export { q4_1_encode, q5_0_encode, q5_1_encode, iq4_nl_encode } from './encode_ggml';
 export { nf4_encode, sign_g32_encode, sign_g8_encode, sign_g4_encode } from './encode_codebook';
+export { tern_g32_encode, tern_g8_encode, tern_g4_encode } from './encode_tern';
+export { int2s_g8_encode, int2s_g4_encode } from './encode_int2s';
 export { tern_g32_decode, tern_g32_scores, tern_g32_accum, tern_g8_decode, tern_g8_scores, tern_g8_accum, tern_g4_decode, tern_g4_scores, tern_g4_accum } from './tern';
 export { int2s_g8_decode, int2s_g8_scores, int2s_g8_accum, int2s_g4_decode, int2s_g4_scores, int2s_g4_accum } from './int2s';

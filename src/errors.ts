@@ -56,6 +56,16 @@ export class ArgumentError extends KvpackError {
   }
 }
 
+/**
+ * A cache cannot serve positions its sliding-window layers already dropped (rewind too deep, attention
+ * reaching before the held range). Callers fall back to clear() and a fresh prefill.
+ */
+export class EvictedError extends KvpackError {
+  constructor(message: string) {
+    super('EVICTED', message);
+  }
+}
+
 /** Throws NonFiniteError at the first NaN/Inf in `values`. */
 export function assertFinite(where: string, values: ArrayLike<number>, offset = 0, count = values.length - offset): void {
   for (let i = offset; i < offset + count; i++) {

@@ -33,13 +33,15 @@ export interface MixedView {
   readonly headDim: number;
   readonly kvHeads: number;
   readonly length: number;
-  /** In position order, contiguous, non-overlapping, covering [0, length). */
+  /** First position held (default 0): sliding-window layers drop older ones, which no query may read. */
+  readonly start?: number;
+  /** In position order, contiguous, non-overlapping, covering [start, length). */
   readonly segments: readonly Segment[];
 }
 
-/** Throws ShapeError unless every position in [0, length) is covered exactly once, in order. */
+/** Throws ShapeError unless every position in [start, length) is covered exactly once, in order. */
 export function checkView(view: MixedView): void {
-  let next = 0;
+  let next = view.start ?? 0;
   for (const s of view.segments) {
     if (s.start !== next) throw new ShapeError(`view: segment '${s.region}' starts at ${s.start}, expected ${next}`);
     if (s.count <= 0) throw new ShapeError(`view: segment '${s.region}' is empty`);

@@ -2,7 +2,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { kvBytes, regionCounts } from './accounting.js';
 import { schemePolicy, schemes } from './schemes.js';
-import { memoryTable } from '../cli/memory.js';
+import { memoryTable, patternWindows } from '../cli/memory.js';
+import { withSlidingWindows } from './swa.js';
 import { planLayers } from './policy.js';
 import { ArgumentError } from '../errors.js';
 
@@ -52,4 +53,23 @@ test('anchors are counted from the prompt on their layers only', () => {
 test('bad accounting input is a typed error', () => {
   assert.throws(() => kvBytes({ ...seed000, headDim: 0, policy: schemePolicy('f16') }), ArgumentError);
   assert.throws(() => kvBytes({ ...seed000, ctx: 1.5, policy: schemePolicy('f16') }), ArgumentError);
+});
+
+test('a gemma3-4B-shaped cache at 32K: the 29 sliding-window layers hold 1024 positions, the 5 global ones all', () => {
+  const shape = { ctx: 32768, layers: 34, kvHeads: 4, headDim: 256 };
+  const windows = patternWindows(34, 1024, 6);
+  assert.equal(windows.filter((w) => w === 0).length, 5);
+  const cell = 4 * 256 * 2 * 2; // f16 K+V of one position in one layer
+  const policy = schemePolicy('f16', { window: 0, sinks: 0 });
+  const full = kvBytes({ ...shape, policy });
+  const swa = kvBytes({ ...shape, policy: withSlidingWindows(policy, windows) });
+  assert.equal(full.total, 34 * 32768 * cell); // 4.25 GiB
+  // After a decode step at 32767 the next query reads from 31744, a chunk boundary: exactly the window is held.
+  assert.equal(swa.total, (5 * 32768 + 29 * 1024) * cell); // 0.74 GiB
+  // Mid-prefill (a 256-token batch from 32512) the local layers still hold that batch's whole reach.
+  const mid = kvBytes({ ...shape, policy: withSlidingWindows(policy, windows), batchStart: 32512 });
+  assert.equal(mid.total, (5 * 32768 + 29 * (32768 - 31488)) * cell);
+  const rows = memoryTable({ ...shape, window: 0, sinks: 0, windowMode: 'overlay', slidingWindow: 1024, swaPattern: 6 });
+  const f16 = rows.find((r) => r.scheme === 'f16')!;
+  assert.deepEqual([f16.totalBytes, f16.keepAllBytes, f16.bytesPerCell], [swa.total, full.total, cell]);
 });

@@ -2,6 +2,8 @@
 import { planLayers, type CachePolicy, type LayerPlan } from './policy.js';
 import { rowBytes, type KvFormat } from '../formats/format.js';
 import { ArgumentError } from '../errors.js';
+import { firstPositionOf, keptStreamStart } from './swa.js';
+import { DEFAULT_CHUNK_TOKENS } from './stream.js';
 
 export interface KvBytesConfig {
   /** Positions held. */
@@ -12,6 +14,13 @@ export interface KvBytesConfig {
   policy: CachePolicy;
   /** Prompt length: decode anchors cover [prompt, prompt + count). Omitted: no anchors are held yet. */
   prompt?: number;
+  /**
+   * First position of the last append; default ctx - 1 (a decode step). Sliding-window layers hold
+   * only the chunks that append's first query could still read.
+   */
+  batchStart?: number;
+  /** Bulk chunk size of the cache (default 256): sliding-window layers drop whole chunks. */
+  chunkTokens?: number;
 }
 
 /** Bytes by region (K + V, all layers). `staging` holds channel groups still waiting for 32 tokens. */
@@ -37,24 +46,38 @@ export interface RegionCounts {
   sinks: number;
   anchors: number;
   window: number;
-  /** Positions in the bulk stream (overlay: all; residual: those that left the window). */
+  /** Positions held in the bulk stream (overlay: all; residual: those that left the window; less dropped chunks). */
   stream: number;
+}
+
+/** When a layer's last append began and its chunk size: what a sliding-window layer has dropped. */
+export interface Retention {
+  batchStart: number;
+  chunkTokens: number;
 }
 
 function overlap(a0: number, a1: number, b0: number, b1: number): number {
   return Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 }
 
-/** Closed-form region counts for one layer. Anchors sit at [max(prompt, sinks), prompt + count). */
-export function regionCounts(plan: LayerPlan, n: number, prompt?: number): RegionCounts {
-  const sinks = Math.min(plan.sinks, n);
+/**
+ * Closed-form region counts for one layer. Anchors sit at [max(prompt, sinks), prompt + count). A
+ * sliding-window layer counts only positions from its first held one (see swa.ts).
+ */
+export function regionCounts(plan: LayerPlan, n: number, prompt?: number, retention: Retention = { batchStart: n - 1, chunkTokens: DEFAULT_CHUNK_TOKENS }): RegionCounts {
   const a0 = prompt === undefined || !plan.anchors ? 0 : Math.max(prompt, plan.sinks);
   const a1 = prompt === undefined || !plan.anchors ? 0 : Math.max(a0, prompt + plan.anchors.count);
-  const anchors = overlap(a0, a1, 0, n);
   const w0 = Math.max(0, n - plan.window);
-  const window = n - w0 - overlap(0, sinks, w0, n) - overlap(a0, a1, w0, n);
-  const stream = plan.windowMode === 'overlay' ? n : w0 - Math.min(sinks, w0) - overlap(a0, a1, 0, w0);
-  return { sinks, anchors, window, stream };
+  const streamLength = plan.windowMode === 'overlay' ? n : w0 - Math.min(plan.sinks, n, w0) - overlap(a0, a1, 0, w0);
+  const kept = keptStreamStart(plan, retention.batchStart, streamLength, retention.chunkTokens, a0, a1);
+  const e = Math.min(firstPositionOf(plan, kept, a0, a1), n);
+  const v0 = Math.max(w0, e);
+  return {
+    sinks: overlap(0, plan.sinks, e, n),
+    anchors: overlap(a0, a1, e, n),
+    window: n - v0 - overlap(0, plan.sinks, v0, n) - overlap(a0, a1, v0, n),
+    stream: streamLength - kept,
+  };
 }
 
 /** Encoded bulk bytes and staged exact bytes for `stream` positions of one tensor of one layer. */
@@ -89,6 +112,10 @@ function check(config: KvBytesConfig): void {
     const x = config[key];
     if (!Number.isInteger(x) || x < (key === 'ctx' ? 0 : 1)) throw new ArgumentError(`kvBytes: ${key} must be a positive integer, got ${x}`);
   }
+  const b = config.batchStart;
+  if (b !== undefined && (!Number.isInteger(b) || b < 0 || b >= Math.max(1, config.ctx))) throw new ArgumentError(`kvBytes: batchStart must be an integer in [0, ctx), got ${b}`);
+  const c = config.chunkTokens;
+  if (c !== undefined && (!Number.isInteger(c) || c < 32 || c % 32 !== 0)) throw new ArgumentError(`kvBytes: chunkTokens must be a positive multiple of 32, got ${c}`);
 }
 
 /** Bytes of a cache holding `ctx` positions under `policy`, region by region. */
@@ -96,7 +123,8 @@ export function kvBytes(config: KvBytesConfig): KvBytes {
   check(config);
   // Accounting has no capacity: any window or group size is allowed.
   const plans = planLayers(config.policy, config.layers, Number.MAX_SAFE_INTEGER);
-  const perLayer = plans.map((p) => layerBytes(p, regionCounts(p, config.ctx, config.prompt), config.kvHeads, config.headDim));
+  const retention = { batchStart: config.batchStart ?? Math.max(0, config.ctx - 1), chunkTokens: config.chunkTokens ?? DEFAULT_CHUNK_TOKENS };
+  const perLayer = plans.map((p) => layerBytes(p, regionCounts(p, config.ctx, config.prompt, retention), config.kvHeads, config.headDim));
   const sum = (k: keyof RegionBytes) => perLayer.reduce((s, r) => s + r[k], 0);
   const elements = config.ctx * config.layers * config.kvHeads * config.headDim * 2;
   const total = sum('total');

@@ -7,20 +7,34 @@ import type { CachePolicy } from './policy.js';
 
 /**
  * Layout: "KVPK" | u32 version | u32 header length | header JSON (UTF-8) | payload | sha256 of all before.
- * Payload per layer: every RowStore (sinks K/V, window K/V, anchors K/V, staging) then K chunks, V chunks.
+ * Payload per layer: every RowStore (sinks K/V, window K/V, anchors K/V, staging) then the K chunks held,
+ * then the V chunks held. Version 2 adds sliding-window eviction (`evicted`, per-stream `dropped`
+ * leading chunks, absent from the payload); version 1 files read as "nothing dropped".
  */
 const MAGIC = 0x4b50564b; // "KVPK" little-endian
-export const CACHE_FILE_VERSION = 1;
+export const CACHE_FILE_VERSION = 2;
+const READABLE_VERSIONS = [1, 2];
 /** A header larger than this is not a cache header (guards JSON.parse against a corrupt length). */
 const MAX_HEADER = 16 << 20;
+
+interface StreamState {
+  length: number;
+  encoded: number;
+  /** Chunks in the payload. */
+  chunks: number;
+  /** Leading chunks dropped before them (version 2). */
+  dropped: number;
+}
 
 interface LayerState {
   n: number;
   prompt: number | null;
   ringLo: number;
   streamEnd: number;
-  k: { length: number; encoded: number; chunks: number };
-  v: { length: number; encoded: number; chunks: number };
+  /** First position held (version 2). */
+  evicted: number;
+  k: StreamState;
+  v: StreamState;
 }
 
 interface Header {
@@ -40,9 +54,12 @@ export function saveCache(cache: KvCache, path: string): void {
   for (let i = 0; i < cache.layers; i++) {
     const l = cache.layerCache(i);
     for (const s of l.stores()) parts.push(s.raw().slice());
-    for (const w of ['k', 'v'] as const) for (let c = 0; c < l.bulk[w].stream.chunks.length; c++) parts.push(l.bulk[w].stream.chunkBytesAt(c).slice());
-    const t = (w: 'k' | 'v') => ({ length: l.bulk[w].length, encoded: l.bulk[w].stream.encoded, chunks: l.bulk[w].stream.chunks.length });
-    state.push({ n: l.n, prompt: l.prompt ?? null, ringLo: l.ringLo, streamEnd: l.streamEnd, k: t('k'), v: t('v') });
+    for (const w of ['k', 'v'] as const) {
+      const s = l.bulk[w].stream;
+      for (let c = s.dropped; c < s.dropped + s.chunks.length; c++) parts.push(s.chunkBytesAt(c).slice());
+    }
+    const t = (w: 'k' | 'v'): StreamState => ({ length: l.bulk[w].length, encoded: l.bulk[w].stream.encoded, chunks: l.bulk[w].stream.chunks.length, dropped: l.bulk[w].stream.dropped });
+    state.push({ n: l.n, prompt: l.prompt ?? null, ringLo: l.ringLo, streamEnd: l.streamEnd, evicted: l.evicted, k: t('k'), v: t('v') });
   }
   const payloadBytes = parts.reduce((s, p) => s + p.length, 0);
   const header: Header = { layers: cache.layers, kvHeads: cache.kvHeads, headDim: cache.headDim, capacity: cache.capacity, chunkTokens: cache.chunkTokens, policy: cache.policy, state, payloadBytes };
@@ -79,7 +96,7 @@ export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): K
   if (buf.length < 12 + 32) bad(`${path} is truncated (${buf.length} bytes)`);
   if (buf.readUInt32LE(0) !== MAGIC) bad(`${path} is not a kvpack cache file (bad magic)`);
   const version = buf.readUInt32LE(4);
-  if (version !== CACHE_FILE_VERSION) bad(`${path} has version ${version}; this kvpack reads version ${CACHE_FILE_VERSION}`);
+  if (!READABLE_VERSIONS.includes(version)) bad(`${path} has version ${version}; this kvpack reads versions ${READABLE_VERSIONS.join(', ')}`);
   const hlen = buf.readUInt32LE(8);
   if (hlen > MAX_HEADER || 12 + hlen + 32 > buf.length) bad(`${path} is truncated (header of ${hlen} bytes does not fit)`);
   const body = buf.subarray(0, buf.length - 32);
@@ -110,10 +127,16 @@ export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): K
     if (!Array.isArray(h.state) || h.state.length !== h.layers) bad(`${path}: header has ${h.state?.length} layer states for ${h.layers} layers`);
     h.state.forEach((st, i) => {
       const l = cache.layerCache(i);
-      checkState(st, i, h, l.bulk.k.staging ? l.bulk.k.stream.format.blockValues : 1, l.bulk.v.staging ? l.bulk.v.stream.format.blockValues : 1, path);
+      // Version 1 predates eviction: nothing was dropped.
+      if (version === 1 && st && typeof st === 'object') {
+        st.evicted = 0;
+        for (const w of ['k', 'v'] as const) if (st[w] && typeof st[w] === 'object') st[w].dropped = 0;
+      }
+      checkState(st, i, h, l.bulk.k.staging ? l.bulk.k.stream.format.blockValues : 1, l.bulk.v.staging ? l.bulk.v.stream.format.blockValues : 1, l.plan.slidingWindow, path);
       for (const s of l.stores()) s.raw().set(take(s.bytes));
       for (const w of ['k', 'v'] as const) {
         const stream = l.bulk[w].stream;
+        stream.dropped = st[w].dropped;
         for (let c = 0; c < st[w].chunks; c++) stream.loadChunk(take(stream.chunkBytes));
         stream.encoded = st[w].encoded;
         l.bulk[w].length = st[w].length;
@@ -122,6 +145,7 @@ export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): K
       l.prompt = st.prompt ?? undefined;
       l.ringLo = st.ringLo;
       l.streamEnd = st.streamEnd;
+      l.evicted = st.evicted;
     });
     if (off !== body.length) bad(`${path}: ${body.length - off} trailing payload bytes`);
   } catch (e) {
@@ -134,8 +158,9 @@ export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): K
 const isCount = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 0;
 
 /** A checksum only proves the bytes are the writer's; the counts must still describe a possible cache. */
-function checkState(st: LayerState, i: number, h: Header, kB: number, vB: number, path: string): void {
+function checkState(st: LayerState, i: number, h: Header, kB: number, vB: number, slidingWindow: number, path: string): void {
   const where = `${path}: layer ${i}`;
+  if (!st || typeof st !== 'object') bad(`${where}: missing state`);
   if (!isCount(st.n) || st.n > h.capacity) bad(`${where} holds ${st.n} positions, capacity is ${h.capacity}`);
   if (!isCount(st.ringLo) || !isCount(st.streamEnd) || st.ringLo > st.n || st.streamEnd > st.n) bad(`${where} has window bounds outside [0, ${st.n}]`);
   if (st.prompt !== null && (!isCount(st.prompt) || st.prompt > st.n)) bad(`${where} has prompt ${st.prompt} beyond its length`);
@@ -145,6 +170,11 @@ function checkState(st: LayerState, i: number, h: Header, kB: number, vB: number
     // B is the staging group size (1 for token-axis formats, which encode on arrival).
     const pending = t.length - t.encoded;
     if (t.length > st.n || pending < 0 || pending >= B || t.encoded % B !== 0) bad(`${where} ${w}: ${t.encoded} encoded of ${t.length} is impossible`);
-    if (t.chunks !== Math.ceil(t.encoded / h.chunkTokens)) bad(`${where} ${w}: ${t.chunks} chunks for ${t.encoded} encoded positions`);
+    if (!isCount(t.dropped) || t.dropped * h.chunkTokens > t.encoded) bad(`${where} ${w}: ${t.dropped} dropped chunks of ${t.encoded} encoded positions`);
+    if (t.chunks !== Math.ceil(t.encoded / h.chunkTokens) - t.dropped) bad(`${where} ${w}: ${t.chunks} chunks held for ${t.encoded} encoded positions, ${t.dropped} dropped`);
   }
+  // Only a sliding-window layer drops anything, K and V alike, and never past what it holds.
+  if (!isCount(st.evicted) || st.evicted > st.n) bad(`${where} has first held position ${st.evicted} beyond its length ${st.n}`);
+  if (st.k.dropped !== st.v.dropped) bad(`${where}: K dropped ${st.k.dropped} chunks, V ${st.v.dropped}`);
+  if (slidingWindow === 0 && (st.k.dropped > 0 || st.evicted > 0)) bad(`${where} dropped positions but its policy keeps every position`);
 }

@@ -6,8 +6,9 @@ import { sharedArena, type Arena } from '../kernels/arena.js';
 import { attend, type QPrecision } from '../kernels/attend.js';
 import type { MixedView } from '../attention/view.js';
 import { Rotation } from '../numeric/hadamard.js';
-import { ArgumentError, ShapeError, assertFinite } from '../errors.js';
+import { ArgumentError, EvictedError, ShapeError, assertFinite } from '../errors.js';
 import { saveCache, loadCache } from './file.js';
+import { DEFAULT_CHUNK_TOKENS } from './stream.js';
 
 export interface KvCacheOptions {
   layers: number;
@@ -36,8 +37,6 @@ export interface CacheBytes extends RegionBytes {
   allocated: number;
 }
 
-const DEFAULT_CHUNK = 256;
-
 function positiveInt(name: string, x: unknown): number {
   if (typeof x !== 'number' || !Number.isInteger(x) || x < 1) throw new ArgumentError(`KvCache: ${name} must be a positive integer, got ${JSON.stringify(x)}`);
   return x;
@@ -61,7 +60,7 @@ export class KvCache {
     this.kvHeads = positiveInt('kvHeads', opts.kvHeads);
     this.headDim = positiveInt('headDim', opts.headDim);
     this.capacity = positiveInt('capacity', opts.capacity);
-    this.chunkTokens = opts.chunkTokens ?? DEFAULT_CHUNK;
+    this.chunkTokens = opts.chunkTokens ?? DEFAULT_CHUNK_TOKENS;
     if (!Number.isInteger(this.chunkTokens) || this.chunkTokens < 32 || this.chunkTokens % 32 !== 0) {
       throw new ArgumentError(`KvCache: chunkTokens must be a positive multiple of 32, got ${this.chunkTokens}`);
     }
@@ -91,7 +90,10 @@ export class KvCache {
     return this.layerCaches[i]!;
   }
 
-  /** Appends rows k, v [tokens, kvHeads*headDim] (keys already position-encoded) to one layer. */
+  /**
+   * Appends rows k, v [tokens, kvHeads*headDim] (keys already position-encoded) to one layer. A
+   * sliding-window layer then frees the chunks no query of this batch (or a later one) can read.
+   */
   append(layer: number, k: Float32Array, v: Float32Array): void {
     const l = this.layer(layer);
     const row = this.kvHeads * this.headDim;
@@ -105,7 +107,9 @@ export class KvCache {
     const rot = this.rotations[layer]!;
     const kr = rot.k ? this.rotateRows(rot.k, k) : k;
     const vr = rot.v ? this.rotateRows(rot.v, v) : v;
+    const batchStart = l.n;
     for (let t = 0; t < tokens; t++) l.append(kr, t * row, vr, t * row);
+    l.evict(batchStart, this.chunkTokens);
   }
 
   private rotateRows(r: Rotation, x: Float32Array): Float32Array {
@@ -121,7 +125,9 @@ export class KvCache {
     const qr = rot.k ? this.rotateRows(rot.k, q) : q;
     const nq = opts.positions?.length ?? 1;
     if (q.length % (nq * this.headDim) !== 0) throw new ShapeError(`attend: q length ${q.length} is not ${nq} queries x heads x ${this.headDim}`);
-    attend({ view: l.view(), q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision });
+    const view = l.view();
+    checkReach(layer, l.plan.slidingWindow, view.start ?? 0, view.length, opts);
+    attend({ view, q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision });
     if (rot.v) for (let o = 0; o < out.length; o += this.headDim) rot.v.invert(out, o);
   }
 
@@ -136,7 +142,7 @@ export class KvCache {
     for (const l of this.layerCaches) l.prompt = n;
   }
 
-  /** Removes the last n positions (mlx-lm's trim contract); returns how many were removed. */
+  /** Removes the last n positions (mlx-lm's trim contract); returns how many were removed. See rewind(). */
   trim(n: number): number {
     if (!Number.isInteger(n) || n < 0) throw new ArgumentError(`trim: n must be a non-negative integer, got ${n}`);
     const len = this.length;
@@ -145,12 +151,22 @@ export class KvCache {
     return k;
   }
 
-  /** Keeps positions < p (regenerate, speculative decoding). */
+  /** False when a sliding-window layer already dropped positions that the query at p would read. */
+  canRewind(p: number): boolean {
+    return this.layerCaches.every((l) => l.canRewind(p));
+  }
+
+  /** Keeps positions < p (regenerate, speculative decoding); EvictedError (cache unchanged) when !canRewind(p). */
   rewind(p: number): void {
     if (!Number.isInteger(p) || p < 0) throw new ArgumentError(`rewind: position must be a non-negative integer, got ${p}`);
+    // Check every layer first, so a refused rewind leaves all of them as they were (the stuck layer's
+    // rewind throws the EvictedError that names it).
+    const stuck = this.layerCaches.find((l) => !l.canRewind(p));
+    if (stuck) stuck.rewind(p);
     for (const l of this.layerCaches) l.rewind(p);
   }
 
+  /** Empties the cache (always possible, also after eviction). */
   clear(): void {
     this.rewind(0);
   }
@@ -191,10 +207,32 @@ export class KvCache {
     return loadCache(path, (o) => new KvCache({ ...o, arena }));
   }
 
+  /** First position each layer still holds (> 0 only on sliding-window layers that dropped chunks). */
+  firstHeld(layer: number): number {
+    return this.layer(layer).evicted;
+  }
+
   /** Frees this cache's wasm memory (shared chunks stay alive while a fork uses them). */
   dispose(): void {
     if (this.disposed) return;
     for (const l of this.layerCaches) l.free();
     this.disposed = true;
+  }
+}
+
+/**
+ * Attention on a sliding-window layer must use a window no longer than the one the layer keeps, and no
+ * query may reach before the first position held: reading there would silently miss dropped positions.
+ */
+function checkReach(layer: number, kept: number, start: number, length: number, opts: AttendOptions): void {
+  const W = opts.slidingWindow;
+  if (kept > 0 && !(W !== undefined && W > 0 && W <= kept)) {
+    throw new ArgumentError(`attend: layer ${layer} keeps only the last ${kept} positions; attend with slidingWindow in [1, ${kept}], got ${W}`);
+  }
+  if (start === 0) return;
+  const ps = opts.positions ?? [length - 1];
+  for (let i = 0; i < ps.length; i++) {
+    const lo = W ? Math.max(0, ps[i]! - W + 1) : 0;
+    if (lo < start) throw new EvictedError(`attend: layer ${layer}, query at ${ps[i]} reads from ${lo}, but positions before ${start} were dropped`);
   }
 }

@@ -6,6 +6,8 @@ import type { Arena } from '../kernels/arena.js';
 import type { MixedView, PackedRun, Segment } from '../attention/view.js';
 import { f32 } from '../formats/f32.js';
 import type { RegionBytes } from './accounting.js';
+import { firstPositionOf, keptStreamStart, streamIndexOf } from './swa.js';
+import { EvictedError } from '../errors.js';
 
 /** One tensor's bulk: the encoded stream plus exact float32 staging for channel groups not yet full. */
 export class BulkTensor {
@@ -53,7 +55,10 @@ export class BulkTensor {
   truncate(n: number, scratch: Float32Array): void {
     if (n >= this.length) return;
     const st = this.staging;
-    if (!st) {
+    if (n === 0) {
+      // Nothing left to re-stage: free every chunk (and forget any dropped ones).
+      this.stream.free();
+    } else if (!st) {
       this.stream.truncate(n);
     } else {
       const B = st.rows;
@@ -98,7 +103,14 @@ export class BulkTensor {
 
 type Place = 'sinks' | 'anchors' | 'window' | 'bulk';
 
-/** One layer of a KvCache. Positions are absolute; every position is read from exactly one place. */
+const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
+
+/**
+ * One layer of a KvCache. Positions are absolute; every position in [evicted, n) is read from exactly one
+ * place. Sliding-window layers (plan.slidingWindow > 0) free bulk chunks their queries can no longer
+ * reach; sinks and anchors keep their few fixed rows (exact while still inside the window, then simply
+ * outside the view: freeing and re-allocating them on clear, fork and restore is not worth their size).
+ */
 export class LayerCache {
   readonly plan: LayerPlan;
   readonly heads: number;
@@ -111,6 +123,8 @@ export class LayerCache {
   ringLo = 0;
   /** Residual mode: non-exact positions < streamEnd have left the window for the bulk. */
   streamEnd = 0;
+  /** First position held: sliding-window layers dropped every position before it (0 elsewhere). */
+  evicted = 0;
   readonly sinks: { k: RowStore; v: RowStore };
   readonly anchors: { k: RowStore; v: RowStore } | null;
   readonly ring: { k: RowStore; v: RowStore };
@@ -147,9 +161,29 @@ export class LayerCache {
 
   /** Bulk stream index of position p (overlay: p; residual: p minus the exact positions before it). */
   streamIndex(p: number): number {
-    if (this.plan.windowMode === 'overlay') return p;
     const [a0, a1] = this.anchorRange();
-    return p - Math.min(p, this.plan.sinks) - Math.max(0, Math.min(a1, p) - a0);
+    return streamIndexOf(this.plan, p, a0, a1);
+  }
+
+  /**
+   * After an append whose first position was batchStart: drops the bulk chunks wholly before the first
+   * position that batch's first query reads (so rewinding to batchStart stays possible).
+   */
+  evict(batchStart: number, chunkTokens: number): void {
+    if (this.plan.slidingWindow === 0) return;
+    const [a0, a1] = this.anchorRange();
+    const start = keptStreamStart(this.plan, batchStart, this.bulk.k.length, chunkTokens, a0, a1);
+    if (start <= this.bulk.k.stream.start) return;
+    // K and V streams have equal lengths and a complete chunk is encoded in both (chunks hold whole groups).
+    this.bulk.k.stream.dropBefore(start);
+    this.bulk.v.stream.dropBefore(start);
+    this.evicted = firstPositionOf(this.plan, Math.min(this.bulk.k.stream.start, this.bulk.v.stream.start), a0, a1);
+  }
+
+  /** True when rewinding to p leaves every position the next query (at p) reads. */
+  canRewind(p: number): boolean {
+    if (p >= this.n || p === 0 || this.evicted === 0) return true;
+    return this.evicted <= Math.max(0, p - this.plan.slidingWindow + 1);
   }
 
   /** Appends one position: k and v rows [heads*headDim] at kOff / vOff. */
@@ -209,9 +243,16 @@ export class LayerCache {
     return Math.max(this.ringLo, this.n - this.plan.window, 0);
   }
 
-  /** Keeps positions < n. */
+  /** Keeps positions < n; EvictedError when position n's window was already dropped. */
   rewind(n: number): void {
     if (n >= this.n) return;
+    if (!this.canRewind(n)) {
+      throw new EvictedError(
+        `rewind to ${n}: layer ${this.plan.layer} keeps only positions >= ${this.evicted} (sliding window ${this.plan.slidingWindow}), ` +
+          `position ${n} needs ${Math.max(0, n - this.plan.slidingWindow + 1)} on; clear() and prefill again`,
+      );
+    }
+    if (n === 0) this.evicted = 0;
     if (this.plan.windowMode === 'overlay') {
       this.bulk.k.truncate(n, this.scratch);
       this.bulk.v.truncate(n, this.scratch);
@@ -228,13 +269,15 @@ export class LayerCache {
     this.n = n;
   }
 
-  /** The mixed view over positions [0, n). */
+  /** The mixed view over the positions held, [evicted, n). */
   view(): MixedView {
     const n = this.n;
     const bytes = this.arena.u8();
     const [a0, a1] = this.anchorRange();
     const w0 = this.windowStart();
-    const cuts = [...new Set([0, Math.min(this.plan.sinks, n), Math.min(a0, n), Math.min(a1, n), Math.min(w0, n), n])].sort((x, y) => x - y);
+    const lo0 = Math.min(this.evicted, n);
+    const clip = (x: number) => Math.min(Math.max(x, lo0), n);
+    const cuts = [...new Set([lo0, this.plan.sinks, a0, a1, w0, n].map(clip))].sort((x, y) => x - y);
     const kPieces: Piece[] = [];
     const vPieces: Piece[] = [];
     for (let c = 0; c + 1 < cuts.length; c++) {
@@ -261,17 +304,18 @@ export class LayerCache {
         bulkPieces(this.bulk.v, lo, hi, i0, bytes, vPieces);
       }
     }
-    return { headDim: this.headDim, kvHeads: this.heads, length: n, segments: mergePieces(kPieces, vPieces) };
+    return { headDim: this.headDim, kvHeads: this.heads, length: n, start: lo0, segments: mergePieces(kPieces, vPieces, lo0) };
   }
 
-  /** Bytes of data held, by region. */
+  /** Bytes of data held, by region: positions before `evicted` count nowhere. */
   regionBytes(): RegionBytes {
+    const n = this.n;
+    const e = Math.min(this.evicted, n);
     const [a0, a1] = this.anchorRange();
-    const anchors = Math.max(0, Math.min(a1, this.n) - a0);
-    const sinks = Math.min(this.plan.sinks, this.n);
-    const w0 = Math.min(this.windowStart(), this.n);
-    const exactIn = (lo: number, hi: number) => Math.max(0, Math.min(sinks, hi) - lo) + Math.max(0, Math.min(a1, hi) - Math.max(a0, lo));
-    const window = this.n - w0 - exactIn(w0, this.n);
+    const anchors = overlap(a0, a1, e, n);
+    const sinks = overlap(0, this.plan.sinks, e, n);
+    const w0 = Math.max(Math.min(this.windowStart(), n), e);
+    const window = n - w0 - overlap(0, this.plan.sinks, w0, n) - overlap(a0, a1, w0, n);
     const row = (rs: RowStore) => this.heads * rs.rowBytes;
     const staged = (b: BulkTensor) => b.pending * this.heads * this.headDim * 4;
     const r: RegionBytes = {
@@ -305,6 +349,7 @@ export class LayerCache {
     this.prompt = src.prompt;
     this.ringLo = src.ringLo;
     this.streamEnd = src.streamEnd;
+    this.evicted = src.evicted;
     const mine = this.stores();
     src.stores().forEach((s, i) => mine[i]!.copyFrom(s));
     for (const w of ['k', 'v'] as const) {
@@ -312,6 +357,7 @@ export class LayerCache {
       const shared = src.bulk[w].stream.share();
       this.bulk[w].stream.chunks = shared.chunks;
       this.bulk[w].stream.encoded = shared.encoded;
+      this.bulk[w].stream.dropped = shared.dropped;
       this.bulk[w].length = src.bulk[w].length;
     }
     void chunkTokens;
@@ -341,12 +387,12 @@ function bulkPieces(b: BulkTensor, lo: number, hi: number, i0: number, bytes: Ui
   }
 }
 
-/** Cuts K and V piece lists at the union of their boundaries into segments. */
-function mergePieces(k: Piece[], v: Piece[]): Segment[] {
+/** Cuts K and V piece lists (both starting at `start`) at the union of their boundaries into segments. */
+function mergePieces(k: Piece[], v: Piece[], start: number): Segment[] {
   const segs: Segment[] = [];
   let i = 0;
   let j = 0;
-  let p = 0;
+  let p = start;
   while (i < k.length && j < v.length) {
     const a = k[i]!;
     const b = v[j]!;

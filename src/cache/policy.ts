@@ -34,6 +34,12 @@ export interface LayerOverride {
   sinks?: number;
   anchors?: AnchorPolicy | null;
   rotation?: RotationPolicy | null;
+  /**
+   * Sliding-window attention (gemma3's local layers): a query at p reads only [p - N + 1, p], so the cache
+   * drops older positions (llama.cpp's SWA cache). 0 keeps every position. The engine sets it per layer
+   * from the model (see swa.ts); an explicit 0 opts out and keeps everything.
+   */
+  slidingWindow?: number;
 }
 
 export interface CachePolicy extends LayerOverride {
@@ -61,6 +67,8 @@ export interface LayerPlan {
   readonly exact: KvFormat;
   readonly anchors: { count: number; format: KvFormat } | null;
   readonly rotation: { k: boolean; v: boolean; seed: number } | null;
+  /** Positions attention can see (a query at p reads [p - N + 1, p]); older bulk chunks are freed. 0 = all. */
+  readonly slidingWindow: number;
 }
 
 function fmt(field: string, id: unknown): KvFormat {
@@ -97,6 +105,8 @@ export function planLayers(policy: CachePolicy, layers: number, capacity: number
     const v = fmt(at('v'), pick('v'));
     const window = count(at('window'), pick('window') ?? DEFAULT_WINDOW, capacity, 'capacity');
     const sinks = count(at('sinks'), pick('sinks') ?? DEFAULT_SINKS, capacity, 'capacity');
+    // No capacity bound: a window at least as long as the cache simply never drops anything.
+    const slidingWindow = count(at('slidingWindow'), pick('slidingWindow') ?? 0, Number.MAX_SAFE_INTEGER, 'the largest safe integer');
     for (const [name, f] of [['k', k], ['v', v]] as const) {
       if (f.axis === 'channel' && f.blockValues > capacity) {
         throw new PolicyError(at(name), `per-channel group of ${f.blockValues} tokens is larger than capacity ${capacity}`);
@@ -121,7 +131,7 @@ export function planLayers(policy: CachePolicy, layers: number, capacity: number
       if (!Number.isInteger(seed)) throw new PolicyError(`${at('rotation')}.seed`, `expected an integer, got ${JSON.stringify(seed)}`);
       rotation = { k: !!r.k, v: !!r.v, seed };
     }
-    plans.push({ layer, k, v, window, sinks, windowMode: mode, exact, anchors, rotation });
+    plans.push({ layer, k, v, window, sinks, windowMode: mode, exact, anchors, rotation, slidingWindow });
   }
   return plans;
 }

@@ -3,6 +3,10 @@ import { rowBytes, type KvFormat } from '../formats/format.js';
 import type { Arena } from '../kernels/arena.js';
 import type { PackedRun } from '../attention/view.js';
 import { encodeRows } from '../kernels/encode.js';
+import { ArgumentError } from '../errors.js';
+
+/** Bulk chunk size in tokens when the caller gives none (a multiple of 32). */
+export const DEFAULT_CHUNK_TOKENS = 256;
 
 /** A chunk of packed bytes; shared between forked caches until one writes to it (copy-on-write). */
 export interface Chunk {
@@ -11,8 +15,9 @@ export interface Chunk {
 }
 
 /**
- * Stream index i lives in chunk floor(i / chunkTokens). Chunk layout per head:
- * token axis [chunkTokens][rowBytes]; channel axis [chunkTokens / blockValues groups][headDim blocks].
+ * Stream index i lives in chunk floor(i / chunkTokens), held at chunks[floor(i / chunkTokens) - dropped].
+ * Chunk layout per head: token axis [chunkTokens][rowBytes]; channel axis [chunkTokens / blockValues
+ * groups][headDim blocks].
  */
 export class BulkStream {
   readonly format: KvFormat;
@@ -25,7 +30,10 @@ export class BulkStream {
   encoded = 0;
   /** Times an encoder ran (tokens for token axis, groups for channel axis): lets tests prove each position is encoded once. */
   encodeCalls = 0;
+  /** Retained chunks, oldest first. */
   chunks: Chunk[] = [];
+  /** Leading chunks freed by sliding-window eviction: stream indices < start are gone. */
+  dropped = 0;
   private readonly arena: Arena;
 
   constructor(arena: Arena, format: KvFormat, heads: number, headDim: number, chunkTokens: number) {
@@ -38,10 +46,16 @@ export class BulkStream {
     this.chunkBytes = heads * this.headStride;
   }
 
-  /** Bytes of encoded data held (what accounting counts). */
+  /** First stream index held. */
+  get start(): number {
+    return this.dropped * this.chunkTokens;
+  }
+
+  /** Bytes of encoded data held (what accounting counts): stream indices [start, encoded). */
   get usedBytes(): number {
     const f = this.format;
-    return f.axis === 'token' ? this.encoded * this.heads * rowBytes(f, this.headDim) : (this.encoded / f.blockValues) * this.heads * this.headDim * f.blockBytes;
+    const held = this.encoded - this.start;
+    return f.axis === 'token' ? held * this.heads * rowBytes(f, this.headDim) : (held / f.blockValues) * this.heads * this.headDim * f.blockBytes;
   }
 
   get allocatedBytes(): number {
@@ -50,7 +64,7 @@ export class BulkStream {
 
   /** Chunk for stream index i, allocated or un-shared (copy-on-write) as needed. */
   private writable(i: number): Chunk {
-    const c = Math.floor(i / this.chunkTokens);
+    const c = Math.floor(i / this.chunkTokens) - this.dropped;
     while (this.chunks.length <= c) this.chunks.push({ offset: this.arena.alloc(this.chunkBytes), refs: 1 });
     const chunk = this.chunks[c]!;
     if (chunk.refs > 1) {
@@ -83,14 +97,26 @@ export class BulkStream {
 
   /** Drops encoded positions >= n (n a multiple of blockValues for channel formats); frees whole chunks. */
   truncate(n: number): void {
+    if (n === 0) return this.free();
+    // The layer refuses rewinds that need dropped chunks (EvictedError); reaching here is a bug.
+    if (n < this.start) throw new ArgumentError(`BulkStream.truncate: ${n} is before the first index held (${this.start})`);
     this.encoded = Math.min(this.encoded, n);
-    const keep = Math.ceil(this.encoded / this.chunkTokens);
+    const keep = Math.ceil(this.encoded / this.chunkTokens) - this.dropped;
     while (this.chunks.length > keep) this.release(this.chunks.pop()!);
+  }
+
+  /** Frees every whole chunk before stream index i (complete chunks only): sliding-window eviction. */
+  dropBefore(i: number): void {
+    const upTo = Math.floor(Math.min(i, this.encoded) / this.chunkTokens);
+    while (this.dropped < upTo) {
+      this.release(this.chunks.shift()!);
+      this.dropped++;
+    }
   }
 
   /** Run covering stream index i (within its chunk). */
   run(i: number, bytes: Uint8Array): PackedRun {
-    const chunk = this.chunks[Math.floor(i / this.chunkTokens)]!;
+    const chunk = this.chunks[Math.floor(i / this.chunkTokens) - this.dropped]!;
     return { format: this.format, bytes, offset: chunk.offset, headStride: this.headStride, first: i % this.chunkTokens };
   }
 
@@ -98,6 +124,7 @@ export class BulkStream {
   share(): BulkStream {
     const s = new BulkStream(this.arena, this.format, this.heads, this.headDim, this.chunkTokens);
     s.encoded = this.encoded;
+    s.dropped = this.dropped;
     s.chunks = this.chunks.map((c) => {
       c.refs++;
       return c;
@@ -105,13 +132,13 @@ export class BulkStream {
     return s;
   }
 
-  /** Raw bytes of chunk c (for save). */
+  /** Raw bytes of chunk c (absolute index, c >= dropped). */
   chunkBytesAt(c: number): Uint8Array {
-    const off = this.chunks[c]!.offset;
+    const off = this.chunks[c - this.dropped]!.offset;
     return this.arena.u8().subarray(off, off + this.chunkBytes);
   }
 
-  /** Allocates chunk c and fills it from bytes (restore). */
+  /** Allocates the next chunk and fills it from bytes (restore; set `dropped` first). */
   loadChunk(bytes: Uint8Array): void {
     const chunk = { offset: this.arena.alloc(this.chunkBytes), refs: 1 };
     this.arena.u8().set(bytes, chunk.offset);
@@ -122,6 +149,7 @@ export class BulkStream {
     for (const c of this.chunks) this.release(c);
     this.chunks = [];
     this.encoded = 0;
+    this.dropped = 0;
   }
 
   private release(c: Chunk): void {

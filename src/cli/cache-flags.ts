@@ -15,6 +15,7 @@ export interface CacheFlags {
   anchors?: number;
   anchorLayers?: number[];
   anchorPrecision?: AnchorPrecision;
+  swaFull?: boolean;
 }
 
 /** Adds the cache flags to a subcommand (commander fills CacheFlags' fields). */
@@ -27,7 +28,8 @@ export function addCacheFlags(cmd: Command): Command {
     .option('--sinks <n>', 'exact attention sinks (positions)', intArg('--sinks', 0))
     .option('--anchors <n>', 'decode anchors: first N generated positions kept exact', intArg('--anchors', 0))
     .option('--anchor-layers <list>', 'layers keeping anchors (default all)', intListArg('--anchor-layers', 0))
-    .option('--anchor-precision <p>', 'anchor precision: f16 | int8 | int4');
+    .option('--anchor-precision <p>', 'anchor precision: f16 | int8 | int4')
+    .option('--swa-full', 'sliding-window layers keep every position (llama.cpp\'s --swa-full): more memory, any rewind reuses the cache');
 }
 
 /** The cache policy the flags describe: a named scheme, or K/V formats (default f16, llama.cpp's). */
@@ -38,6 +40,8 @@ export function policyFromFlags(o: CacheFlags): CachePolicy {
   if (o.sinks !== undefined) extra.sinks = o.sinks;
   if (o.anchors !== undefined) extra.anchors = { count: o.anchors, layers: o.anchorLayers ?? 'all', precision: o.anchorPrecision ?? 'f16' };
   else if (o.anchorLayers || o.anchorPrecision) throw new ArgumentError('--anchor-layers/--anchor-precision need --anchors N');
+  // Otherwise the engine gives each sliding-window layer its window (model.createCache).
+  if (o.swaFull) extra.slidingWindow = 0;
   if (o.kv) return schemePolicy(o.kv, extra);
   return { ...extra, k: o.cacheTypeK ?? 'f16', v: o.cacheTypeV ?? 'f16' };
 }

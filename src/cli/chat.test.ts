@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { Command, CommanderError } from 'commander';
 import { ArgumentError } from '../errors.js';
 import type { CachePolicy } from '../cache/policy.js';
 import { gv, type GgufValue } from '../gguf/values.js';
@@ -15,7 +16,8 @@ import { generate } from '../model/generate.js';
 import { loadModel, type Model } from '../model/model.js';
 import { trainedBpeMetadata } from '../model/tokenizer/fixtures.js';
 import { crossModel } from '../../test/crosscheck/models.js';
-import { ChatSession, chatLoop } from './chat.js';
+import { ChatSession, chatLoop, register as registerChat } from './chat.js';
+import { register as registerRun } from './run.js';
 
 const F32: CachePolicy = { k: 'f32', v: 'f32', exact: 'f32', window: 0, sinks: 0 };
 const CHATML =
@@ -38,11 +40,11 @@ function toGguf(key: string, v: unknown): GgufValue {
 const dir = mkdtempSync(join(tmpdir(), 'kvpack-chat-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** qwen2 weights (random) with a trained vocab in place of the placeholder one. */
-function chatModel(name: string, template?: string): Model {
+/** qwen2 (or gemma3) weights (random) with a trained vocab in place of the placeholder one. */
+function chatModel(name: string, template?: string, arch: 'qwen2' | 'gemma3' = 'qwen2'): Model {
   const tok = trainedBpeMetadata({ pre: 'qwen2' });
   const vocab = (tok.get('tokenizer.ggml.tokens') as string[]).length;
-  const base = crossModel('qwen2', { weightType: 'f32', shape: { vocab, layers: 2, dim: 64, ff: 128 } });
+  const base = crossModel(arch, { weightType: 'f32', shape: arch === 'qwen2' ? { vocab, layers: 2, dim: 64, ff: 128 } : { vocab } });
   const metadata = [...base.metadata].filter(([k]) => !k.startsWith('tokenizer.'));
   for (const [k, v] of tok) metadata.push([k, toGguf(k, v)]);
   if (template) metadata.push(['tokenizer.chat_template', gv.str(template)]);
@@ -140,4 +142,41 @@ test('a model without a usable tokenizer is a clear error', () => {
   const cache = model.createCache({ policy: F32, capacity: 64 });
   assert.throws(() => new ChatSession(model, cache, GREEDY), (e: unknown) => e instanceof ArgumentError && /tokenizer.*placeholder/.test(e.message));
   cache.dispose();
+});
+
+test('gemma3: when sliding-window layers dropped what the shared prefix needs, the turn clears and feeds everything', () => {
+  // The first message, then the message count: each rendering shares only the first message's tokens.
+  const model = chatModel('gemma3-echo', `{{ messages[0]['content'] }}|{{ messages | length }}${CHATML}`, 'gemma3');
+  const first = 'Once upon a time there was a little girl who liked to walk in the woods near her house every single day';
+  const turns = (policy: CachePolicy) => {
+    const cache = model.createCache({ policy, capacity: 1024, chunkTokens: 32 });
+    const s = new ChatSession(model, cache, GREEDY);
+    s.reply(first, () => {});
+    const dropped = cache.firstHeld(0);
+    const second = s.reply('And then?', () => {});
+    const stats = s.lastTurn;
+    const p2 = s.promptTokens(s.history.slice(0, -1));
+    cache.dispose();
+    return { dropped, second, stats, p2 };
+  };
+  const swa = turns(F32);
+  assert.ok(swa.dropped > 0, 'the first turn dropped chunks on the local layers');
+  assert.deepEqual(swa.stats, { reused: 0, fed: swa.p2.length, refilled: true });
+  assert.deepEqual(swa.second.tokens, fromScratch(model, swa.p2, GREEDY.maxTokens));
+  // Control: keeping every position, the same turn reuses the shared prefix.
+  const all = turns({ ...F32, slidingWindow: 0 });
+  assert.ok(all.stats.reused > 10 && !all.stats.refilled, JSON.stringify(all.stats));
+  assert.deepEqual(all.second.tokens, swa.second.tokens);
+});
+
+test('chat takes -t/--threads exactly as run does (same flag, same validation)', async () => {
+  const program = new Command('kvpack').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  registerRun(program);
+  registerChat(program);
+  const threads = (name: string) => program.commands.find((c) => c.name() === name)!.options.find((o) => o.long === '--threads')!;
+  assert.equal(threads('chat').flags, threads('run').flags);
+  assert.equal(threads('chat').description, threads('run').description);
+  for (const bad of ['0', 'two', '1.5']) {
+    await assert.rejects(program.parseAsync(['chat', '-m', 'none.gguf', '-t', bad], { from: 'user' }), (e: unknown) => e instanceof CommanderError && /-t (must be|expects)/.test(e.message), bad);
+  }
 });

@@ -5,12 +5,13 @@ import type { Command } from 'commander';
 import { ArgumentError, KvpackError } from '../errors.js';
 import type { KvCache } from '../cache/kvcache.js';
 import { renderChat, type ChatMessage } from '../model/chat.js';
-import { generate, type GenerateResult } from '../model/generate.js';
+import { generate, rewindForReuse, type GenerateResult } from '../model/generate.js';
 import { loadModel, type Model } from '../model/model.js';
 import { Sampler, type SamplerOptions } from '../model/sampler.js';
 import type { Tokenizer } from '../model/tokenizer/index.js';
 import { intArg, numArg } from './args.js';
 import { addCacheFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
+import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
 
 /** llama.cpp's default context when -c is not given (capped by the training context). */
 const DEFAULT_CTX = 4096;
@@ -26,6 +27,8 @@ export interface ChatSessionOptions {
 export interface TurnStats {
   reused: number;
   fed: number;
+  /** The shared prefix could not be kept (sliding-window layers had dropped what it needs): all was fed again. */
+  refilled: boolean;
 }
 
 /** A conversation over one model and one KV cache. */
@@ -37,7 +40,7 @@ export class ChatSession {
   /** Token ids held by the cache, in position order. */
   private cached: number[] = [];
   private readonly sampler: Sampler;
-  lastTurn: TurnStats = { reused: 0, fed: 0 };
+  lastTurn: TurnStats = { reused: 0, fed: 0, refilled: false };
 
   constructor(private readonly model: Model, private readonly cache: KvCache, private readonly o: ChatSessionOptions) {
     if (!model.tokenizer) throw new ArgumentError(`chat needs a model with a tokenizer: ${model.tokenizerProblem ?? 'none found'}`);
@@ -77,9 +80,9 @@ export class ChatSession {
       throw new ArgumentError(`the conversation needs ${prompt.length} + ${this.o.maxTokens} positions, the context holds ${this.cache.capacity}; /reset to start over`);
     }
     // Keep the longest cached prefix the new rendering shares; at least one token is fed for fresh logits.
-    let keep = 0;
-    while (keep < this.cached.length && keep < prompt.length - 1 && this.cached[keep] === prompt[keep]) keep++;
-    this.cache.rewind(keep);
+    let shared = 0;
+    while (shared < this.cached.length && shared < prompt.length - 1 && this.cached[shared] === prompt[shared]) shared++;
+    const keep = rewindForReuse(this.cache, shared);
     this.cached = prompt.slice(0, keep);
     let r: GenerateResult;
     try {
@@ -92,7 +95,7 @@ export class ChatSession {
     }
     // The cache holds the prompt and every generated token that was fed back (all but the last).
     this.cached = [...prompt, ...r.tokens].slice(0, this.cache.length);
-    this.lastTurn = { reused: keep, fed: prompt.length - keep };
+    this.lastTurn = { reused: keep, fed: prompt.length - keep, refilled: keep < shared };
     this.messages = [...messages, { role: 'assistant', content: r.text }];
     return r;
   }
@@ -139,7 +142,7 @@ export async function chatLoop(session: ChatSession, io: ChatIo): Promise<void> 
   rl.close();
 }
 
-interface ChatOpts extends CacheFlags {
+interface ChatOpts extends CacheFlags, ThreadsFlag {
   model: string;
   nPredict: number;
   system?: string;
@@ -165,13 +168,14 @@ export function register(program: Command): void {
     .option('--top-p <p>', 'top-p (1 = off)', numArg('--top-p', 0, 1), 0.95)
     .option('--min-p <p>', 'min-p (0 = off)', numArg('--min-p', 0, 1), 0.05)
     .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1);
-  addCacheFlags(cmd)
+  addThreadsFlag(addCacheFlags(cmd))
     .option('-c, --ctx-size <n>', 'cache capacity in positions (default min(training context, 4096))', intArg('-c', 1))
     .action((o: ChatOpts) => chatCommand(o));
 }
 
 async function chatCommand(o: ChatOpts): Promise<void> {
   const policy = policyFromFlags(o);
+  applyThreads(o);
   const model = loadModel(o.model);
   if (!model.tokenizer) throw new ArgumentError(`${o.model}: ${model.tokenizerProblem ?? 'no tokenizer'}; chat needs a model with a tokenizer`);
   const cache = model.createCache({ policy, capacity: o.ctxSize ?? Math.min(model.hp.nCtxTrain, DEFAULT_CTX) });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { tinyLlama } from '../gguf/tiny.js';
 import { writeGguf } from '../gguf/writer.js';
 import { inspectFile } from './inspect.js';
+import { crossModel } from '../../test/crosscheck/models.js';
 
 test('inspectFile reports tensors, parameters and per-scheme KV bytes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kvpack-inspect-'));
@@ -24,6 +25,25 @@ test('inspectFile reports tensors, parameters and per-scheme KV bytes', () => {
     assert.equal(r.kv!.f16Check, 2 * 2 * 1024 * 2 * 16 * 2);
     assert.equal(f16.bytes, r.kv!.f16Check);
     assert.ok(r.kv!.rows.find((x) => x.scheme === 'q2k')!.bytes < f16.bytes);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('inspectFile on gemma3: sliding-window layers hold only their window, the keep-all column the plain formula', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kvpack-inspect-'));
+  try {
+    const path = join(dir, 'g.gguf');
+    // 6 layers (5 local with window 16, layer 5 global), 2 kv heads x 32 dims.
+    writeGguf(path, crossModel('gemma3', { weightType: 'f32' }));
+    const r = inspectFile(path, 4096);
+    assert.deepEqual(r.slidingWindows, [16, 16, 16, 16, 16, 0]);
+    const f16 = r.kv!.rows.find((x) => x.scheme === 'f16')!;
+    const cell = 2 * 32 * 2 * 2; // one position's f16 K+V in one layer
+    assert.equal(f16.keepAllBytes, r.kv!.f16Check);
+    assert.equal(r.kv!.f16Check, 6 * 4096 * cell);
+    // A local layer keeps from the 256-token chunk boundary at or before 4096 - 16 = 4080: 3840, 256 positions.
+    assert.equal(f16.bytes, (4096 + 5 * 256) * cell);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,9 +4,14 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from 'commander';
 import { kvBytes } from '../cache/accounting.js';
 import { schemePolicy, schemes } from '../cache/schemes.js';
+import { withSlidingWindows } from '../cache/swa.js';
+import { getArchitecture } from '../model/arch/registry.js';
+import { engineHparams } from '../model/hparams.js';
+import { layerWindows } from '../model/model.js';
 import { GGUF_MAGIC } from '../gguf/limits.js';
 import { loadLlama2c } from '../gguf/llama2c.js';
 import { readHparams, tensorBytes, type ModelHparams } from '../gguf/model.js';
+import type { Metadata } from '../gguf/metadata.js';
 import { readGguf } from '../gguf/reader.js';
 import { ggmlTypeName } from '../gguf/types.js';
 import type { GgufValue } from '../gguf/values.js';
@@ -49,15 +54,28 @@ function jsonValue(v: GgufValue): unknown {
 /**
  * KV bytes per named scheme at `ctx` positions, from the cache accounting (no window or sinks: the bulk
  * as each scheme stores it, block padding and staging included). HOOK (kvBytesPerScheme): built on '../cache/accounting.js' kvBytes; `f16Check` is the plain
- * 2 x layers x ctx x kvHeads x headDim x 2 B the f16 row must equal.
+ * 2 x layers x ctx x kvHeads x headDim x 2 B the f16 row's `keepAllBytes` must equal. `bytes` is what the
+ * engine's cache holds: sliding-window layers (`windows[l]` > 0) keep only their window.
  */
-export function kvBytesPerScheme(h: ModelHparams, ctx: number): { f16Check: number; rows: { scheme: string; k: string; v: string; bytes: number; bitsPerElement: number }[] } {
+export function kvBytesPerScheme(h: ModelHparams, ctx: number, windows: readonly number[] = []): { f16Check: number; rows: { scheme: string; k: string; v: string; bytes: number; keepAllBytes: number; bitsPerElement: number }[] } {
   const f16Check = 2 * h.nLayer * ctx * h.nHeadKv * h.headDim * 2;
   const rows = [...schemes.values()].map((s) => {
-    const b = kvBytes({ ctx, layers: h.nLayer, kvHeads: h.nHeadKv, headDim: h.headDim, policy: schemePolicy(s.name, { window: 0, sinks: 0 }) });
-    return { scheme: s.name, k: s.k, v: s.v, bytes: b.total, bitsPerElement: b.bitsPerElement };
+    const policy = schemePolicy(s.name, { window: 0, sinks: 0 });
+    const shape = { ctx, layers: h.nLayer, kvHeads: h.nHeadKv, headDim: h.headDim };
+    const b = kvBytes({ ...shape, policy: withSlidingWindows(policy, windows) });
+    return { scheme: s.name, k: s.k, v: s.v, bytes: b.total, keepAllBytes: kvBytes({ ...shape, policy }).total, bitsPerElement: b.bitsPerElement };
   });
   return { f16Check, rows };
+}
+
+/** Per-layer sliding windows as the engine reads them (gemma3's local layers); [] when unknown or none. */
+function modelWindows(arch: string, hparams: ModelHparams, metadata: Metadata): number[] {
+  try {
+    return layerWindows(engineHparams({ arch, hparams, metadata, tensors: new Map() }, getArchitecture(arch).hparams));
+  } catch {
+    // An architecture the engine does not run: show the keep-everything figures only.
+    return [];
+  }
 }
 
 function isGguf(path: string): boolean {
@@ -77,6 +95,7 @@ export function inspectFile(path: string, ctx?: number) {
   let tensors: TensorRow[];
   let hparams: ModelHparams | undefined;
   let hparamsError: string | undefined;
+  let arch = 'llama';
   if (isGguf(path)) {
     const f = readGguf(path);
     format = `GGUF v${f.version} (alignment ${f.alignment})`;
@@ -84,6 +103,7 @@ export function inspectFile(path: string, ctx?: number) {
     tensors = f.tensors.map((t) => ({ name: t.name, type: ggmlTypeName(t.type), shape: [...t.dims], elements: t.elements, bytes: t.bytes }));
     try {
       hparams = readHparams(f.metadata, f.tensors.find((t) => t.name === 'token_embd.weight')?.dims[1]);
+      arch = String(f.metadata.get('general.architecture')?.value);
     } catch (e) {
       hparamsError = (e as Error).message;
     }
@@ -99,6 +119,7 @@ export function inspectFile(path: string, ctx?: number) {
     });
   }
   const context = ctx ?? hparams?.nCtxTrain ?? 4096;
+  const windows = hparams ? modelWindows(arch, hparams, metadata) : [];
   return {
     path,
     format,
@@ -109,7 +130,9 @@ export function inspectFile(path: string, ctx?: number) {
     hparams,
     hparamsError,
     ctx: context,
-    kv: hparams ? kvBytesPerScheme(hparams, context) : undefined,
+    /** Per layer: its sliding window (0 = global); empty when the engine does not know the architecture. */
+    slidingWindows: windows,
+    kv: hparams ? kvBytesPerScheme(hparams, context, windows) : undefined,
   };
 }
 
@@ -139,10 +162,12 @@ export function register(program: Command): void {
       console.log(`\nparameters: ${r.parameters} (${(r.tensorBytes / MiB).toFixed(2)} MiB of tensor data)`);
       if (!r.hparams || !r.kv) return void console.log(`\nno KV table: ${r.hparamsError ?? 'no hyperparameters'}`);
       const h = r.hparams;
-      console.log(`\nKV cache at ctx ${r.ctx}: ${h.nLayer} layers x ${h.nHeadKv} kv heads x ${h.headDim} dims (f16 = ${r.kv.f16Check} B)`);
+      const local = r.slidingWindows.filter((w) => w > 0);
+      const swa = local.length ? `; ${local.length} sliding-window layers keep a ${Math.max(...local)}-position window` : '';
+      console.log(`\nKV cache at ctx ${r.ctx}: ${h.nLayer} layers x ${h.nHeadKv} kv heads x ${h.headDim} dims (f16 = ${r.kv.f16Check} B${swa})`);
       console.log(table([
-        ['scheme', 'K', 'V', 'KV bytes', 'MiB', 'bits/elem'],
-        ...r.kv.rows.map((x) => [x.scheme, x.k, x.v, x.bytes, (x.bytes / MiB).toFixed(2), x.bitsPerElement.toFixed(3)]),
+        ['scheme', 'K', 'V', 'KV bytes', 'MiB', ...(swa ? ['keep-all MiB'] : []), 'bits/elem'],
+        ...r.kv.rows.map((x) => [x.scheme, x.k, x.v, x.bytes, (x.bytes / MiB).toFixed(2), ...(swa ? [(x.keepAllBytes / MiB).toFixed(2)] : []), x.bitsPerElement.toFixed(3)]),
       ]));
     });
 }

@@ -5,14 +5,12 @@ import { loadModel } from '../model/model.js';
 import { generate, PREFILL_CHUNK } from '../model/generate.js';
 import { intArg, intListArg, numArg } from './args.js';
 import { addCacheFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
-import { configureMatmul } from '../model/matmul-wasm.js';
-import { availableCores } from '../model/threads.js';
-import { setThreads } from '../kernels/pool.js';
+import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
 
 /** llama.cpp's default context when -c is not given. */
 const DEFAULT_CTX = 4096;
 
-interface RunOpts extends CacheFlags {
+interface RunOpts extends CacheFlags, ThreadsFlag {
   model: string;
   prompt?: string;
   tokens?: number[];
@@ -24,7 +22,6 @@ interface RunOpts extends CacheFlags {
   minP: number;
   repeatPenalty: number;
   ctxSize?: number;
-  threads?: number;
   json?: boolean;
 }
 
@@ -42,9 +39,8 @@ export function register(program: Command): void {
     .option('--top-p <p>', 'top-p (1 = off)', numArg('--top-p', 0, 1), 0.95)
     .option('--min-p <p>', 'min-p (0 = off)', numArg('--min-p', 0, 1), 0.05)
     .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1);
-  addCacheFlags(cmd)
+  addThreadsFlag(addCacheFlags(cmd))
     .option('-c, --ctx-size <n>', 'cache capacity in positions (default min(training context, 4096), at least prompt + n)', intArg('-c', 1))
-    .option('-t, --threads <n>', `matmul threads (default: available cores, ${availableCores()})`, intArg('-t', 1))
     .option('--json', 'print ids, text, tokens/s and cache bytes as JSON')
     .action((o: RunOpts) => runCommand(o));
 }
@@ -52,9 +48,7 @@ export function register(program: Command): void {
 function runCommand(o: RunOpts): void {
   if ((o.prompt === undefined) === (o.tokens === undefined)) throw new ArgumentError('give exactly one of -p PROMPT or --tokens 1,2,3');
   const policy = policyFromFlags(o);
-  // -t drives both pools: matmul rows (model/threads.ts) and attention units (kernels/pool.ts).
-  configureMatmul({ threads: o.threads ?? availableCores() });
-  setThreads(o.threads ?? availableCores());
+  applyThreads(o);
   const model = loadModel(o.model);
   let prompt: number[];
   if (o.prompt !== undefined) {

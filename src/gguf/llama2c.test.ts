@@ -8,10 +8,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileFormatError } from '../errors.js';
 import { convertLlama2c } from './convert.js';
-import { llama2cFileBytes, loadLlama2c, readLlama2cConfig } from './llama2c.js';
+import { llama2cFileBytes, llama2cFrom, loadLlama2c, readLlama2cConfig } from './llama2c.js';
+import type { LoadedModel } from './model.js';
 import { readGguf } from './reader.js';
-import { memorySource } from './source.js';
+import { memorySource, type ByteSource } from './source.js';
 import { GGML } from './types.js';
+import { schemePolicy } from '../cache/schemes.js';
+import { wasmFailure } from '../kernels/wasm.js';
+import { modelFromLoaded } from '../model/model.js';
+import { Prng } from '../numeric/prng.js';
 
 function repoRoot(): URL {
   for (let u = new URL('./', import.meta.url); ; u = new URL('../', u)) {
@@ -50,7 +55,11 @@ const firstFloat = (t: { data: Uint8Array }) => new DataView(t.data.buffer, t.da
 
 test('tensors come from llama2.c order: shared classifier', () => {
   // dim 8, hidden 12, 2 layers, 2 heads, 1 kv head, vocab 10, seq 4: head 4, kv dim 4.
-  const m = withFile(checkpoint([8, 12, 2, 2, 1, 10, 4]), loadLlama2c);
+  // Tensors stay in the file until read: inspect them while it exists.
+  withFile(checkpoint([8, 12, 2, 2, 1, 10, 4]), (path) => sharedClassifierChecks(loadLlama2c(path)));
+});
+
+function sharedClassifierChecks(m: LoadedModel): void {
   assert.equal(m.arch, 'llama');
   assert.deepEqual([m.hparams.nEmbd, m.hparams.nHeadKv, m.hparams.headDim, m.hparams.nCtxTrain], [8, 1, 4, 4]);
   assert.equal(m.tensors.has('output.weight'), false);
@@ -75,14 +84,15 @@ test('tensors come from llama2.c order: shared classifier', () => {
     assert.deepEqual([firstFloat(t), t.dims], [at, dims], name);
   }
   assert.equal(m.tensors.size, 1 + 2 * 9 + 1);
-});
+}
 
 test('negative vocab_size: a separate classifier after the RoPE tables', () => {
-  const m = withFile(checkpoint([8, 12, 1, 2, 2, -10, 4]), loadLlama2c);
-  const out = m.tensors.get('output.weight')!;
-  assert.deepEqual(out.dims, [8, 10]);
-  // embd 80 + 1 layer (8+64+32+32+64+8+96+96+96 = 496) + rms_final 8 + freq tables 2 x (4 x 2).
-  assert.equal(firstFloat(out), 80 + 8 + 64 + 64 + 64 + 64 + 8 + 96 * 3 + 8 + 16);
+  withFile(checkpoint([8, 12, 1, 2, 2, -10, 4]), (path) => {
+    const out = loadLlama2c(path).tensors.get('output.weight')!;
+    assert.deepEqual(out.dims, [8, 10]);
+    // embd 80 + 1 layer (8+64+32+32+64+8+96+96+96 = 496) + rms_final 8 + freq tables 2 x (4 x 2).
+    assert.equal(firstFloat(out), 80 + 8 + 64 + 64 + 64 + 64 + 8 + 96 * 3 + 8 + 16);
+  });
 });
 
 test('malformed checkpoints are FileFormatErrors naming the problem', () => {
@@ -102,6 +112,84 @@ test('malformed checkpoints are FileFormatErrors naming the problem', () => {
   const sep = checkpoint([8, 12, 1, 2, 1, -10, 4]);
   new DataView(sep.buffer).setInt32(20, 10, true);
   bad(sep, /fits a separate classifier/);
+});
+
+interface Spy extends ByteSource {
+  /** [offset, length] of every `read` (each allocates `length` bytes when file-backed). */
+  reads: [number, number][];
+  /** [offset, length, into shared memory] of every `readInto`. */
+  intos: [number, number, boolean][];
+}
+
+function spy(bytes: Uint8Array): Spy {
+  const inner = memorySource(bytes);
+  const s: Spy = {
+    size: inner.size,
+    name: 'spy',
+    reads: [],
+    intos: [],
+    read: (o, n) => {
+      s.reads.push([o, n]);
+      return inner.read(o, n);
+    },
+    readInto: (o, dst) => {
+      s.intos.push([o, dst.length, dst.buffer instanceof SharedArrayBuffer]);
+      inner.readInto!(o, dst);
+    },
+  };
+  return s;
+}
+
+const skipWasm = wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false;
+
+for (const expand of [false, true]) {
+  test(`lazy load (expand ${expand}): only the header is read up front, then each matrix once, straight into the arena`, { skip: skipWasm }, () => {
+    // dim 32, hidden 64, 2 layers, 4 heads (head 8), 2 kv heads, separate classifier of 48, seq 16; small random weights.
+    const bytes = checkpoint([32, 64, 2, 4, 2, -48, 16]);
+    const dv = new DataView(bytes.buffer);
+    const rng = new Prng(3);
+    for (let o = 28; o < bytes.length; o += 4) dv.setFloat32(o, 0.2 * rng.normal(), true);
+    const src = spy(bytes);
+    const loaded = llama2cFrom(src, 'spy');
+    assert.deepEqual(src.reads, [[0, 28]], 'loading read the header only');
+    assert.equal(src.intos.length, 0);
+    const model = modelFromLoaded(loaded, { source: 'llama2c', expand });
+    const matrices = [...loaded.tensors].filter(([, t]) => t.dims.length === 2);
+    assert.equal(matrices.length, 1 + 2 * 7 + 1);
+    assert.deepEqual(src.reads, [[0, 28]], 'no tensor-sized read() allocation');
+    // Every tensor read exactly once; each matrix whole, into the (shared) arena. The weights are random,
+    // so a tensor's bytes identify where in the file it was read from.
+    assert.equal(src.intos.length, loaded.tensors.size);
+    const eager = eagerCopy(loaded);
+    for (const [name, t] of matrices) {
+      const want = eager.tensors.get(name)!.data;
+      const hits = src.intos.filter(([o, n]) => n === want.length && Buffer.compare(bytes.subarray(o, o + n), want) === 0);
+      assert.deepEqual(hits.map(([, , shared]) => shared), [true], `${name}: one read into the arena`);
+    }
+    // Same logits as the same tensors held as plain in-memory arrays.
+    const ref = modelFromLoaded(eager, { source: 'llama2c', expand });
+    const a = model.createCache({ policy: schemePolicy('f16', { window: 0, sinks: 0 }), capacity: 16 });
+    const b = ref.createCache({ policy: schemePolicy('f16', { window: 0, sinks: 0 }), capacity: 16 });
+    assert.deepEqual(model.forward([1, 5, 9, 40], a), ref.forward([1, 5, 9, 40], b));
+    a.dispose();
+    b.dispose();
+  });
+}
+
+/** The pre-lazy loader's shape: every tensor copied into memory. */
+function eagerCopy(m: LoadedModel): LoadedModel {
+  return { ...m, tensors: new Map([...m.tensors].map(([k, t]) => [k, { type: t.type, dims: t.dims, data: t.data.slice() }])) };
+}
+
+test('a lazy tensor refuses reads outside itself', () => {
+  const m = llama2cFrom(memorySource(checkpoint([8, 12, 1, 2, 1, 10, 4])), 'm');
+  const t = m.tensors.get('blk.0.attn_q.weight')!;
+  assert.equal(t.nbytes, 4 * 64);
+  const part = new Uint8Array(8);
+  t.readInto!(part, 248);
+  assert.deepEqual(part, t.data.subarray(248));
+  assert.throws(() => t.readInto!(new Uint8Array(8), 252), /outside tensor 'blk.0.attn_q.weight'/);
+  assert.throws(() => t.readInto!(new Uint8Array(1), -1), /outside/);
 });
 
 test('header parse needs no more than the header', () => {

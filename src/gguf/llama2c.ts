@@ -5,10 +5,14 @@
 // The weights already use the interleaved rotary layout llama.cpp's `llama` architecture expects (export.py
 // undoes HF's permutation), so q/k are copied as they are: llama2c.test.ts shows the result equals llama.cpp's
 // own conversion, stories260K.gguf, tensor for tensor.
+//
+// Loading is lazy, as for GGUF (model.ts): the header is read and checked, tensors stay in the file until
+// the engine places each one (one positioned read straight into the wasm arena), so the weights never
+// exist twice in memory.
 import { basename } from 'node:path';
-import { FileFormatError } from '../errors.js';
+import { ArgumentError, FileFormatError } from '../errors.js';
 import { GGML } from './types.js';
-import { fileSource, type ByteSource } from './source.js';
+import { fileSource, readInto, type ByteSource } from './source.js';
 import { gv, type GgufValue } from './values.js';
 import { placeholderVocab, PLACEHOLDER_MIN_VOCAB } from './vocab.js';
 import type { LoadedModel, ModelHparams, ModelTensor } from './model.js';
@@ -130,12 +134,38 @@ export function llama2cMetadata(c: Llama2cConfig, name: string): [string, GgufVa
 }
 
 /**
- * Loads a llama2.c checkpoint: checks the file length against the header, then reads each tensor with
- * one positioned read (f32, GGUF names, llama.cpp's tensor order). The placeholder vocabulary is included
- * when vocab_size >= 259 (llama2.c keeps its tokenizer in a separate file).
+ * An f32 tensor at `offset` of the checkpoint, left in the file: `readInto` lands its bytes in the
+ * caller's memory, `data` reads a fresh copy on each access (nothing is cached).
+ */
+function fileTensor(src: ByteSource, name: string, offset: number, dims: readonly number[]): ModelTensor {
+  const nbytes = 4 * count(dims);
+  return Object.freeze({
+    type: GGML.F32,
+    dims,
+    nbytes,
+    get data(): Uint8Array {
+      return src.read(offset, nbytes);
+    },
+    readInto: (dst: Uint8Array, at = 0) => {
+      if (!Number.isSafeInteger(at) || at < 0 || at + dst.length > nbytes) {
+        throw new ArgumentError(`${src.name}: read of ${dst.length} B at ${at} is outside tensor '${name}' (${nbytes} B)`);
+      }
+      readInto(src, offset + at, dst);
+    },
+  });
+}
+
+/**
+ * Loads a llama2.c checkpoint: checks the file length against the header and maps each tensor to its
+ * place in the file (f32, GGUF names, llama.cpp's tensor order), reading none of them. The placeholder
+ * vocabulary is included when vocab_size >= 259 (llama2.c keeps its tokenizer in a separate file).
  */
 export function loadLlama2c(path: string): LoadedModel {
-  const src = fileSource(path);
+  return llama2cFrom(fileSource(path), basename(path).replace(/\.bin$/, ''));
+}
+
+/** A llama2.c checkpoint from any byte source (`name` becomes general.name). */
+export function llama2cFrom(src: ByteSource, name: string): LoadedModel {
   const c = readLlama2cConfig(src);
   const want = llama2cFileBytes(c);
   if (src.size !== want) {
@@ -152,8 +182,7 @@ export function loadLlama2c(path: string): LoadedModel {
   }
   const tensors = new Map<string, ModelTensor>();
   const put = (gguf: string, s: Section, layer: number): void => {
-    const bytes = 4 * count(s.dims);
-    tensors.set(gguf, { type: GGML.F32, dims: s.dims, data: src.read(offsets.get(s.name!)! + layer * bytes, bytes) });
+    tensors.set(gguf, fileTensor(src, gguf, offsets.get(s.name!)! + layer * 4 * count(s.dims), s.dims));
   };
   const bySection = new Map(sections(c).filter((s) => s.name).map((s) => [s.name!, s]));
   put('token_embd.weight', bySection.get('token_embd.weight')!, 0);
@@ -164,7 +193,5 @@ export function loadLlama2c(path: string): LoadedModel {
   }
   put('output_norm.weight', bySection.get('output_norm.weight')!, 0);
   if (!c.sharedClassifier) put('output.weight', bySection.get('output.weight')!, 0);
-
-  const name = basename(path).replace(/\.bin$/, '');
   return { arch: 'llama', hparams: llama2cHparams(c), tensors, metadata: new Map(llama2cMetadata(c, name)) };
 }

@@ -1,6 +1,6 @@
 // Generation: prefill the prompt in chunks, mark the decode start on the cache, then sample token by token
 // until EOS, a stop string or maxTokens. Teacher-forced logits for the lab.
-import { ArgumentError } from '../errors.js';
+import { ArgumentError, EvictedError } from '../errors.js';
 import type { KvCache } from '../cache/kvcache.js';
 import type { Tokenizer } from './tokenizer/index.js';
 import type { ForwardOptions } from './forward.js';
@@ -50,6 +50,22 @@ export function prefill(model: Generator, cache: KvCache, tokens: readonly numbe
     onPrefill?.(Math.min(tokens.length, i + PREFILL_CHUNK), tokens.length);
   }
   return logits!;
+}
+
+/**
+ * Rewinds `cache` to `keep` positions to reuse a shared prefix; returns the positions kept. When
+ * sliding-window layers already dropped what position `keep` reads, the cache is cleared instead (0):
+ * the caller prefills everything again, as llama.cpp does for SWA caches.
+ */
+export function rewindForReuse(cache: KvCache, keep: number): number {
+  try {
+    cache.rewind(keep);
+    return keep;
+  } catch (e) {
+    if (!(e instanceof EvictedError)) throw e;
+    cache.clear();
+    return 0;
+  }
 }
 
 /** Generates after `prompt` (appended to `cache` at its current length). */

@@ -4,6 +4,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { FileFormatError } from '../errors.js';
 import { KvCache } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
+import { withSlidingWindows } from '../cache/swa.js';
 import { GGUF_MAGIC } from '../gguf/limits.js';
 import { loadLlama2c } from '../gguf/llama2c.js';
 import { loadGgufModel, type LoadedModel, type ModelTensor } from '../gguf/model.js';
@@ -23,6 +24,7 @@ export interface LoadOptions {
 }
 
 export interface CacheOptions {
+  /** Sliding-window layers keep only their window unless the policy says `slidingWindow: 0` (see cache/swa.ts). */
   policy: CachePolicy;
   /** Positions the cache holds; default the training context. */
   capacity?: number;
@@ -106,9 +108,13 @@ export class Model implements ForwardWeights {
     return forward(this, tokens, cache, opts);
   }
 
-  /** A KvCache shaped for this model. */
+  /**
+   * A KvCache shaped for this model. Its sliding-window layers (gemma3's local ones) drop positions older
+   * than their window, as llama.cpp's SWA cache does: most of such a model's cache at long context.
+   */
   createCache(o: CacheOptions): KvCache {
-    return new KvCache({ layers: this.hp.nLayer, kvHeads: this.hp.nHeadKv, headDim: this.hp.headDim, capacity: o.capacity ?? this.hp.nCtxTrain, policy: o.policy, chunkTokens: o.chunkTokens });
+    const policy = withSlidingWindows(o.policy, layerWindows(this.hp));
+    return new KvCache({ layers: this.hp.nLayer, kvHeads: this.hp.nHeadKv, headDim: this.hp.headDim, capacity: o.capacity ?? this.hp.nCtxTrain, policy, chunkTokens: o.chunkTokens });
   }
 
   get nVocab(): number {
@@ -141,6 +147,11 @@ export class Model implements ForwardWeights {
     for (const L of this.layers) for (const w of [L.wq, L.wk, L.wv, L.wo, L.wGate, L.wUp, L.wDown]) add(w);
     return n;
   }
+}
+
+/** Per layer: the positions its attention sees (the sliding window), 0 for global layers. */
+export function layerWindows(hp: Pick<Hparams, 'swaLayers' | 'slidingWindow'>): number[] {
+  return hp.swaLayers.map((local) => (local ? hp.slidingWindow : 0));
 }
 
 /** Tensor lookup whose misses name the tensor and the model's tensor count. */

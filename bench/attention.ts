@@ -4,7 +4,8 @@
 import { getFormat } from '../src/formats/registry.js';
 import { bytesFor, type KvFormat } from '../src/formats/format.js';
 import type { MixedView, PackedRun } from '../src/attention/view.js';
-import { attend, type QPrecision } from '../src/kernels/attend.js';
+import { attend, type QPrecision, type VPrecision } from '../src/kernels/attend.js';
+import { ArgumentError } from '../src/errors.js';
 import { encodeRows } from '../src/kernels/encode.js';
 import { hasKernel } from '../src/kernels/registry.js';
 import { sharedArena } from '../src/kernels/arena.js';
@@ -19,13 +20,15 @@ const MAX_CASE_BYTES = 1.5 * 2 ** 30;
 
 /**
  * A K/V pairing: a format, or a scheme (q2k = K q2c_0 + V q4_0, seed 000's scheme, not ggml's Q2_K);
- * a suffix `:int8` / `:int16` runs it with that qPrecision (integer score dots, an accuracy choice).
+ * suffixes pick accuracy choices: `:int8` / `:int16` the qPrecision (integer score dots), `:w16` vPrecision
+ * 'int16' (integer weighted sums), e.g. `q4_0:int8:w16`.
  */
 export interface Pairing {
   readonly name: string;
   readonly k: string;
   readonly v: string;
   readonly qPrecision?: QPrecision;
+  readonly vPrecision?: VPrecision;
 }
 export const PAIRINGS: Record<string, Pairing> = {
   f32: { name: 'f32', k: 'f32', v: 'f32' },
@@ -35,9 +38,15 @@ export const PAIRINGS: Record<string, Pairing> = {
   q2k: { name: 'q2k', k: 'q2c_0', v: 'q4_0' },
 };
 export function pairing(name: string): Pairing {
-  const [base, qp] = name.split(':') as [string, QPrecision | undefined];
+  const [base, ...mods] = name.split(':') as [string, ...string[]];
   const p = PAIRINGS[base] ?? { name: base, k: base, v: base };
-  return qp ? { ...p, name, qPrecision: qp } : p;
+  let out: Pairing = { ...p, name };
+  for (const m of mods) {
+    if (m === 'int8' || m === 'int16') out = { ...out, qPrecision: m };
+    else if (m === 'w16') out = { ...out, vPrecision: 'int16' };
+    else throw new ArgumentError(`bench: unknown pairing suffix ':${m}' in '${name}' (int8, int16, w16)`);
+  }
+  return out;
 }
 
 export interface AttentionRow {
@@ -120,9 +129,9 @@ export function benchAttention(names: readonly string[], headDims: readonly numb
         const view: MixedView = { headDim: D, kvHeads: KV_HEADS, length: L, segments: [{ start: 0, count: L, k: run(kf, kr), v: run(vf, vr), region: 'bulk' }] };
         const qq = q.subarray(0, HEADS * D);
         const out = new Float32Array(HEADS * D);
-        const impl = (hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels') + (p.qPrecision ? `-${p.qPrecision}` : '');
+        const impl = (hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels') + (p.qPrecision ? ` q ${p.qPrecision}` : '') + (p.vPrecision ? ` v ${p.vPrecision}` : '');
         for (const threads of threadCounts) {
-          const seconds = timeMedian(() => attend({ view, q: qq, heads: HEADS, out, threads, qPrecision: p.qPrecision }), L >= 65536 ? 1.5 : 0.5);
+          const seconds = timeMedian(() => attend({ view, q: qq, heads: HEADS, out, threads, qPrecision: p.qPrecision, vPrecision: p.vPrecision }), L >= 65536 ? 1.5 : 0.5);
           if (name === 'f32') f32Seconds.set(threads, seconds);
           const gbs = packed / seconds / 1e9;
           const row: AttentionRow = {
@@ -152,8 +161,10 @@ export function benchEncode(names: readonly string[], headDims: readonly number[
       const f = getFormat(id);
       const a = sharedArena();
       const off = a.alloc(bytesFor(f, tokens, D));
-      const src = POOL.subarray(0, tokens * D <= POOL.length ? tokens * D : POOL.length);
-      const T = Math.floor(src.length / D);
+      // `tokens` rows of distinct values: the pool tiled (rows repeat every POOL.length / D tokens).
+      const src = new Float32Array(tokens * D);
+      for (let i = 0; i < src.length; i += POOL.length) src.set(POOL.subarray(0, Math.min(POOL.length, src.length - i)), i);
+      const T = tokens;
       const B = f.axis === 'token' ? T : f.blockValues;
       const seconds = timeMedian(() => {
         const u8 = a.u8();

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { KvCache } from './kvcache.js';
+import { KvCache, type AttentionPrecision } from './kvcache.js';
 import { kvBytes } from './accounting.js';
 import { schemes, schemePolicy } from './schemes.js';
 import type { CachePolicy } from './policy.js';
@@ -23,9 +23,9 @@ function rows(seed: number, tokens: number): Float32Array {
   return new Prng(seed).normals(tokens * H * D);
 }
 
-function filled(policy: CachePolicy, tokens: number, opts: { layers?: number; batch?: number; capacity?: number } = {}): { cache: KvCache; k: Float32Array[]; v: Float32Array[] } {
+function filled(policy: CachePolicy, tokens: number, opts: { layers?: number; batch?: number; capacity?: number; attention?: AttentionPrecision } = {}): { cache: KvCache; k: Float32Array[]; v: Float32Array[] } {
   const layers = opts.layers ?? 2;
-  const cache = new KvCache({ layers, kvHeads: H, headDim: D, capacity: opts.capacity ?? 1024, policy });
+  const cache = new KvCache({ layers, kvHeads: H, headDim: D, capacity: opts.capacity ?? 1024, policy, attention: opts.attention });
   const k: Float32Array[] = [];
   const v: Float32Array[] = [];
   for (let l = 0; l < layers; l++) {
@@ -416,4 +416,23 @@ test('int8 q (llama.cpp-style integer dots) is an explicit option with a small, 
   const err = maxRel(out, exact);
   assert.ok(err > 0 && err < 2e-2, `int8 q error ${err}`);
   cache.dispose();
+});
+
+test('a cache-level attention precision is the default of every call; a call may still override it', () => {
+  const policy = schemePolicy('q4_0', { window: 0, sinks: 0 });
+  const exact = filled(policy, 300);
+  const fast = filled(policy, 300, { attention: { q: 'int8', v: 'int16' } });
+  const want = attendOut(exact.cache, 0, q);
+  const got = attendOut(fast.cache, 0, q);
+  const explicit = new Float32Array(q.length);
+  exact.cache.attend(0, q, explicit, { qPrecision: 'int8', vPrecision: 'int16' });
+  assert.deepEqual(got, explicit, 'the cache default equals naming the precisions per call');
+  // Negative control: the option reached the kernels (int8 q moves the result a little).
+  const err = maxRel(got, want);
+  assert.ok(err > 0 && err < 2e-2, `int8 q + int16 weights error ${err}`);
+  const back = new Float32Array(q.length);
+  fast.cache.attend(0, q, back, { qPrecision: 'f32', vPrecision: 'f32' });
+  assert.deepEqual(back, want, 'per-call f32 overrides the cache default');
+  exact.cache.dispose();
+  fast.cache.dispose();
 });

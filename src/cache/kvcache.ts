@@ -3,7 +3,7 @@ import { planLayers, type CachePolicy, type LayerPlan } from './policy.js';
 import { LayerCache } from './layer.js';
 import type { RegionBytes } from './accounting.js';
 import { sharedArena, type Arena } from '../kernels/arena.js';
-import { attend, type QPrecision } from '../kernels/attend.js';
+import { attend, type QPrecision, type VPrecision } from '../kernels/attend.js';
 import type { MixedView } from '../attention/view.js';
 import { Rotation } from '../numeric/hadamard.js';
 import { ArgumentError, EvictedError, ShapeError, assertFinite } from '../errors.js';
@@ -20,6 +20,14 @@ export interface KvCacheOptions {
   /** Bulk chunk size in tokens (a multiple of 32). */
   chunkTokens?: number;
   arena?: Arena;
+  /** How attention meets the packed bytes unless a call says otherwise (default exact float32 on both sides). */
+  attention?: AttentionPrecision;
+}
+
+/** The accuracy choices of the fast attention path (see kernels/attend.ts QPrecision / VPrecision). */
+export interface AttentionPrecision {
+  q?: QPrecision;
+  v?: VPrecision;
 }
 
 export interface AttendOptions {
@@ -30,6 +38,8 @@ export interface AttendOptions {
   softcap?: number;
   /** How q meets packed K: 'f32' (default, exact dots) or llama.cpp-style 'int8' / 'int16' (see kernels/attend.ts). */
   qPrecision?: QPrecision;
+  /** How softmax weights meet packed V: 'f32' (default) or 'int16' (see kernels/attend.ts). */
+  vPrecision?: VPrecision;
 }
 
 export interface CacheBytes extends RegionBytes {
@@ -49,6 +59,8 @@ export class KvCache {
   readonly capacity: number;
   readonly chunkTokens: number;
   readonly policy: CachePolicy;
+  /** Attention precision used when a call names none. */
+  readonly attention: Readonly<AttentionPrecision>;
   readonly plans: readonly LayerPlan[];
   private readonly arena: Arena;
   private readonly layerCaches: LayerCache[];
@@ -68,6 +80,7 @@ export class KvCache {
     this.policy = JSON.parse(JSON.stringify(opts.policy)) as CachePolicy;
     this.plans = planLayers(this.policy, this.layers, this.capacity);
     this.arena = opts.arena ?? sharedArena();
+    this.attention = { ...opts.attention };
     this.layerCaches = this.plans.map((p) => new LayerCache(this.arena, p, this.kvHeads, this.headDim, this.chunkTokens));
     this.rotations = this.plans.map((p) => ({
       k: p.rotation?.k ? new Rotation(this.headDim, p.rotation.seed * 2654435761 + p.layer * 2 + 1) : null,
@@ -127,7 +140,7 @@ export class KvCache {
     if (q.length % (nq * this.headDim) !== 0) throw new ShapeError(`attend: q length ${q.length} is not ${nq} queries x heads x ${this.headDim}`);
     const view = l.view();
     checkReach(layer, l.plan.slidingWindow, view.start ?? 0, view.length, opts);
-    attend({ view, q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision });
+    attend({ view, q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision ?? this.attention.q, vPrecision: opts.vPrecision ?? this.attention.v });
     if (rot.v) for (let o = 0; o < out.length; o += this.headDim) rot.v.invert(out, o);
   }
 
@@ -173,7 +186,7 @@ export class KvCache {
 
   /** A second cache sharing this one's frozen bulk chunks (copy-on-write); exact regions are copied. */
   fork(): KvCache {
-    const c = new KvCache({ layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim, capacity: this.capacity, policy: this.policy, chunkTokens: this.chunkTokens, arena: this.arena });
+    const c = new KvCache({ layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim, capacity: this.capacity, policy: this.policy, chunkTokens: this.chunkTokens, arena: this.arena, attention: this.attention });
     c.layerCaches.forEach((l, i) => l.adoptFrom(this.layerCaches[i]!, this.chunkTokens));
     return c;
   }

@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { ArgumentError } from '../errors.js';
 import type { AnchorPrecision, CachePolicy } from '../cache/policy.js';
 import { schemePolicy } from '../cache/schemes.js';
+import type { AttentionPrecision } from '../cache/kvcache.js';
+import type { QPrecision, VPrecision } from '../kernels/attend.js';
 import { intArg, intListArg } from './args.js';
 
 export interface CacheFlags {
@@ -16,6 +18,8 @@ export interface CacheFlags {
   anchorLayers?: number[];
   anchorPrecision?: AnchorPrecision;
   swaFull?: boolean;
+  attnQ?: string;
+  attnV?: string;
 }
 
 /** Adds the cache flags to a subcommand (commander fills CacheFlags' fields). */
@@ -29,7 +33,22 @@ export function addCacheFlags(cmd: Command): Command {
     .option('--anchors <n>', 'decode anchors: first N generated positions kept exact', intArg('--anchors', 0))
     .option('--anchor-layers <list>', 'layers keeping anchors (default all)', intListArg('--anchor-layers', 0))
     .option('--anchor-precision <p>', 'anchor precision: f16 | int8 | int4')
-    .option('--swa-full', 'sliding-window layers keep every position (llama.cpp\'s --swa-full): more memory, any rewind reuses the cache');
+    .option('--swa-full', 'sliding-window layers keep every position (llama.cpp\'s --swa-full): more memory, any rewind reuses the cache')
+    .option('--attn-q <p>', `how q meets packed K: ${Q_CHOICES.join(' | ')} (default f32: exact dots; int8 is llama.cpp's choice)`)
+    .option('--attn-v <p>', `how softmax weights meet packed V: ${V_CHOICES.join(' | ')} (default f32; int16 rounds them per 32 tokens)`);
+}
+
+const Q_CHOICES: readonly QPrecision[] = ['f32', 'int8', 'int16'];
+const V_CHOICES: readonly VPrecision[] = ['f32', 'int16'];
+
+/** The attention accuracy choices the flags name (kernels/attend.ts); unknown values are an error. */
+export function attentionFromFlags(o: CacheFlags): AttentionPrecision {
+  const pick = <T extends string>(flag: string, v: string | undefined, choices: readonly T[]): T | undefined => {
+    if (v === undefined) return undefined;
+    if (!(choices as readonly string[]).includes(v)) throw new ArgumentError(`${flag} must be one of ${choices.join(', ')}, got '${v}'`);
+    return v as T;
+  };
+  return { q: pick('--attn-q', o.attnQ, Q_CHOICES), v: pick('--attn-v', o.attnV, V_CHOICES) };
 }
 
 /** The cache policy the flags describe: a named scheme, or K/V formats (default f16, llama.cpp's). */

@@ -10,7 +10,7 @@ import { loadModel, type Model } from '../model/model.js';
 import { Sampler, type SamplerOptions } from '../model/sampler.js';
 import type { Tokenizer } from '../model/tokenizer/index.js';
 import { intArg, numArg } from './args.js';
-import { addCacheFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
+import { addCacheFlags, attentionFromFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
 import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
 
 /** llama.cpp's default context when -c is not given (capped by the training context). */
@@ -175,10 +175,11 @@ export function register(program: Command): void {
 
 async function chatCommand(o: ChatOpts): Promise<void> {
   const policy = policyFromFlags(o);
+  const attention = attentionFromFlags(o);
   applyThreads(o);
   const model = loadModel(o.model);
   if (!model.tokenizer) throw new ArgumentError(`${o.model}: ${model.tokenizerProblem ?? 'no tokenizer'}; chat needs a model with a tokenizer`);
-  const cache = model.createCache({ policy, capacity: o.ctxSize ?? Math.min(model.hp.nCtxTrain, DEFAULT_CTX) });
+  const cache = model.createCache({ policy, capacity: o.ctxSize ?? Math.min(model.hp.nCtxTrain, DEFAULT_CTX), attention });
   try {
     const session = new ChatSession(model, cache, {
       system: o.system,

@@ -4,7 +4,7 @@ import { ArgumentError } from '../errors.js';
 import { loadModel } from '../model/model.js';
 import { generate, PREFILL_CHUNK } from '../model/generate.js';
 import { intArg, intListArg, numArg } from './args.js';
-import { addCacheFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
+import { addCacheFlags, attentionFromFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
 import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
 
 /** llama.cpp's default context when -c is not given. */
@@ -48,6 +48,7 @@ export function register(program: Command): void {
 function runCommand(o: RunOpts): void {
   if ((o.prompt === undefined) === (o.tokens === undefined)) throw new ArgumentError('give exactly one of -p PROMPT or --tokens 1,2,3');
   const policy = policyFromFlags(o);
+  const attention = attentionFromFlags(o);
   applyThreads(o);
   const model = loadModel(o.model);
   let prompt: number[];
@@ -62,7 +63,7 @@ function runCommand(o: RunOpts): void {
   // Default like llama.cpp: the training context capped at 4096, never less than the run needs.
   const capacity = o.ctxSize ?? Math.max(need, Math.min(model.hp.nCtxTrain, DEFAULT_CTX));
   if (need > capacity) throw new ArgumentError(`-c ${capacity} is too small for ${prompt.length} prompt + ${o.nPredict} generated tokens`);
-  const cache = model.createCache({ policy, capacity });
+  const cache = model.createCache({ policy, capacity, attention });
 
   // A progress bar for long prompts, on stderr so stdout stays the generated text.
   // (cli-progress ships no types; one rewritten stderr line does the job.)

@@ -2,7 +2,7 @@
 // an architecture's layer weights, and runs forward passes over a KvCache.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { FileFormatError } from '../errors.js';
-import { KvCache } from '../cache/kvcache.js';
+import { KvCache, type AttentionPrecision } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
 import { withSlidingWindows } from '../cache/swa.js';
 import { GGUF_MAGIC } from '../gguf/limits.js';
@@ -29,6 +29,8 @@ export interface CacheOptions {
   /** Positions the cache holds; default the training context. */
   capacity?: number;
   chunkTokens?: number;
+  /** Accuracy choices of the attention kernels (default exact float32); see kernels/attend.ts. */
+  attention?: AttentionPrecision;
 }
 
 export class Model implements ForwardWeights {
@@ -114,7 +116,7 @@ export class Model implements ForwardWeights {
    */
   createCache(o: CacheOptions): KvCache {
     const policy = withSlidingWindows(o.policy, layerWindows(this.hp));
-    return new KvCache({ layers: this.hp.nLayer, kvHeads: this.hp.nHeadKv, headDim: this.hp.headDim, capacity: o.capacity ?? this.hp.nCtxTrain, policy, chunkTokens: o.chunkTokens });
+    return new KvCache({ layers: this.hp.nLayer, kvHeads: this.hp.nHeadKv, headDim: this.hp.headDim, capacity: o.capacity ?? this.hp.nCtxTrain, policy, chunkTokens: o.chunkTokens, attention: o.attention });
   }
 
   get nVocab(): number {

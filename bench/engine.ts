@@ -16,6 +16,7 @@ import { Weight } from '../src/model/forward-weights.js';
 import { closeMatmulThreads, configureMatmul, TILE_MIN_TOKENS_F32, TILE_MIN_TOKENS_Q8, wasmMatmul, type Activations } from '../src/model/matmul-wasm.js';
 import { availableCores } from '../src/model/threads.js';
 import { schemePolicy } from '../src/cache/schemes.js';
+import type { AttentionPrecision } from '../src/cache/kvcache.js';
 import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
 import { printTable, timeMedian } from './harness.js';
@@ -153,9 +154,9 @@ function kvpackEngine(model: Model, policy: CachePolicy): { prefillTps: number; 
 }
 
 /** Decode tokens/s after filling the cache to `context` positions with random K/V (decode cost depends on the length, not the values). */
-function kvpackLong(model: Model, policy: CachePolicy, context: number): number {
+function kvpackLong(model: Model, policy: CachePolicy, attention: AttentionPrecision, context: number): number {
   const hp = model.hp;
-  const cache = model.createCache({ policy, capacity: context + DECODE + 8 });
+  const cache = model.createCache({ policy, capacity: context + DECODE + 8, attention });
   const rng = new Prng(context);
   const chunk = 512;
   for (let p = 0; p < context; p += chunk) {
@@ -166,7 +167,7 @@ function kvpackLong(model: Model, policy: CachePolicy, context: number): number 
   }
   let logits = model.forward([5], cache);
   const t0 = performance.now();
-  const steps = Math.max(4, Math.min(DECODE, Math.round(8 * 8192 / context)));
+  const steps = Math.max(8, Math.min(DECODE, Math.round(8 * 8192 / context)));
   for (let i = 0; i < steps; i++) logits = model.forward([argmax(logits)], cache);
   const s = (performance.now() - t0) / 1000;
   cache.dispose();
@@ -245,7 +246,8 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
   const kvs = o.longOnly ? [] : ['f16', 'q8_0'];
   const contexts = o.contexts ?? [1024, 8192, 32768];
   if (!weights.includes(LONG_WEIGHTS) && contexts.length) weights.push(LONG_WEIGHTS);
-  const schemes = o.schemes ?? ['f16', 'q8_0', 'q4_0', 'q2k'];
+  // `:int8` / `:w16` suffixes: the same scheme with the attention accuracy choices --attn-q int8 / --attn-v int16.
+  const schemes = o.schemes ?? ['f16', 'q8_0', 'q4_0', 'q2k', 'q8_0:int8:w16', 'q4_0:int8:w16', 'q2k:w16'];
   const paths = new Map(weights.map((w) => [w, syntheticModel(w, log)]));
   for (const [wt, path] of paths) {
     const model = loadModel(path, { expand: false });
@@ -262,7 +264,9 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
     if (wt === LONG_WEIGHTS) {
       for (const scheme of schemes) {
         for (const c of contexts) {
-          res.long.push({ engine: `kvpack (${wt} weights)`, kv: scheme, context: c, decodeTps: kvpackLong(model, schemePolicy(scheme), c) });
+          const [name, ...mods] = scheme.split(':') as [string, ...string[]];
+          const attention: AttentionPrecision = { q: mods.includes('int8') ? 'int8' : undefined, v: mods.includes('w16') ? 'int16' : undefined };
+          res.long.push({ engine: `kvpack (${wt} weights)`, kv: scheme, context: c, decodeTps: kvpackLong(model, schemePolicy(name), attention, c) });
           log(`kvpack long ${scheme} ${c} done`);
         }
       }
@@ -302,13 +306,15 @@ export function printEngine(r: EngineBenchResult): void {
   }));
 }
 
-// Run directly: node dist/bench/engine.js [--threads N] [--quick] [--long-only]
+// Run directly: node dist/bench/engine.js [--threads N] [--quick] [--long-only] [--schemes a,b:w16] [--contexts 1024,32768]
 if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = process.argv.includes('--quick');
   const ti = process.argv.indexOf('--threads');
+  const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
   const r = await benchEngine({
     threads: ti >= 0 ? Number(process.argv[ti + 1]) : undefined,
-    contexts: quick ? [1024, 8192] : undefined,
+    contexts: arg('--contexts')?.split(',').map(Number) ?? (quick ? [1024, 8192] : undefined),
+    schemes: arg('--schemes')?.split(','),
     longOnly: process.argv.includes('--long-only'),
     log: (s) => process.stderr.write(`${s}\n`),
   });

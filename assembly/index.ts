@@ -18,4 +18,5 @@ export { tern_g32_encode, tern_g8_encode, tern_g4_encode } from './encode_tern';
 export { int2s_g8_encode, int2s_g4_encode } from './encode_int2s';
 export { tern_g32_decode, tern_g32_scores, tern_g32_accum, tern_g8_decode, tern_g8_scores, tern_g8_accum, tern_g4_decode, tern_g4_scores, tern_g4_accum } from './tern';
 export { int2s_g8_decode, int2s_g8_scores, int2s_g8_accum, int2s_g4_decode, int2s_g4_scores, int2s_g4_accum } from './int2s';
+export { opRmsNorm, opRope, opSiluMul, opGeluMul, opAdd, opAddRows, opSoftcap, opScale, opExp, opFirstNonFinite } from './ops';
 export { q4_0_accum_w16, q8_0_accum_w16 } from './accum_w16';

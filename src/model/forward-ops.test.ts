@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Rope, rmsNorm } from './forward-ops.js';
+import { addRows, Rope, rmsNorm } from './forward-ops.js';
+import { ShapeError } from '../errors.js';
 import { NO_ROPE_SCALING } from './hparams.js';
 
 const D = 8;
@@ -54,4 +55,20 @@ test('rmsNorm: unit RMS times the weight', () => {
   const out = new Float32Array(4);
   rmsNorm(out, x, Float32Array.from([1, 2, 1, 1]), 1, 4, 0);
   assert.deepEqual([...out].map((v) => +v.toFixed(5)), [1.2, 3.2, 0, 0]);
+});
+
+test('RoPE tables written into given arrays equal fresh ones; short arrays are ShapeErrors', () => {
+  const r = new Rope(6, 'neox', 500000, NO_ROPE_SCALING);
+  const fresh = r.table([3, 9]);
+  const out = { cos: new Float32Array(6), sin: new Float32Array(6) };
+  assert.equal(r.table([3, 9], out), out);
+  assert.deepEqual(out, fresh);
+  assert.throws(() => r.table([3, 9, 10], out), ShapeError);
+});
+
+test('addRows adds the bias to every row; a bias of the wrong length is a ShapeError', () => {
+  const x = Float32Array.from([1, 2, 3, 4, 5, 6]);
+  addRows(x, Float32Array.from([10, 20, 30]), 2, 3);
+  assert.deepEqual([...x], [11, 22, 33, 14, 25, 36]);
+  assert.throws(() => addRows(x, new Float32Array(2), 2, 3), ShapeError);
 });

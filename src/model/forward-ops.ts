@@ -1,4 +1,5 @@
-// The small operations of a transformer block: RMSNorm, RoPE, gated activations, soft-cap.
+// The small operations of a transformer block: RMSNorm, RoPE, gated activations, soft-cap, adds, scale.
+// Plain TS, computed in float64 and rounded once: the reference for the wasm kernels (forward-wasm.ts).
 import { ShapeError } from '../errors.js';
 import type { RopeScaling, RopeStyle } from './hparams.js';
 
@@ -37,6 +38,22 @@ export function softcap(x: Float32Array, cap: number): void {
   for (let i = 0; i < x.length; i++) x[i] = cap * Math.tanh(x[i]! / cap);
 }
 
+/** x += y over n values (the residual add). */
+export function addInPlace(x: Float32Array, y: Float32Array, n: number): void {
+  for (let i = 0; i < n; i++) x[i] += y[i]!;
+}
+
+/** x[t] += b for n rows of dim values (a bias). */
+export function addRows(x: Float32Array, b: Float32Array, n: number, dim: number): void {
+  if (b.length !== dim) throw new ShapeError(`addRows: bias ${b.length} != dim ${dim}`);
+  for (let t = 0; t < n; t++) for (let i = 0; i < dim; i++) x[t * dim + i] += b[i]!;
+}
+
+/** x *= k in place. */
+export function scale(x: Float32Array, k: number): void {
+  for (let i = 0; i < x.length; i++) x[i] *= k;
+}
+
 /**
  * Rotary position embedding over the first `dims` values of each head, for one (theta, scaling) setting.
  * `table(positions)` computes cos/sin once per forward call; `apply` rotates q or k rows with it.
@@ -63,12 +80,13 @@ export class Rope {
     this.corrHigh = scaling.type === 'yarn' ? Math.min(dims - 1, Math.ceil(corr(scaling.betaSlow))) : 0;
   }
 
-  /** cos and sin [n, dims/2] for the given absolute positions. */
-  table(positions: ArrayLike<number>): { cos: Float32Array; sin: Float32Array } {
+  /** cos and sin [n, dims/2] for the given absolute positions (written into `out` when given). */
+  table(positions: ArrayLike<number>, out?: { cos: Float32Array; sin: Float32Array }): { cos: Float32Array; sin: Float32Array } {
     const half = this.dims / 2;
     const n = positions.length;
-    const cos = new Float32Array(n * half);
-    const sin = new Float32Array(n * half);
+    if (out && (out.cos.length < n * half || out.sin.length < n * half)) throw new ShapeError(`rope: tables of ${out.cos.length} / ${out.sin.length} values for ${n} x ${half}`);
+    const cos = out?.cos ?? new Float32Array(n * half);
+    const sin = out?.sin ?? new Float32Array(n * half);
     const s = this.scaling;
     const yarnScale = s.type === 'yarn' ? s.attnFactor * (1 + 0.1 * Math.log(s.factor)) : 1;
     for (let t = 0; t < n; t++) {
@@ -87,7 +105,7 @@ export class Rope {
         sin[t * half + i] = Math.sin(a) * yarnScale;
       }
     }
-    return { cos, sin };
+    return out ?? { cos, sin };
   }
 
   /** Rotates x [n, heads, headDim] in place with a table from `table()`. */

@@ -8,6 +8,8 @@ import { decodeQ4K, decodeQ5K, decodeQ6K } from '../gguf/kquants.js';
 import { readTensor, tensorBytes, type ModelTensor } from '../gguf/model.js';
 import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
 import { dequantTypes } from '../gguf/dequant.js';
+import { wasmKernels } from '../kernels/wasm.js';
+import { addRows } from './forward-wasm.js';
 import { allocInArena, arenaHalfNonFinite, freeInArena, wasmMatmul, wasmMatmulGroup, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
 
 type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
@@ -159,7 +161,7 @@ export class Weight {
     if (x.length < n * cols || y.length < n * rows) throw new ShapeError(`${this.name}: matmul x ${x.length} / y ${y.length} too short for ${n} x [${rows}, ${cols}]`);
     if (this.packed) wasmMatmul(this.packed, x, n, y);
     else this.matmulRef(x, n, y);
-    if (bias) for (let t = 0; t < n; t++) for (let r = 0; r < rows; r++) y[t * rows + r] += bias[r]!;
+    if (bias) addRows(y, bias, n, rows);
   }
 
   /** The plain TS matmul (the reference the wasm path is tested against), without bias. */
@@ -199,8 +201,7 @@ export function matmulShared(ws: readonly Weight[], x: Float32Array, n: number, 
     wasmMatmulGroup(packs as PackedWeight[], x, n, ys);
     ws.forEach((w, i) => {
       const b = biases?.[i];
-      const y = ys[i]!;
-      if (b) for (let t = 0; t < n; t++) for (let r = 0; r < w.rows; r++) y[t * w.rows + r] += b[r]!;
+      if (b) addRows(ys[i]!, b, n, w.rows);
     });
     return;
   }
@@ -248,13 +249,22 @@ function dotRows(w: Float32Array, wOff: number, nr: number, cols: number, x: Flo
   }
 }
 
-/** A 1-D tensor (norm weights, biases) as float32 (f32 tensors read straight into the result). */
+/**
+ * A 1-D tensor (norm weights, biases) as float32 (f32 tensors read straight into the result). With the wasm
+ * kernels it lives in the arena, where the forward ops read it in place.
+ */
 export function vectorF32(name: string, t: ModelTensor, length: number): Float32Array {
   const n = t.dims.reduce((a, b) => a * b, 1);
   if (n !== length) throw new ShapeError(`tensor '${name}': ${n} values, expected ${length}`);
-  const out = new Float32Array(n);
+  let out: Float32Array;
+  if (wasmKernels()) {
+    const { view } = allocInArena(name, n * 4);
+    out = new Float32Array(view.buffer, view.byteOffset, n);
+  } else {
+    out = new Float32Array(n);
+  }
   if (t.type === GGML.F32) {
-    readTensor(t, new Uint8Array(out.buffer));
+    readTensor(t, new Uint8Array(out.buffer, out.byteOffset, n * 4));
     return out;
   }
   const gt = ggmlType(t.type);

@@ -1,10 +1,12 @@
 // The forward pass of the llama-like families (llama, qwen2, qwen3, gemma3) over a batch of tokens at
 // positions cache.length.. : prefill is matrix-matrix, decode is the same code with n = 1. Attention
 // always goes through KvCache.attend, so every cache scheme runs in the engine.
-import { ArgumentError, assertFinite } from '../errors.js';
+import { ArgumentError } from '../errors.js';
 import type { KvCache } from '../cache/kvcache.js';
 import type { ArchSpec } from './arch/spec.js';
-import { gatedAct, rmsNorm, softcap, type Rope } from './forward-ops.js';
+import type { Rope } from './forward-ops.js';
+import { ForwardBuffers } from './forward-buffers.js';
+import { addInPlace, applyRope, assertFinite, gatedAct, rmsNorm, scale, softcap } from './forward-wasm.js';
 import { matmulShared, type Weight } from './forward-weights.js';
 import type { Hparams } from './hparams.js';
 
@@ -48,7 +50,7 @@ export interface ForwardOptions {
   /**
    * Sees each layer's q [n, nHead, headDim] and k, v [n, nKvHead, headDim] as attention gets them (after
    * QK-norm and RoPE, before the cache stores them): the lab's capture and stored-error controls.
-   * The arrays are scratch buffers reused by the next layer: copy what you keep.
+   * The arrays are scratch buffers (views of wasm memory) reused by the next layer and call: copy what you keep.
    */
   observe?: (layer: number, q: Float32Array, k: Float32Array, v: Float32Array) => void;
 }
@@ -90,6 +92,38 @@ export function forward(w: ForwardWeights, tokens: readonly number[], cache: KvC
 }
 
 function run(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0: number, opts: ForwardOptions): Float32Array {
+  const { hp } = w;
+  const n = tokens.length;
+  const rows = opts.allLogits ? n : 1;
+  const half = w.ropeGlobal.dims / 2;
+  const halfL = w.ropeLocal === w.ropeGlobal ? 0 : w.ropeLocal.dims / 2;
+  const B = ForwardBuffers.acquire({
+    x: n * hp.nEmbd, // [n, dim] residual stream
+    xb: n * hp.nEmbd, // [n, dim] normed input, then a block's output
+    q: n * hp.nHead * hp.headDim, // [n, nHead, headDim]
+    k: n * hp.nHeadKv * hp.headDim, // [n, nKvHead, headDim]
+    v: n * hp.nHeadKv * hp.headDim, // [n, nKvHead, headDim]
+    att: n * hp.nHead * hp.headDim, // [n, nHead, headDim] attention output
+    gate: n * hp.nFf, // [n, ff] gate, then act(gate) * up
+    up: n * hp.nFf, // [n, ff]
+    logits: rows * w.output.rows, // [rows, vocab]
+    cosG: n * half, // [n, ropeDim/2] global RoPE table
+    sinG: n * half,
+    cosL: n * halfL, // [n, ropeDim/2] local RoPE table (when its base differs)
+    sinL: n * halfL,
+  });
+  try {
+    return blocks(w, tokens, cache, pos0, opts, B);
+  } finally {
+    B.release();
+  }
+}
+
+/**
+ * The blocks, reading and writing B's buffers in place. A buffer is fetched again (B.x, B.q...) after each
+ * call that may allocate (cache append/attend, matmul workspaces): arena views go stale when memory grows.
+ */
+function blocks(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0: number, opts: ForwardOptions, B: ForwardBuffers): Float32Array {
   const { hp, spec } = w;
   const n = tokens.length;
   const dim = hp.nEmbd;
@@ -99,71 +133,61 @@ function run(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0:
   const ff = hp.nFf;
   const eps = hp.rmsEps;
   const positions = Int32Array.from({ length: n }, (_, i) => pos0 + i);
-  const ropeG = w.ropeGlobal.table(positions);
-  const ropeL = w.ropeLocal === w.ropeGlobal ? ropeG : w.ropeLocal.table(positions);
-
-  const x = new Float32Array(n * dim); // [n, dim] residual stream
-  const xb = new Float32Array(n * dim); // [n, dim] normed input, then a block's output
-  const q = new Float32Array(n * nh * hd); // [n, nHead, headDim]
-  const k = new Float32Array(n * nkv * hd); // [n, nKvHead, headDim]
-  const v = new Float32Array(n * nkv * hd); // [n, nKvHead, headDim]
-  const att = new Float32Array(n * nh * hd); // [n, nHead, headDim] attention output
-  const gate = new Float32Array(n * ff); // [n, ff] gate, then act(gate) * up
-  const up = new Float32Array(n * ff); // [n, ff]
+  // RoPE tables once per call; local layers use their own base when it differs.
+  const ownLocal = w.ropeLocal !== w.ropeGlobal;
+  w.ropeGlobal.table(positions, { cos: B.get('cosG'), sin: B.get('sinG') });
+  if (ownLocal) w.ropeLocal.table(positions, { cos: B.get('cosL'), sin: B.get('sinL') });
 
   // Token embeddings (gemma scales them by sqrt(dim)).
-  for (let t = 0; t < n; t++) w.tokenEmbd.decodeRows(tokens[t]!, tokens[t]! + 1, x, t * dim);
-  if (spec.embedScale) {
-    const s = Math.sqrt(dim);
-    for (let i = 0; i < x.length; i++) x[i] *= s;
-  }
+  for (let t = 0; t < n; t++) w.tokenEmbd.decodeRows(tokens[t]!, tokens[t]! + 1, B.x, t * dim);
+  if (spec.embedScale) scale(B.x, Math.sqrt(dim));
 
   for (let l = 0; l < hp.nLayer; l++) {
     const L = w.layers[l]!;
     const local = hp.swaLayers[l]!;
 
     // Attention: RMSNorm, Q/K/V projections (+ bias).
-    rmsNorm(xb, x, L.attnNorm, n, dim, eps);
+    rmsNorm(B.xb, B.x, L.attnNorm, n, dim, eps);
     // One input for three weights: its activations are quantized once.
-    matmulShared([L.wq, L.wk, L.wv], xb, n, [q, k, v], [L.bq, L.bk, L.bv]);
+    matmulShared([L.wq, L.wk, L.wv], B.xb, n, [B.q, B.k, B.v], [L.bq, L.bk, L.bv]);
     // Per-head QK-norm before RoPE (qwen3, gemma3).
-    if (L.qNorm) rmsNorm(q, q, L.qNorm, n * nh, hd, eps);
-    if (L.kNorm) rmsNorm(k, k, L.kNorm, n * nkv, hd, eps);
+    if (L.qNorm) rmsNorm(B.q, B.q, L.qNorm, n * nh, hd, eps);
+    if (L.kNorm) rmsNorm(B.k, B.k, L.kNorm, n * nkv, hd, eps);
     // RoPE on q and k; local layers use their own base.
     const rope = local ? w.ropeLocal : w.ropeGlobal;
-    const tab = local ? ropeL : ropeG;
-    rope.apply(q, n, nh, hd, tab);
-    rope.apply(k, n, nkv, hd, tab);
-    opts.observe?.(l, q, k, v);
+    const tab = local && ownLocal ? { cos: B.get('cosL'), sin: B.get('sinL') } : { cos: B.get('cosG'), sin: B.get('sinG') };
+    applyRope(rope, B.q, n, nh, hd, tab);
+    applyRope(rope, B.k, n, nkv, hd, tab);
+    opts.observe?.(l, B.q, B.k, B.v);
     // K/V into the cache, then causal attention over everything it holds.
-    cache.append(l, k, v);
-    cache.attend(l, q, att, {
+    cache.append(l, B.k, B.v);
+    cache.attend(l, B.q, B.att, {
       positions,
       scale: hp.attnScale,
       slidingWindow: local ? hp.slidingWindow : undefined,
       softcap: hp.attnSoftcap > 0 ? hp.attnSoftcap : undefined,
     });
     // Output projection (+ gemma's post-attention norm), residual add.
-    L.wo.matmul(att, n, xb);
-    if (L.postAttnNorm) rmsNorm(xb, xb, L.postAttnNorm, n, dim, eps);
-    for (let i = 0; i < x.length; i++) x[i] += xb[i]!;
+    L.wo.matmul(B.att, n, B.xb);
+    if (L.postAttnNorm) rmsNorm(B.xb, B.xb, L.postAttnNorm, n, dim, eps);
+    addInPlace(B.x, B.xb, n * dim);
 
     // FFN: RMSNorm, act(x Wg) * (x Wu), down projection (+ post-FFN norm), residual add.
-    rmsNorm(xb, x, L.ffnNorm, n, dim, eps);
-    matmulShared([L.wGate, L.wUp], xb, n, [gate, up]);
-    gatedAct(spec.act, gate, up, n * ff);
-    L.wDown.matmul(gate, n, xb);
-    if (L.postFfnNorm) rmsNorm(xb, xb, L.postFfnNorm, n, dim, eps);
-    for (let i = 0; i < x.length; i++) x[i] += xb[i]!;
-    assertFinite(`forward: layer ${l} output`, x);
+    rmsNorm(B.xb, B.x, L.ffnNorm, n, dim, eps);
+    matmulShared([L.wGate, L.wUp], B.xb, n, [B.gate, B.up]);
+    gatedAct(spec.act, B.gate, B.up, n * ff);
+    L.wDown.matmul(B.gate, n, B.xb);
+    if (L.postFfnNorm) rmsNorm(B.xb, B.xb, L.postFfnNorm, n, dim, eps);
+    addInPlace(B.x, B.xb, n * dim);
+    assertFinite(`forward: layer ${l} output`, B.x);
   }
 
   // Final norm and classifier, only for the rows asked for.
   const rows = opts.allLogits ? n : 1;
-  rmsNorm(xb, x.subarray((n - rows) * dim), w.outputNorm, rows, dim, eps);
-  const logits = new Float32Array(rows * w.output.rows); // [rows, vocab]
-  w.output.matmul(xb, rows, logits);
-  if (hp.finalSoftcap > 0) softcap(logits, hp.finalSoftcap);
-  assertFinite('forward: logits', logits);
-  return logits;
+  rmsNorm(B.xb, B.x.subarray((n - rows) * dim), w.outputNorm, rows, dim, eps);
+  w.output.matmul(B.xb, rows, B.logits);
+  if (hp.finalSoftcap > 0) softcap(B.logits, hp.finalSoftcap);
+  assertFinite('forward: logits', B.logits);
+  // The caller keeps the logits: copied out of the reused buffers.
+  return B.logits.slice();
 }

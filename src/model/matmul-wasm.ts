@@ -1,11 +1,11 @@
 // The wasm matmul path: weights live in the shared arena in their packed ggml bytes (read there straight from
-// the file at load), activations are copied into an arena workspace and laid out once per call (or once for a
-// group of weights sharing the input), batches run the tiled kernels, and big calls split their output rows
-// across a thread pool.
+// the file at load), activations are read where they live in the arena (or copied into an arena workspace)
+// and laid out once per call (or once for a group of weights sharing the input), batches run the tiled
+// kernels, and big calls split their output rows across a thread pool.
 import { performance } from 'node:perf_hooks';
-import { ArgumentError, KvpackError } from '../errors.js';
+import { ArgumentError, KvpackError, ShapeError } from '../errors.js';
 import { GGML } from '../gguf/types.js';
-import { wasmKernels, type WasmKernels } from '../kernels/wasm.js';
+import { inWasm, wasmKernels, type WasmKernels } from '../kernels/wasm.js';
 import { MAX_PAGES } from '../kernels/arena.js';
 import { availableCores, ThreadPool } from './threads.js';
 
@@ -123,7 +123,10 @@ export function allocInArena(name: string, bytes: number): { ptr: number; view: 
         `(${k.arena.allocated} B already used). Use a smaller or more quantized model. (${(e as Error).message})`,
     );
   }
-  return { ptr, view: new Uint8Array(k.arena.memory.buffer, ptr, bytes) };
+  const view = new Uint8Array(k.arena.memory.buffer, ptr, bytes);
+  // Registers this buffer object, so views made from it still count as arena memory after a grow.
+  inWasm(k, view);
+  return { ptr, view };
 }
 
 /** Returns a weight's arena bytes to the allocator. */
@@ -206,21 +209,61 @@ export function wasmMatmul(w: PackedWeight, x: Float32Array, n: number, y: Float
 
 /**
  * ys[i] [n, ws[i].rows] = x [n, cols] . ws[i]^T for weights that share their input (q/k/v, gate/up): x is
- * copied into the arena and laid out (quantized, tiled) once for the whole group.
+ * laid out (quantized, tiled) once for the whole group. Arrays that are views of arena memory are used in
+ * place (wasmMatmulGroupAt); others are copied in (x) or out (ys) through the workspace.
  */
 export function wasmMatmulGroup(group: readonly PackedWeight[], x: Float32Array, n: number, ys: readonly Float32Array[], activations: Activations = config.activations): void {
+  const k = kernels();
+  const cols = checkGroup(group, ys.length);
+  if (x.length < n * cols || group.some((w, i) => ys[i]!.length < n * w.rows)) throw new ShapeError(`wasmMatmulGroup: x ${x.length} or an output too short for ${n} tokens`);
+  const xIn = inWasm(k, x);
+  const yIn = ys.map((y) => inWasm(k, y));
+  if (xIn && yIn.every(Boolean)) return wasmMatmulGroupAt(group, x.byteOffset, n, ys.map((y) => y.byteOffset), activations);
+  ws ??= new Workspace(k);
+  const xPtr = xIn ? x.byteOffset : ws.get('x', n * cols * 4);
+  const yStage = yIn.every(Boolean) ? 0 : ws.get('y', n * Math.max(...group.map((w, i) => (yIn[i] ? 0 : w.rows))) * 4);
+  if (!xIn) new Float32Array(k.arena.memory.buffer, xPtr, n * cols).set(x.subarray(0, n * cols));
+  runGroup(k, group, xPtr, n, ys.map((y, i) => (yIn[i] ? y.byteOffset : yStage)), activations, (i) => {
+    if (!yIn[i]) ys[i]!.set(new Float32Array(k.arena.memory.buffer, yStage, n * group[i]!.rows));
+  });
+}
+
+/**
+ * The same products with x [n, cols] already at arena address xPtr and each output ys[i] [n, rows_i] at
+ * arena address yPtrs[i]: nothing is copied. An output may not overlap x (the f32 kernels read x as they write).
+ */
+export function wasmMatmulGroupAt(group: readonly PackedWeight[], xPtr: number, n: number, yPtrs: readonly number[], activations: Activations = config.activations): void {
+  checkGroup(group, yPtrs.length);
+  runGroup(kernels(), group, xPtr, n, yPtrs, activations);
+}
+
+/** The loaded kernels (callers chose this path because they are). */
+function kernels(): WasmKernels {
   const k = wasmKernels();
   if (!k) throw new KvpackError('E_WASM', 'wasm kernels unavailable');
+  return k;
+}
+
+/** The group's common cols; one output per weight. */
+function checkGroup(group: readonly PackedWeight[], outputs: number): number {
   const cols = group[0]?.cols ?? 0;
-  if (group.length !== ys.length || group.some((w) => w.cols !== cols)) throw new ArgumentError('wasmMatmulGroup: one output per weight, all with the same cols');
+  if (group.length !== outputs || group.some((w) => w.cols !== cols)) throw new ArgumentError('wasmMatmulGroup: one output per weight, all with the same cols');
+  return cols;
+}
+
+/** Lays x (at xPtr) out once per layout the group needs, then runs each weight into yPtrs[i]; done(i) after weight i. */
+function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, n: number, yPtrs: readonly number[], activations: Activations, done?: (i: number) => void): void {
   ws ??= new Workspace(k);
   const e = k.exports;
+  const cols = group[0]!.cols;
+  group.forEach((w, i) => {
+    const y = yPtrs[i]!;
+    if (y < xPtr + n * cols * 4 && xPtr < y + n * w.rows * 4) throw new ArgumentError(`matmul ${w.name}: the output overlaps the input`);
+  });
   const plans = group.map((w) => plan(w.type, n, activations));
   const maxThreads = Math.min(config.threads, availableCores());
   const scratchBytes = Math.max(e['matmulScratchBytes']!(cols) as number, e['matmulTileScratchBytes']!(cols) as number);
-  // Allocate everything first: an alloc may grow memory, which would stale views taken earlier.
-  const xPtr = ws.get('x', n * cols * 4);
-  const yPtr = ws.get('y', n * Math.max(...group.map((w) => w.rows)) * 4);
+  // Workspace regions only: the kernels take addresses, so a memory grow here stales no view.
   const packed = new Map<Layout, Packed>();
   for (const { layout } of plans) {
     if (packed.has(layout)) continue;
@@ -228,15 +271,14 @@ export function wasmMatmulGroup(group: readonly PackedWeight[], x: Float32Array,
     packed.set(layout, { q: q ? ws.get(`${layout}:q`, q) : xPtr, d: d ? ws.get(`${layout}:d`, d) : 0, s: s ? ws.get(`${layout}:s`, s) : 0 });
   }
   const scratch = Array.from({ length: maxThreads }, (_, i) => ws!.get(`scratch${i}`, scratchBytes));
-  new Float32Array(k.arena.memory.buffer, xPtr, n * cols).set(x.subarray(0, n * cols));
   for (const [layout, p] of packed) {
     if (layout === 'rows32' || layout === 'rows256') e['quantizeActs']!(xPtr, n, cols, layout === 'rows32' ? 32 : 256, p.q, p.d, p.s);
     else if (layout === 'tiles32' || layout === 'tiles256') e['packActQ8']!(xPtr, n, cols, layout === 'tiles32' ? 32 : 256, p.q, p.d, p.s);
     else if (layout === 'tilesF32') e['packActF32']!(xPtr, n, cols, p.q);
   }
   group.forEach((w, i) => {
-    runWeight(w, plans[i]!, packed.get(plans[i]!.layout)!, n, yPtr, scratch, maxThreads);
-    ys[i]!.set(new Float32Array(k.arena.memory.buffer, yPtr, n * w.rows));
+    runWeight(w, plans[i]!, packed.get(plans[i]!.layout)!, n, yPtrs[i]!, scratch, maxThreads);
+    done?.(i);
   });
 }
 

@@ -16,7 +16,7 @@ import { Weight } from '../src/model/forward-weights.js';
 import { closeMatmulThreads, configureMatmul, TILE_MIN_TOKENS_F32, TILE_MIN_TOKENS_Q8, wasmMatmul, type Activations } from '../src/model/matmul-wasm.js';
 import { availableCores } from '../src/model/threads.js';
 import { schemePolicy } from '../src/cache/schemes.js';
-import type { AttentionPrecision } from '../src/cache/kvcache.js';
+import { benchLong, type LongRow } from './engine-long.js';
 import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
 import { printTable, timeMedian } from './harness.js';
@@ -35,6 +35,8 @@ export interface EngineBenchOptions {
   /** Context lengths for the per-scheme decode table. */
   contexts?: number[];
   schemes?: string[];
+  /** Alternating rounds of the long-context table (medians reported). */
+  rounds?: number;
   /** Skip node-llama-cpp. */
   noLlama?: boolean;
   /** Only the long-context table (both engines), for a re-run in a quiet window of a shared machine. */
@@ -47,7 +49,7 @@ export interface EngineBenchResult {
   matmul: { weight: string; shape: string; n: number; impl: string; ms: number; gflops: number }[];
   actsError: { weight: string; relL2: number }[];
   engines: { weight: string; kv: string; engine: string; prefillTps: number; decodeTps: number }[];
-  long: { engine: string; kv: string; context: number; decodeTps: number }[];
+  long: LongRow[];
 }
 
 /** Path of the synthetic model in the temp dir, written on first use. */
@@ -153,31 +155,10 @@ function kvpackEngine(model: Model, policy: CachePolicy): { prefillTps: number; 
   return { prefillTps: PROMPT / prefillS, decodeTps: DECODE / decodeS };
 }
 
-/** Decode tokens/s after filling the cache to `context` positions with random K/V (decode cost depends on the length, not the values). */
-function kvpackLong(model: Model, policy: CachePolicy, attention: AttentionPrecision, context: number): number {
-  const hp = model.hp;
-  const cache = model.createCache({ policy, capacity: context + DECODE + 8, attention });
-  const rng = new Prng(context);
-  const chunk = 512;
-  for (let p = 0; p < context; p += chunk) {
-    const n = Math.min(chunk, context - p);
-    const k = rng.normals(n * hp.nHeadKv * hp.headDim);
-    const v = rng.normals(n * hp.nHeadKv * hp.headDim);
-    for (let l = 0; l < hp.nLayer; l++) cache.append(l, k, v);
-  }
-  let logits = model.forward([5], cache);
-  const t0 = performance.now();
-  const steps = Math.max(8, Math.min(DECODE, Math.round(8 * 8192 / context)));
-  for (let i = 0; i < steps; i++) logits = model.forward([argmax(logits)], cache);
-  const s = (performance.now() - t0) / 1000;
-  cache.dispose();
-  return steps / s;
-}
-
 // llama.cpp's names for our ggml-identical cache formats.
 const LLAMA_KV: Record<string, string> = { f16: 'F16', q8_0: 'Q8_0', q4_0: 'Q4_0' };
 
-async function llamaEngines(paths: Map<string, string>, kvs: string[], contexts: number[], threads: number, res: EngineBenchResult, log: (s: string) => void): Promise<void> {
+async function llamaEngines(paths: Map<string, string>, kvs: string[], threads: number, res: EngineBenchResult, log: (s: string) => void): Promise<void> {
   const { getLlama } = await import('node-llama-cpp');
   const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
   for (const [wt, path] of paths) {
@@ -203,29 +184,6 @@ async function llamaEngines(paths: Map<string, string>, kvs: string[], contexts:
       await ctx.dispose();
       log(`llama.cpp ${wt}/${kv} done`);
     }
-    // Long context, f16 KV (the issue's target), on the same weights as kvpack's long table.
-    if (wt === LONG_WEIGHTS && contexts.length) {
-      const max = Math.max(...contexts);
-      const ctx = await model.createContext({ contextSize: max + 128, threads, batchSize: 2048, flashAttention: true, experimentalKvCacheKeyType: 'F16' as never, experimentalKvCacheValueType: 'F16' as never });
-      const seq = ctx.getSequence();
-      let filled = 0;
-      for (const c of [...contexts].sort((a, b) => a - b)) {
-        const fill = tokens(c - filled, c);
-        for (let i = 0; i < fill.length; i += 2048) await seq.evaluateWithoutGeneratingNewTokens(toks(fill.slice(i, i + 2048)));
-        filled = c;
-        const steps = Math.max(4, Math.min(DECODE, Math.round(8 * 8192 / c)));
-        const t0 = performance.now();
-        let got = 0;
-        for await (const _ of seq.evaluate(toks([5]), { temperature: 0 })) {
-          if (++got >= steps) break;
-        }
-        const s = (performance.now() - t0) / 1000;
-        filled += got + 1;
-        res.long.push({ engine: `llama.cpp (${wt} weights)`, kv: 'f16', context: c, decodeTps: got / s });
-        log(`llama.cpp long ${c} done`);
-      }
-      await ctx.dispose();
-    }
     await model.dispose();
   }
   await llama.dispose();
@@ -249,7 +207,7 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
   // `:int8` / `:w16` suffixes: the same scheme with the attention accuracy choices --attn-q int8 / --attn-v int16.
   const schemes = o.schemes ?? ['f16', 'q8_0', 'q4_0', 'q2k', 'q8_0:int8:w16', 'q4_0:int8:w16', 'q2k:w16'];
   const paths = new Map(weights.map((w) => [w, syntheticModel(w, log)]));
-  for (const [wt, path] of paths) {
+  for (const [wt, path] of kvs.length ? paths : []) {
     const model = loadModel(path, { expand: false });
     for (const kv of kvs) {
       for (const acts of ['q8', 'f32'] as const) {
@@ -261,24 +219,15 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
       configureMatmul({ activations: 'q8' });
       log(`kvpack ${wt}/${kv} done`);
     }
-    if (wt === LONG_WEIGHTS) {
-      for (const scheme of schemes) {
-        for (const c of contexts) {
-          const [name, ...mods] = scheme.split(':') as [string, ...string[]];
-          const attention: AttentionPrecision = { q: mods.includes('int8') ? 'int8' : undefined, v: mods.includes('w16') ? 'int16' : undefined };
-          res.long.push({ engine: `kvpack (${wt} weights)`, kv: scheme, context: c, decodeTps: kvpackLong(model, schemePolicy(name), attention, c) });
-          log(`kvpack long ${scheme} ${c} done`);
-        }
-      }
-    }
   }
   if (!o.noLlama) {
     try {
-      await llamaEngines(paths, kvs, contexts, threads, res, log);
+      if (kvs.length) await llamaEngines(paths, kvs, threads, res, log);
     } catch (e) {
       log(`node-llama-cpp unavailable: ${(e as Error).message}`);
     }
   }
+  if (contexts.length) res.long = await benchLong(paths.get(LONG_WEIGHTS)!, LONG_WEIGHTS, schemes, contexts, threads, o.rounds ?? 3, !!o.noLlama, log);
   closeMatmulThreads();
   return res;
 }
@@ -298,7 +247,7 @@ export function printEngine(r: EngineBenchResult): void {
     const l = ll(e.weight, e.kv);
     return [e.weight, e.kv, e.engine, e.prefillTps.toFixed(1), e.decodeTps.toFixed(1), l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-', l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-'];
   }));
-  console.log('\ndecode tok/s at long context (kvpack: cache filled with random K/V; llama.cpp: prefilled)');
+  console.log('\ndecode tok/s at long context, median of alternating rounds (kvpack: cache filled with random K/V; llama.cpp: prefilled)');
   const ref = (c: number) => r.long.find((x) => x.engine.startsWith('llama.cpp') && x.context === c);
   printTable(['engine', 'KV', 'context', 'decode tok/s', 'x llama.cpp f16'], r.long.map((x) => {
     const l = ref(x.context);
@@ -306,7 +255,7 @@ export function printEngine(r: EngineBenchResult): void {
   }));
 }
 
-// Run directly: node dist/bench/engine.js [--threads N] [--quick] [--long-only] [--schemes a,b:w16] [--contexts 1024,32768]
+// Run directly: node dist/bench/engine.js [--threads N] [--quick] [--long-only] [--schemes a,b:w16] [--contexts 1024,32768] [--rounds 3]
 if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = process.argv.includes('--quick');
   const ti = process.argv.indexOf('--threads');
@@ -315,6 +264,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     threads: ti >= 0 ? Number(process.argv[ti + 1]) : undefined,
     contexts: arg('--contexts')?.split(',').map(Number) ?? (quick ? [1024, 8192] : undefined),
     schemes: arg('--schemes')?.split(','),
+    rounds: arg('--rounds') ? Number(arg('--rounds')) : undefined,
     longOnly: process.argv.includes('--long-only'),
     log: (s) => process.stderr.write(`${s}\n`),
   });

@@ -1,0 +1,130 @@
+// Long-context decode table: kvpack per cache scheme and llama.cpp with f16 KV on the same GGUF, measured in
+// alternating rounds (kvpack schemes, then llama.cpp, again and again) so that both engines see the same
+// machine state; medians per row. On a shared 2-vCPU machine the second core's speed drifts by up to 1.5x
+// over minutes, which back-to-back blocks of one engine then the other would turn into a false ratio.
+import { performance } from 'node:perf_hooks';
+import { loadModel, type Model } from '../src/model/model.js';
+import { schemePolicy } from '../src/cache/schemes.js';
+import type { AttentionPrecision, KvCache } from '../src/cache/kvcache.js';
+import { Prng } from '../src/numeric/prng.js';
+
+export interface LongRow {
+  engine: string;
+  kv: string;
+  context: number;
+  /** Median over rounds. */
+  decodeTps: number;
+  samples: number[];
+}
+
+/** Decode steps timed per round: fewer as the context grows, never under 8. */
+export const longSteps = (context: number) => Math.max(8, Math.min(24, Math.round((8 * 8192) / context)));
+
+/** A scheme name with optional `:int8` (--attn-q int8) and `:w16` (--attn-v int16) suffixes. */
+export function parseScheme(scheme: string): { name: string; attention: AttentionPrecision } {
+  const [name, ...mods] = scheme.split(':') as [string, ...string[]];
+  return { name, attention: { q: mods.includes('int8') ? 'int8' : undefined, v: mods.includes('w16') ? 'int16' : undefined } };
+}
+
+function argmax(a: Float32Array): number {
+  let b = 0;
+  for (let i = 1; i < a.length; i++) if (a[i]! > a[b]!) b = i;
+  return b;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** A kvpack cache filled to `context` positions with random K/V (decode cost depends on the length, not the values). */
+function filledCache(model: Model, scheme: string, context: number, extra: number): { cache: KvCache; last: number } {
+  const hp = model.hp;
+  const { name, attention } = parseScheme(scheme);
+  const cache = model.createCache({ policy: schemePolicy(name), capacity: context + extra, attention });
+  const rng = new Prng(context);
+  for (let p = 0; p < context; p += 512) {
+    const n = Math.min(512, context - p);
+    const k = rng.normals(n * hp.nHeadKv * hp.headDim);
+    const v = rng.normals(n * hp.nHeadKv * hp.headDim);
+    for (let l = 0; l < hp.nLayer; l++) cache.append(l, k, v);
+  }
+  // Two warm-up steps: first calls tier the wasm code up and size the workspaces.
+  let logits = model.forward([5], cache);
+  logits = model.forward([argmax(logits)], cache);
+  return { cache, last: argmax(logits) };
+}
+
+type Tok = import('node-llama-cpp').Token;
+const toks = (a: number[]): Tok[] => a as unknown as Tok[];
+
+/**
+ * Rows for every (scheme, context) of kvpack and for llama.cpp f16 KV at each context, `rounds` alternating
+ * rounds each. `noLlama` (or node-llama-cpp failing to load) leaves llama.cpp out.
+ */
+export async function benchLong(path: string, weights: string, schemes: readonly string[], contexts: readonly number[], threads: number, rounds: number, noLlama: boolean, log: (s: string) => void): Promise<LongRow[]> {
+  const model = loadModel(path, { expand: false });
+  const sorted = [...contexts].sort((a, b) => a - b);
+  const perContext = rounds * Math.max(...sorted.map(longSteps)) + 8;
+  let llama: { decode(steps: number): Promise<number>; fill(to: number): Promise<void>; dispose(): Promise<void> } | null = null;
+  if (!noLlama) {
+    try {
+      llama = await llamaLong(path, Math.max(...sorted) + perContext * sorted.length + 128, threads);
+    } catch (e) {
+      log(`node-llama-cpp unavailable: ${(e as Error).message}`);
+    }
+  }
+  const rows: LongRow[] = [];
+  for (const c of sorted) {
+    const caches = schemes.map((s) => ({ scheme: s, ...filledCache(model, s, c, perContext) }));
+    await llama?.fill(c);
+    log(`long ${c}: filled`);
+    const samples = new Map<string, number[]>();
+    const add = (k: string, v: number) => samples.set(k, [...(samples.get(k) ?? []), v]);
+    const steps = longSteps(c);
+    for (let r = 0; r < rounds; r++) {
+      for (const x of caches) {
+        const t0 = performance.now();
+        for (let i = 0; i < steps; i++) x.last = argmax(model.forward([x.last], x.cache));
+        add(x.scheme, steps / ((performance.now() - t0) / 1000));
+      }
+      if (llama) add('llama.cpp', await llama.decode(steps));
+      log(`long ${c}: round ${r + 1}/${rounds}`);
+    }
+    for (const x of caches) x.cache.dispose();
+    for (const [k, v] of samples) {
+      rows.push({ engine: k === 'llama.cpp' ? `llama.cpp (${weights} weights)` : `kvpack (${weights} weights)`, kv: k === 'llama.cpp' ? 'f16' : k, context: c, decodeTps: median(v), samples: v });
+    }
+  }
+  await llama?.dispose();
+  return rows;
+}
+
+/** llama.cpp (node-llama-cpp) with an f16 KV cache, flash attention, `threads` threads, filled by prefill. */
+async function llamaLong(path: string, contextSize: number, threads: number) {
+  const { getLlama } = await import('node-llama-cpp');
+  const lib = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
+  const model = await lib.loadModel({ modelPath: path });
+  const ctx = await model.createContext({ contextSize, threads, batchSize: 2048, flashAttention: true, experimentalKvCacheKeyType: 'F16' as never, experimentalKvCacheValueType: 'F16' as never });
+  const seq = ctx.getSequence();
+  let filled = 0;
+  return {
+    async fill(to: number): Promise<void> {
+      const n = to - filled;
+      const fill = Array.from({ length: n }, (_, i) => 300 + ((i * 7919 + to * 104729) % 31000));
+      for (let i = 0; i < fill.length; i += 2048) await seq.evaluateWithoutGeneratingNewTokens(toks(fill.slice(i, i + 2048)));
+      filled = to;
+    },
+    async decode(steps: number): Promise<number> {
+      const t0 = performance.now();
+      let got = 0;
+      for await (const _ of seq.evaluate(toks([5]), { temperature: 0 })) {
+        if (++got >= steps) break;
+      }
+      filled += got + 1;
+      return got / ((performance.now() - t0) / 1000);
+    },
+    async dispose(): Promise<void> {
+      await ctx.dispose();
+      await model.dispose();
+      await lib.dispose();
+    },
+  };
+}

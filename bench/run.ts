@@ -1,6 +1,7 @@
 // Runs every benchmark, prints tables and optionally writes JSON (--json PATH).
 // Default: head dim 128, contexts 1K-64K (a few minutes). --full: head dims 64/128/256, contexts to 256K.
-// --formats a,b,c picks pairings (default f32,f16,q8_0,q4_0,q2k).
+// --formats a,b,c picks pairings (default f32,f16,q8_0,q4_0,q2k and the integer-attention variants q8_0:int8:w16,
+// q4_0:int8:w16, q2k:w16: suffixes :int8/:int16 = qPrecision, :w16 = vPrecision 'int16').
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchAttention, benchEncode, measureBandwidth, probeThreshold } from './attention.js';
@@ -10,7 +11,7 @@ import { getThreads, poolFailure } from '../src/kernels/pool.js';
 import { benchEngine, printEngine } from './engine.js';
 
 const full = flag('--full');
-const names = (option('--formats') ?? 'f32,f16,q8_0,q4_0,q2k').split(',');
+const names = (option('--formats') ?? 'f32,f16,q8_0,q4_0,q2k,q8_0:int8:w16,q4_0:int8:w16,q2k:w16').split(',');
 const headDims = (option('--dims') ?? (full ? '64,128,256' : '128')).split(',').map(Number);
 const all = getThreads();
 const threadCounts = all > 1 ? [1, all] : [1];

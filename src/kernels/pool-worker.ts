@@ -3,6 +3,7 @@
 // left; kernel calls: run the one in this worker's slot. Report each through the DONE word.
 import { workerData } from 'node:worker_threads';
 import { runUnit, scratchAt, type AttendJob } from './attend-unit.js';
+import { unpackJob } from './job-pack.js';
 import { CALL_SLOT, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, KIND, QUIT, READY, takeUnit } from './pool-control.js';
 
 interface Init {
@@ -12,7 +13,9 @@ interface Init {
   memory: WebAssembly.Memory;
   module: WebAssembly.Module;
   ctl: Int32Array;
+  /** The job's strings (JSON) and its numbers (job-pack.ts). */
   jobBytes: Uint8Array;
+  jobNums: Float64Array;
   scratch: number;
   spinMs: number;
 }
@@ -59,9 +62,9 @@ for (;;) {
   }
   let job: AttendJob;
   try {
-    job = JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as AttendJob;
+    job = unpackJob(init.jobNums, JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as string[]);
   } catch {
-    continue; // bytes rewritten by a newer job while we read them: its units are tagged with a newer generation
+    continue; // rewritten by a newer job while we read it: that job's units carry a newer generation tag
   }
   for (;;) {
     const u = takeUnit(ctl, gen, job.units);

@@ -6,14 +6,17 @@
 import { KvpackError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type AttendJob, type UnitScratch } from './attend-unit.js';
+import { packJob, packedLength } from './job-pack.js';
 import { CALL_SLOT, CTL_WORDS, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, armTickets, takeUnit } from './pool-control.js';
 
 type WorkerThreads = typeof import('node:worker_threads');
 const wt: WorkerThreads | null = typeof process !== 'undefined' && process.versions?.node ? await import('node:worker_threads').catch(() => null) : null;
 const cores: number = typeof process !== 'undefined' && process.versions?.node ? (await import('node:os')).availableParallelism() : 1;
 
-/** Bytes for the JSON of an attention job. */
-const JOB_BYTES = 1 << 16;
+/** Bytes for the JSON of an attention job's few strings (formats, kernel names). */
+const JOB_BYTES = 1 << 14;
+/** Segments a pooled job may have (packed as numbers: 1 MiB); bigger jobs run on the calling thread. */
+const JOB_SEGS = Math.floor((1 << 17) / packedLength(1));
 
 /**
  * Busy-wait before Atomics.wait: a wake-up after wait costs ~40 us (KERNELS.md), a spin a few us. Long enough
@@ -37,6 +40,7 @@ interface Pool {
   readonly workers: number;
   readonly ctl: Int32Array;
   readonly jobBytes: Uint8Array;
+  readonly jobNums: Float64Array;
   readonly calls: Float64Array;
   /** Export name -> index in the module's export list (the order every worker sees too). */
   readonly exportIndex: ReadonlyMap<string, number>;
@@ -75,13 +79,14 @@ function ensurePool(k: WasmKernels, want: number): Pool | null {
   try {
     const ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
     const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
+    const jobNums = new Float64Array(new SharedArrayBuffer(packedLength(JOB_SEGS) * 8));
     const calls = new Float64Array(new SharedArrayBuffer(want * CALL_SLOT * 8));
     const handles = [];
     for (let i = 0; i < want; i++) {
       // Scratch taken from the arena now, so later jobs never grow memory on behalf of a worker.
       const scratch = k.arena.alloc(THREAD_SCRATCH_BYTES);
       const w = new wt.Worker(new URL('./pool-worker.js', import.meta.url), {
-        workerData: { id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, calls, scratch, spinMs: SPIN_MS },
+        workerData: { id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, jobNums, calls, scratch, spinMs: SPIN_MS },
       });
       w.unref();
       handles.push(w);
@@ -90,7 +95,7 @@ function ensurePool(k: WasmKernels, want: number): Pool | null {
     while (Atomics.load(ctl, READY) < want && Date.now() - t0 < START_TIMEOUT_MS) Atomics.wait(ctl, READY, Atomics.load(ctl, READY), 50);
     if (Atomics.load(ctl, READY) < want) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
     const exportIndex = new Map(WebAssembly.Module.exports(k.module).map((e, i) => [e.name, i]));
-    pool = { workers: want, ctl, jobBytes, calls, exportIndex, handles };
+    pool = { workers: want, ctl, jobBytes, jobNums, calls, exportIndex, handles };
     return pool;
   } catch (e) {
     poolFailed = (e as Error).message;
@@ -122,8 +127,8 @@ export function runJob(k: WasmKernels, job: AttendJob, mainScratch: UnitScratch,
     for (let u = 0; u < job.units; u++) runUnit(k.exports, k.arena.memory, job, u, mainScratch);
     return;
   }
-  const text = new TextEncoder().encode(JSON.stringify(job));
-  if (text.length > JOB_BYTES || job.units > MAX_UNITS) {
+  const text = job.segs.length <= JOB_SEGS ? new TextEncoder().encode(JSON.stringify(packJob(job, p.jobNums))) : null;
+  if (!text || text.length > JOB_BYTES || job.units > MAX_UNITS) {
     for (let u = 0; u < job.units; u++) runUnit(k.exports, k.arena.memory, job, u, mainScratch);
     return;
   }

@@ -10,6 +10,10 @@ export function f32_encode(src: usize, srcStride: i32, T: i32, D: i32, dst: usiz
   for (let t = 0; t < T; t++) memory.copy(dst + <usize>t * rb, src + ((<usize>t * srcStride) << 2), rb);
 }
 
+export function f32_decode(src: usize, T: i32, D: i32, dst: usize): void {
+  memory.copy(dst, src, (<usize>T * D) << 2);
+}
+
 export function f32_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void {
   dotRows(q, G, D, k, T, <usize>D << 2, out, outStride);
 }

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hasKernel, lookupKernel, registerKernel } from './registry.js';
+import { OPS, hasKernel, lookupKernel, registerKernel } from './registry.js';
 import { KvpackError, UnknownFormatError } from '../errors.js';
 import { wasmKernels } from './wasm.js';
 import { encodeRows } from './encode.js';
-import { getFormat } from '../formats/registry.js';
+import { formats, getFormat } from '../formats/registry.js';
 import { rowBytes } from '../formats/format.js';
 import { Prng } from '../numeric/prng.js';
 
@@ -14,11 +14,12 @@ test('registry: a second registration of the same key throws', () => {
   assert.throws(() => registerKernel('f32', 'decode', 'ref', fn), (e: unknown) => e instanceof KvpackError && e.code === 'DUPLICATE_KERNEL');
 });
 
-test('registry: a missing wasm kernel falls back to ref; unknown formats throw', () => {
-  // f32 has no wasm decoder (its bytes are already f32): the lookup serves the reference and says so.
-  assert.equal(hasKernel('f32', 'decode', 'wasm'), false);
-  assert.equal(lookupKernel('f32', 'decode', 'wasm').impl, 'ref');
+test('registry: every format and op has a wasm kernel when the module loads; ref stays reachable; unknown formats throw', (t) => {
   assert.throws(() => lookupKernel('no_such_format', 'scores'), UnknownFormatError);
+  for (const id of formats.keys()) for (const op of OPS) assert.equal(lookupKernel(id, op, 'ref').impl, 'ref', `${id}:${op}:ref`);
+  if (!wasmKernels()) return t.skip('wasm kernels unavailable in this build (every lookup is then ref)');
+  const missing = [...formats.keys()].flatMap((id) => OPS.filter((op) => !hasKernel(id, op, 'wasm')).map((op) => `${id}:${op}`));
+  assert.deepEqual(missing, [], 'formats whose ops would fall back to the reference');
 });
 
 test('registry: q4_0 is served by wasm when the module loads', (t) => {

@@ -84,7 +84,7 @@ function runCommand(o: RunOpts): void {
   const bytes = cache.nbytes();
   if (o.json) {
     console.log(JSON.stringify({
-      model: o.model, arch: model.hp.arch, policy, promptTokens: r.prompt, tokens: r.tokens, text: r.text, stopReason: r.stopReason,
+      model: o.model, arch: model.hp.arch, policy, attention: { q: attention.q ?? 'f32', v: attention.v ?? 'f32' }, promptTokens: r.prompt, tokens: r.tokens, text: r.text, stopReason: r.stopReason,
       prefill: { tokens: r.prompt.length, ms: r.prefillMs, tokensPerSecond: r.prefillTps },
       decode: { tokens: r.tokens.length, ms: r.decodeMs, tokensPerSecond: r.decodeTps },
       cacheBytes: bytes,
@@ -94,7 +94,7 @@ function runCommand(o: RunOpts): void {
     console.error(
       `prefill ${r.prompt.length} tokens ${r.prefillMs.toFixed(1)} ms (${r.prefillTps.toFixed(1)} tok/s); ` +
         `decode ${r.tokens.length} tokens ${r.decodeMs.toFixed(1)} ms (${r.decodeTps.toFixed(1)} tok/s); ` +
-        `KV cache ${bytes.total} B (${policy.k}/${policy.v}); stop: ${r.stopReason}`,
+        `KV cache ${bytes.total} B (${policy.k}/${policy.v}${attention.q || attention.v ? `; attention q ${attention.q ?? 'f32'} v ${attention.v ?? 'f32'}` : ''}); stop: ${r.stopReason}`,
     );
   }
   cache.dispose();

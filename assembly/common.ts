@@ -1,5 +1,6 @@
 // Shared kernels over f32 data: G-head dots and weighted sums, a stable softmax, fp16 bit conversions.
 // Pointer-only (absolute byte addresses into the imported memory); no globals, no static data.
+import { expN, expReduced } from './ops_math';
 
 /** 2^112: turns fp16 bits shifted into f32 position back into the fp16 value (normals and subnormals). */
 const HALF_RESCALE: f32 = reinterpret<f32>(0x77800000);
@@ -217,21 +218,12 @@ export function axpyRows(w: usize, wStride: i32, G: i32, D: i32, rows: usize, T:
   }
 }
 
-/** e^x for x <= 0 (x clamped at -87, where e^x is below f32's normal range): Cephes polynomial, ~1 ulp. */
+/** e^x for x <= 0 (x clamped at -87, where e^x is below f32's normal range): one 2^n scale suffices, ~1 ulp. */
 @inline function exp4(x: v128): v128 {
   x = f32x4.max(x, f32x4.splat(-87.0));
-  const n = f32x4.nearest(f32x4.mul(x, f32x4.splat(1.44269504088896341)));
-  let r = f32x4.sub(x, f32x4.mul(n, f32x4.splat(0.693359375)));
-  r = f32x4.sub(r, f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
-  let p = f32x4.splat(1.9875691500e-4);
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.3981999507e-3));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(8.3334519073e-3));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(4.1665795894e-2));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
-  const y = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, r), r), r), f32x4.splat(1.0));
+  const n = expN(x);
   const pow2n = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23);
-  return f32x4.mul(y, pow2n);
+  return f32x4.mul(expReduced(x, n), pow2n);
 }
 
 /**

@@ -9,15 +9,13 @@ const LN2_LO: f32 = -2.12194440e-4;
 const EXP_LO: f32 = -104.0;
 const EXP_HI: f32 = 89.0;
 
-/**
- * e^x per lane: Cephes expf (degree-5 polynomial on r = x - n ln2, |r| <= ln2/2), then 2^n applied as two
- * halves so n in [-150, 129] never leaves the normal exponents: results underflow to 0 / overflow to Inf
- * like Math.exp rounded to f32, NaN stays NaN. Measured max relative error 8.3e-8 (0.7 x 2^-23) where e^x
- * is a normal f32.
- */
-@inline export function exp4(x: v128): v128 {
-  x = f32x4.min(f32x4.max(x, f32x4.splat(EXP_LO)), f32x4.splat(EXP_HI));
-  const n = f32x4.nearest(f32x4.mul(x, f32x4.splat(LOG2E)));
+/** n = nearest(x / ln 2), the power of two split off e^x. */
+@inline export function expN(x: v128): v128 {
+  return f32x4.nearest(f32x4.mul(x, f32x4.splat(LOG2E)));
+}
+
+/** e^r for r = x - n ln 2 (|r| <= ln2/2): Cephes expf's degree-5 polynomial; the caller applies 2^n. */
+@inline export function expReduced(x: v128, n: v128): v128 {
   let r = f32x4.sub(x, f32x4.mul(n, f32x4.splat(LN2_HI)));
   r = f32x4.sub(r, f32x4.mul(n, f32x4.splat(LN2_LO)));
   let p = f32x4.splat(1.9875691500e-4);
@@ -26,7 +24,19 @@ const EXP_HI: f32 = 89.0;
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(4.1665795894e-2));
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
-  const y = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, r), r), r), f32x4.splat(1.0));
+  return f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, r), r), r), f32x4.splat(1.0));
+}
+
+/**
+ * e^x per lane: Cephes expf (degree-5 polynomial on r = x - n ln2, |r| <= ln2/2), then 2^n applied as two
+ * halves so n in [-150, 129] never leaves the normal exponents: results underflow to 0 / overflow to Inf
+ * like Math.exp rounded to f32, NaN stays NaN. Measured max relative error 8.3e-8 (0.7 x 2^-23) where e^x
+ * is a normal f32.
+ */
+@inline export function exp4(x: v128): v128 {
+  x = f32x4.min(f32x4.max(x, f32x4.splat(EXP_LO)), f32x4.splat(EXP_HI));
+  const n = expN(x);
+  const y = expReduced(x, n);
   const ni = i32x4.trunc_sat_f32x4_s(n);
   const n1 = i32x4.shr_s(ni, 1);
   const n2 = i32x4.sub(ni, n1);

@@ -1,0 +1,119 @@
+// Score kernels shared by ggml's q4_0 and q8_0 K blocks (f16 d, then 16 packed nibbles or 32 int8 levels):
+// R (1..4) query rows per pass against each K row, the block unpacked once for all of them. FMT and R are
+// constants after inlining, so binaryen folds every `if (FMT == ...)` / `if (R > ...)` away.
+import { dot4, halfToFloat, hsum4, idot4, storeRows } from './common';
+
+export const FMT_Q4: i32 = 0;
+export const FMT_Q8: i32 = 1;
+
+@inline function blockBytes(FMT: i32): usize {
+  return FMT == FMT_Q4 ? 18 : 34;
+}
+
+/** Values 4i..4i+3 (i < 4) of 16 signed byte levels v, times d, as f32. */
+@inline function widenBytes(v: v128, d: v128, i: i32): v128 {
+  const w = i < 2 ? i16x8.extend_low_i8x16_s(v) : i16x8.extend_high_i8x16_s(v);
+  return f32x4.mul(f32x4.convert_i32x4_s((i & 1) == 0 ? i32x4.extend_low_i16x8_s(w) : i32x4.extend_high_i16x8_s(w)), d);
+}
+
+/** Half h (values 16h..16h+15) of the block at p as signed levels: q4_0 nibbles minus 8, q8_0 bytes. */
+@inline function halfLevels(FMT: i32, p: usize, h: i32): v128 {
+  if (FMT == FMT_Q4) {
+    const qs = v128.load(p + 2);
+    return i8x16.sub(h == 0 ? v128.and(qs, i8x16.splat(0x0f)) : i8x16.shr_u(qs, 4), i8x16.splat(8));
+  }
+  return v128.load(p + 2 + (<usize>h << 4));
+}
+
+/** Float32 scores of R rows of q (f32, qRow bytes apart) against K row kr (nb blocks), stored at o + r*os. */
+@inline function rowsF32(FMT: i32, R: i32, q0: usize, qRow: usize, kr: usize, nb: i32, o: usize, os: usize): void {
+  let a0 = f32x4.splat(0);
+  let a1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0);
+  let a3 = f32x4.splat(0);
+  for (let ib = 0; ib < nb; ib++) {
+    const p = kr + <usize>ib * blockBytes(FMT);
+    const d = f32x4.splat(halfToFloat(load<u16>(p)));
+    // Half a block (16 values) at a time: 4 values + R accumulators stay in registers.
+    for (let h = 0; h < 2; h++) {
+      const v = halfLevels(FMT, p, h);
+      const x0 = widenBytes(v, d, 0);
+      const x1 = widenBytes(v, d, 1);
+      const x2 = widenBytes(v, d, 2);
+      const x3 = widenBytes(v, d, 3);
+      const qb = q0 + (<usize>ib << 7) + (<usize>h << 6);
+      a0 = f32x4.add(a0, dot4(qb, x0, x1, x2, x3));
+      if (R > 1) a1 = f32x4.add(a1, dot4(qb + qRow, x0, x1, x2, x3));
+      if (R > 2) a2 = f32x4.add(a2, dot4(qb + 2 * qRow, x0, x1, x2, x3));
+      if (R > 3) a3 = f32x4.add(a3, dot4(qb + 3 * qRow, x0, x1, x2, x3));
+    }
+  }
+  storeRows(R, hsum4(a0, a1, a2, a3), o, os);
+}
+
+/** Integer-q scores of R rows (qi i16, qd per-block scales): exact integer dots per block, one multiply by d_k * d_q. */
+@inline function rowsInt(FMT: i32, R: i32, q0: usize, d0: usize, qRow: usize, dRow: usize, kr: usize, nb: i32, o: usize, os: usize): void {
+  let a0 = f32x4.splat(0);
+  let a1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0);
+  let a3 = f32x4.splat(0);
+  for (let ib = 0; ib < nb; ib++) {
+    const p = kr + <usize>ib * blockBytes(FMT);
+    const dk = f32x4.splat(halfToFloat(load<u16>(p)));
+    const lo = halfLevels(FMT, p, 0);
+    const hi = halfLevels(FMT, p, 1);
+    const v0 = i16x8.extend_low_i8x16_s(lo);
+    const v1 = i16x8.extend_high_i8x16_s(lo);
+    const v2 = i16x8.extend_low_i8x16_s(hi);
+    const v3 = i16x8.extend_high_i8x16_s(hi);
+    const qb = q0 + (<usize>ib << 6);
+    const db = d0 + (<usize>ib << 2);
+    a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db))));
+    if (R > 1) a1 = f32x4.add(a1, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + dRow))));
+    if (R > 2) a2 = f32x4.add(a2, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 2 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 2 * dRow))));
+    if (R > 3) a3 = f32x4.add(a3, f32x4.mul(f32x4.convert_i32x4_s(idot4(qb + 3 * qRow, v0, v1, v2, v3)), f32x4.mul(dk, v128.load32_splat(db + 3 * dRow))));
+  }
+  storeRows(R, hsum4(a0, a1, a2, a3), o, os);
+}
+
+/** Float32 scores for G query heads: four rows per pass and the 1-3 left over in one more. */
+@inline export function scoresF32(FMT: i32, q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32): void {
+  const nb = D >> 5;
+  const rb = <usize>nb * blockBytes(FMT);
+  const qRow = <usize>D << 2;
+  const os = <usize>outStride << 2;
+  const G4 = G & ~3;
+  const rest = G - G4;
+  for (let t = 0; t < T; t++) {
+    const kr = k + <usize>t * rb;
+    const o = out + (<usize>t << 2);
+    for (let g = 0; g < G4; g += 4) rowsF32(FMT, 4, q + <usize>g * qRow, qRow, kr, nb, o + <usize>g * os, os);
+    const qg = q + <usize>G4 * qRow;
+    const og = o + <usize>G4 * os;
+    if (rest == 3) rowsF32(FMT, 3, qg, qRow, kr, nb, og, os);
+    else if (rest == 2) rowsF32(FMT, 2, qg, qRow, kr, nb, og, os);
+    else if (rest == 1) rowsF32(FMT, 1, qg, qRow, kr, nb, og, os);
+  }
+}
+
+/** Integer-q scores for G query heads (qi [G, D] i16, qd [G, D/32] f32, see quantizeRows). */
+@inline export function scoresInt(FMT: i32, qi: usize, qd: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32): void {
+  const nb = D >> 5;
+  const rb = <usize>nb * blockBytes(FMT);
+  const qRow = <usize>D << 1;
+  const dRow = <usize>nb << 2;
+  const os = <usize>outStride << 2;
+  const G4 = G & ~3;
+  const rest = G - G4;
+  for (let t = 0; t < T; t++) {
+    const kr = k + <usize>t * rb;
+    const o = out + (<usize>t << 2);
+    for (let g = 0; g < G4; g += 4) rowsInt(FMT, 4, qi + <usize>g * qRow, qd + <usize>g * dRow, qRow, dRow, kr, nb, o + <usize>g * os, os);
+    const qg = qi + <usize>G4 * qRow;
+    const dg = qd + <usize>G4 * dRow;
+    const og = o + <usize>G4 * os;
+    if (rest == 3) rowsInt(FMT, 3, qg, dg, qRow, dRow, kr, nb, og, os);
+    else if (rest == 2) rowsInt(FMT, 2, qg, dg, qRow, dRow, kr, nb, og, os);
+    else if (rest == 1) rowsInt(FMT, 1, qg, dg, qRow, dRow, kr, nb, og, os);
+  }
+}

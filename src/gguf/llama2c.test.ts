@@ -11,12 +11,13 @@ import { convertLlama2c } from './convert.js';
 import { llama2cFileBytes, llama2cFrom, loadLlama2c, readLlama2cConfig } from './llama2c.js';
 import type { LoadedModel } from './model.js';
 import { readGguf } from './reader.js';
-import { memorySource, type ByteSource } from './source.js';
+import { memorySource } from './source.js';
 import { GGML } from './types.js';
 import { schemePolicy } from '../cache/schemes.js';
 import { wasmFailure } from '../kernels/wasm.js';
 import { modelFromLoaded } from '../model/model.js';
 import { Prng } from '../numeric/prng.js';
+import { spy } from '../../test/fixtures/spy-source.js';
 
 function repoRoot(): URL {
   for (let u = new URL('./', import.meta.url); ; u = new URL('../', u)) {
@@ -113,32 +114,6 @@ test('malformed checkpoints are FileFormatErrors naming the problem', () => {
   new DataView(sep.buffer).setInt32(20, 10, true);
   bad(sep, /fits a separate classifier/);
 });
-
-interface Spy extends ByteSource {
-  /** [offset, length] of every `read` (each allocates `length` bytes when file-backed). */
-  reads: [number, number][];
-  /** [offset, length, into shared memory] of every `readInto`. */
-  intos: [number, number, boolean][];
-}
-
-function spy(bytes: Uint8Array): Spy {
-  const inner = memorySource(bytes);
-  const s: Spy = {
-    size: inner.size,
-    name: 'spy',
-    reads: [],
-    intos: [],
-    read: (o, n) => {
-      s.reads.push([o, n]);
-      return inner.read(o, n);
-    },
-    readInto: (o, dst) => {
-      s.intos.push([o, dst.length, dst.buffer instanceof SharedArrayBuffer]);
-      inner.readInto!(o, dst);
-    },
-  };
-  return s;
-}
 
 const skipWasm = wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false;
 

@@ -5,38 +5,12 @@ import assert from 'node:assert/strict';
 import { HEADER_CHUNK_BYTES } from '../gguf/limits.js';
 import { modelFromGguf, type LoadedModel } from '../gguf/model.js';
 import { parseGguf, readGgufFrom } from '../gguf/reader.js';
-import { memorySource, type ByteSource } from '../gguf/source.js';
 import { tinyLlama } from '../gguf/tiny.js';
 import { encodeGguf } from '../gguf/writer.js';
 import { schemePolicy } from '../cache/schemes.js';
 import { wasmFailure } from '../kernels/wasm.js';
 import { modelFromLoaded } from './model.js';
-
-interface Spy extends ByteSource {
-  /** [offset, length] of every `read` (each one allocates `length` bytes when file-backed). */
-  reads: [number, number][];
-  /** [offset, length, into shared memory] of every `readInto`. */
-  intos: [number, number, boolean][];
-}
-
-function spy(bytes: Uint8Array): Spy {
-  const inner = memorySource(bytes);
-  const s: Spy = {
-    size: inner.size,
-    name: 'spy',
-    reads: [],
-    intos: [],
-    read: (o, n) => {
-      s.reads.push([o, n]);
-      return inner.read(o, n);
-    },
-    readInto: (o, dst) => {
-      s.intos.push([o, dst.length, dst.buffer instanceof SharedArrayBuffer]);
-      inner.readInto!(o, dst);
-    },
-  };
-  return s;
-}
+import { spy } from '../../test/fixtures/spy-source.js';
 
 const overlaps = (a0: number, a1: number, b0: number, b1: number) => a0 < b1 && b0 < a1;
 

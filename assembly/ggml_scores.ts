@@ -16,12 +16,14 @@ export const FMT_Q8: i32 = 1;
   return f32x4.mul(f32x4.convert_i32x4_s((i & 1) == 0 ? i32x4.extend_low_i16x8_s(w) : i32x4.extend_high_i16x8_s(w)), d);
 }
 
+/** q4_0: the block's 16 packed bytes, loaded once for both halves (q8_0 loads each half itself). */
+@inline function packedBytes(FMT: i32, p: usize): v128 {
+  return FMT == FMT_Q4 ? v128.load(p + 2) : i32x4.splat(0);
+}
+
 /** Half h (values 16h..16h+15) of the block at p as signed levels: q4_0 nibbles minus 8, q8_0 bytes. */
-@inline function halfLevels(FMT: i32, p: usize, h: i32): v128 {
-  if (FMT == FMT_Q4) {
-    const qs = v128.load(p + 2);
-    return i8x16.sub(h == 0 ? v128.and(qs, i8x16.splat(0x0f)) : i8x16.shr_u(qs, 4), i8x16.splat(8));
-  }
+@inline function halfLevels(FMT: i32, p: usize, qs: v128, h: i32): v128 {
+  if (FMT == FMT_Q4) return i8x16.sub(h == 0 ? v128.and(qs, i8x16.splat(0x0f)) : i8x16.shr_u(qs, 4), i8x16.splat(8));
   return v128.load(p + 2 + (<usize>h << 4));
 }
 
@@ -34,9 +36,10 @@ export const FMT_Q8: i32 = 1;
   for (let ib = 0; ib < nb; ib++) {
     const p = kr + <usize>ib * blockBytes(FMT);
     const d = f32x4.splat(halfToFloat(load<u16>(p)));
+    const qs = packedBytes(FMT, p);
     // Half a block (16 values) at a time: 4 values + R accumulators stay in registers.
     for (let h = 0; h < 2; h++) {
-      const v = halfLevels(FMT, p, h);
+      const v = halfLevels(FMT, p, qs, h);
       const x0 = widenBytes(v, d, 0);
       const x1 = widenBytes(v, d, 1);
       const x2 = widenBytes(v, d, 2);
@@ -60,8 +63,9 @@ export const FMT_Q8: i32 = 1;
   for (let ib = 0; ib < nb; ib++) {
     const p = kr + <usize>ib * blockBytes(FMT);
     const dk = f32x4.splat(halfToFloat(load<u16>(p)));
-    const lo = halfLevels(FMT, p, 0);
-    const hi = halfLevels(FMT, p, 1);
+    const qs = packedBytes(FMT, p);
+    const lo = halfLevels(FMT, p, qs, 0);
+    const hi = halfLevels(FMT, p, qs, 1);
     const v0 = i16x8.extend_low_i8x16_s(lo);
     const v1 = i16x8.extend_high_i8x16_s(lo);
     const v2 = i16x8.extend_low_i8x16_s(hi);

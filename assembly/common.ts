@@ -302,11 +302,18 @@ export function softmaxChunk(s: usize, R: i32, stride: i32, lohi: usize, m: usiz
     const m4 = f32x4.splat(max);
     let sum2 = f64x2.splat(0);
     t = lo;
-    for (; t + 4 <= hi; t += 4) {
-      const p = row + (<usize>t << 2);
-      const e = exp4(f32x4.sub(v128.load(p), m4));
-      v128.store(p, e);
-      sum2 = f64x2.add(sum2, f64x2.add(f64x2.promote_low_f32x4(e), f64x2.promote_low_f32x4(f32x4.shuffle(e, e, 2, 3, 0, 1))));
+    // 64 values (each <= 1) summed in f32 lanes, then the partial added in f64: the f32 partial is off by at
+    // most 16 * 2^-24 relative, the running sum stays f64 over any length.
+    while (t + 4 <= hi) {
+      let part = f32x4.splat(0);
+      const end = min(hi, t + 64);
+      for (; t + 4 <= end; t += 4) {
+        const p = row + (<usize>t << 2);
+        const e = exp4(f32x4.sub(v128.load(p), m4));
+        v128.store(p, e);
+        part = f32x4.add(part, e);
+      }
+      sum2 = f64x2.add(sum2, f64x2.add(f64x2.promote_low_f32x4(part), f64x2.promote_low_f32x4(f32x4.shuffle(part, part, 2, 3, 0, 1))));
     }
     sum += f64x2.extract_lane(sum2, 0) + f64x2.extract_lane(sum2, 1);
     for (; t < hi; t++) {

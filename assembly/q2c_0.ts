@@ -101,11 +101,54 @@ export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: 
 }
 
 /**
- * Tokens [a, e) of one group for R (1..4, a constant after inlining) rows of folded q' at q0: four tokens
- * (one code byte per channel) at a time, one level-table load feeding every row.
+ * Tokens [a, e) of one group for R (1..4, a constant after inlining) rows of folded q' at q0: eight tokens
+ * (two code bytes per channel) at a time, so each q' splat feeds two level vectors; a last lone column of
+ * four tokens takes the narrow body.
  */
 @inline function groupRows(R: i32, q0: usize, rowB: usize, grp: usize, a: i32, e: i32, o0: usize, os: usize, table: usize): void {
-  for (let j = a >> 2; j < ((e + 3) >> 2); j++) {
+  const jEnd = (e + 3) >> 2;
+  let j = a >> 2;
+  for (; j + 1 < jEnd; j += 2) {
+    let a0 = f32x4.splat(0);
+    let a1 = f32x4.splat(0);
+    let a2 = f32x4.splat(0);
+    let a3 = f32x4.splat(0);
+    let b0 = f32x4.splat(0);
+    let b1 = f32x4.splat(0);
+    let b2 = f32x4.splat(0);
+    let b3 = f32x4.splat(0);
+    let p = grp + 2 + <usize>j;
+    for (let c: usize = 0; c < rowB; c += 4) {
+      const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
+      const l1 = v128.load(table + (<usize>load<u8>(p, 1) << 4));
+      const x0 = v128.load32_splat(q0 + c);
+      a0 = f32x4.add(a0, f32x4.mul(x0, l0));
+      b0 = f32x4.add(b0, f32x4.mul(x0, l1));
+      if (R > 1) {
+        const x1 = v128.load32_splat(q0 + rowB + c);
+        a1 = f32x4.add(a1, f32x4.mul(x1, l0));
+        b1 = f32x4.add(b1, f32x4.mul(x1, l1));
+      }
+      if (R > 2) {
+        const x2 = v128.load32_splat(q0 + 2 * rowB + c);
+        a2 = f32x4.add(a2, f32x4.mul(x2, l0));
+        b2 = f32x4.add(b2, f32x4.mul(x2, l1));
+      }
+      if (R > 3) {
+        const x3 = v128.load32_splat(q0 + 3 * rowB + c);
+        a3 = f32x4.add(a3, f32x4.mul(x3, l0));
+        b3 = f32x4.add(b3, f32x4.mul(x3, l1));
+      }
+      p += BB;
+    }
+    const o = o0 + (<usize>j << 4);
+    storeTokens(o, a0, j, a, e);
+    storeTokens(o + 16, b0, j + 1, a, e);
+    if (R > 1) { storeTokens(o + os, a1, j, a, e); storeTokens(o + os + 16, b1, j + 1, a, e); }
+    if (R > 2) { storeTokens(o + 2 * os, a2, j, a, e); storeTokens(o + 2 * os + 16, b2, j + 1, a, e); }
+    if (R > 3) { storeTokens(o + 3 * os, a3, j, a, e); storeTokens(o + 3 * os + 16, b3, j + 1, a, e); }
+  }
+  if (j < jEnd) {
     let a0 = f32x4.splat(0);
     let a1 = f32x4.splat(0);
     let a2 = f32x4.splat(0);

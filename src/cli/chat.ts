@@ -9,9 +9,10 @@ import { generate, rewindForReuse, type GenerateResult } from '../model/generate
 import { loadModel, type Model } from '../model/model.js';
 import { Sampler, type SamplerOptions } from '../model/sampler.js';
 import type { Tokenizer } from '../model/tokenizer/index.js';
-import { intArg, numArg } from './args.js';
+import { intArg } from './args.js';
 import { addCacheFlags, attentionFromFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
 import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
+import { addSamplingFlags, samplerFromFlags, type SamplingFlags } from './sampling-flags.js';
 
 /** llama.cpp's default context when -c is not given (capped by the training context). */
 const DEFAULT_CTX = 4096;
@@ -142,16 +143,10 @@ export async function chatLoop(session: ChatSession, io: ChatIo): Promise<void> 
   rl.close();
 }
 
-interface ChatOpts extends CacheFlags, ThreadsFlag {
+interface ChatOpts extends CacheFlags, ThreadsFlag, SamplingFlags {
   model: string;
   nPredict: number;
   system?: string;
-  temp: number;
-  seed: number;
-  topK: number;
-  topP: number;
-  minP: number;
-  repeatPenalty: number;
   ctxSize?: number;
 }
 
@@ -161,14 +156,8 @@ export function register(program: Command): void {
     .description("chat with a GGUF model through its chat template (/reset, /exit); the KV cache carries over between turns")
     .requiredOption('-m, --model <path>', 'model file (.gguf with a tokenizer)')
     .option('-n, --n-predict <n>', 'most tokens per reply', intArg('-n', 1), 512)
-    .option('--system <text>', 'system prompt')
-    .option('--temp <t>', 'temperature (0 = greedy)', numArg('--temp', 0, 100), 0.8)
-    .option('-s, --seed <n>', 'sampling seed', intArg('--seed', 0, 2 ** 32 - 1), 0)
-    .option('--top-k <n>', 'top-k (0 = off)', intArg('--top-k', 0), 40)
-    .option('--top-p <p>', 'top-p (1 = off)', numArg('--top-p', 0, 1), 0.95)
-    .option('--min-p <p>', 'min-p (0 = off)', numArg('--min-p', 0, 1), 0.05)
-    .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1);
-  addThreadsFlag(addCacheFlags(cmd))
+    .option('--system <text>', 'system prompt');
+  addSamplingFlags(addThreadsFlag(addCacheFlags(cmd)))
     .option('-c, --ctx-size <n>', 'cache capacity in positions (default min(training context, 4096))', intArg('-c', 1))
     .action((o: ChatOpts) => chatCommand(o));
 }
@@ -184,7 +173,7 @@ async function chatCommand(o: ChatOpts): Promise<void> {
     const session = new ChatSession(model, cache, {
       system: o.system,
       maxTokens: o.nPredict,
-      sampler: { temperature: o.temp, topK: o.topK, topP: o.topP, minP: o.minP, repeatPenalty: o.repeatPenalty, seed: o.seed },
+      sampler: samplerFromFlags(o),
     });
     if (session.notice) console.error(`kvpack: ${session.notice}`);
     const interactive = !!process.stdin.isTTY && !!process.stdout.isTTY;

@@ -3,24 +3,19 @@ import type { Command } from 'commander';
 import { ArgumentError } from '../errors.js';
 import { loadModel } from '../model/model.js';
 import { generate, PREFILL_CHUNK } from '../model/generate.js';
-import { intArg, intListArg, numArg } from './args.js';
+import { intArg, intListArg } from './args.js';
 import { addCacheFlags, attentionFromFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
 import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
+import { addSamplingFlags, samplerFromFlags, type SamplingFlags } from './sampling-flags.js';
 
 /** llama.cpp's default context when -c is not given. */
 const DEFAULT_CTX = 4096;
 
-interface RunOpts extends CacheFlags, ThreadsFlag {
+interface RunOpts extends CacheFlags, ThreadsFlag, SamplingFlags {
   model: string;
   prompt?: string;
   tokens?: number[];
   nPredict: number;
-  temp: number;
-  seed: number;
-  topK: number;
-  topP: number;
-  minP: number;
-  repeatPenalty: number;
   ctxSize?: number;
   json?: boolean;
 }
@@ -32,14 +27,8 @@ export function register(program: Command): void {
     .requiredOption('-m, --model <path>', 'model file (.gguf or llama2.c .bin)')
     .option('-p, --prompt <text>', 'prompt text (needs a model with a tokenizer)')
     .option('--tokens <ids>', 'prompt as comma-separated token ids', intListArg('--tokens', 0))
-    .option('-n, --n-predict <n>', 'tokens to generate', intArg('-n', 0), 64)
-    .option('--temp <t>', 'temperature (0 = greedy)', numArg('--temp', 0, 100), 0.8)
-    .option('-s, --seed <n>', 'sampling seed', intArg('--seed', 0, 2 ** 32 - 1), 0)
-    .option('--top-k <n>', 'top-k (0 = off)', intArg('--top-k', 0), 40)
-    .option('--top-p <p>', 'top-p (1 = off)', numArg('--top-p', 0, 1), 0.95)
-    .option('--min-p <p>', 'min-p (0 = off)', numArg('--min-p', 0, 1), 0.05)
-    .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1);
-  addThreadsFlag(addCacheFlags(cmd))
+    .option('-n, --n-predict <n>', 'tokens to generate', intArg('-n', 0), 64);
+  addSamplingFlags(addThreadsFlag(addCacheFlags(cmd)))
     .option('-c, --ctx-size <n>', 'cache capacity in positions (default min(training context, 4096), at least prompt + n)', intArg('-c', 1))
     .option('--json', 'print ids, text, tokens/s and cache bytes as JSON')
     .action((o: RunOpts) => runCommand(o));
@@ -74,7 +63,7 @@ function runCommand(o: RunOpts): void {
   const streamOut = !o.json;
   const r = generate(model, cache, prompt, {
     maxTokens: o.nPredict,
-    sampler: { temperature: o.temp, topK: o.topK, topP: o.topP, minP: o.minP, repeatPenalty: o.repeatPenalty, seed: o.seed },
+    sampler: samplerFromFlags(o),
     onPrefill: progress,
     onToken: (id, text) => {
       if (!streamOut) return;

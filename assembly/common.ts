@@ -5,11 +5,14 @@ import { expN, expReduced } from './ops_math';
 /** 2^112: turns fp16 bits shifted into f32 position back into the fp16 value (normals and subnormals). */
 const HALF_RESCALE: f32 = reinterpret<f32>(0x77800000);
 
-/** fp16 bits -> f32, exact (Inf/NaN kept). Used for block scales. */
+/**
+ * fp16 bits -> f32, exact (Inf/NaN kept). Used for block scales. Branch-free: V8 compiles a float select to a
+ * branch, and q4_0's scale sign is random, so a sign select mispredicted on every other block.
+ */
 @inline export function halfToFloat(h: u32): f32 {
-  let f = reinterpret<f32>((h & 0x7fff) << 13) * HALF_RESCALE;
-  if ((h & 0x7c00) == 0x7c00) f = reinterpret<f32>(0x7f800000 | ((h & 0x3ff) << 13));
-  return (h & 0x8000) != 0 ? -f : f;
+  const mag = reinterpret<u32>(reinterpret<f32>((h & 0x7fff) << 13) * HALF_RESCALE);
+  const bits = select<u32>(0x7f800000 | ((h & 0x3ff) << 13), mag, (h & 0x7c00) == 0x7c00);
+  return reinterpret<f32>(bits | ((h & 0x8000) << 16));
 }
 
 /** Four fp16 values (u16 bits widened to i32 lanes) -> f32x4. Inf/NaN become large finite values. */

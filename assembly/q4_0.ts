@@ -1,7 +1,7 @@
 // q4_0 (ggml block_q4_0: f16 d + 16 bytes; byte j = element j | element j+16 << 4).
 // Encode is float32 math, bit-exact to quantize_row_q4_0_ref.
 import { axpyRows, floatToHalf, halfToFloat } from './common';
-import { FMT_Q4, scoresF32, scoresInt } from './ggml_scores';
+import { FMT_Q4, scoresInt } from './ggml_scores';
 import { tileTokens } from './tile';
 
 const QK = 32;
@@ -82,11 +82,6 @@ export function q4_0_encode(src: usize, srcStride: i32, T: i32, D: i32, dst: usi
 
 export function q4_0_decode(src: usize, T: i32, D: i32, dst: usize): void {
   decodeBlocks(src, T * (D / QK), dst);
-}
-
-/** Fused scores: each K block is unpacked once for up to four query heads (assembly/ggml_scores.ts). */
-export function q4_0_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void {
-  scoresF32(FMT_Q4, q, G, D, k, T, out, outStride);
 }
 
 /** Integer-q scores (an explicit accuracy choice, see quantizeRows): qi [G, D] i16, qd [G, D/32] f32 scales. */

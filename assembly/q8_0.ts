@@ -1,6 +1,6 @@
 // q8_0 (ggml block_q8_0: f16 d + 32 x int8). Encode is float32 math, bit-exact to quantize_row_q8_0_ref.
 import { axpyRows, floatToHalf, halfToFloat } from './common';
-import { FMT_Q8, scoresF32, scoresInt } from './ggml_scores';
+import { FMT_Q8, scoresF32Q8, scoresInt } from './ggml_scores';
 import { tileTokens } from './tile';
 
 const QK = 32;
@@ -62,7 +62,7 @@ export function q8_0_decode(src: usize, T: i32, D: i32, dst: usize): void {
 
 /** Fused scores: each K block is unpacked once for up to four query heads (assembly/ggml_scores.ts). */
 export function q8_0_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void {
-  scoresF32(FMT_Q8, q, G, D, k, T, out, outStride);
+  scoresF32Q8(q, G, D, k, T, out, outStride);
 }
 
 /** Integer-q scores (an explicit accuracy choice, see quantizeRows): qi [G, D] i16, qd [G, D/32] f32 scales. */

@@ -11,7 +11,7 @@ import { hasKernel } from '../src/kernels/registry.js';
 import { sharedArena } from '../src/kernels/arena.js';
 import { wasmKernels } from '../src/kernels/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
-import { timeMedian } from './harness.js';
+import { median, timeMedian } from './harness.js';
 
 const KV_HEADS = 8;
 const HEADS = 32;
@@ -105,48 +105,64 @@ export function measureBandwidth(): number {
   return bytes / s / 1e9;
 }
 
-/** Per (D, L): every pairing at every thread count; f32 at the same thread count is each row's baseline. */
-export function benchAttention(names: readonly string[], headDims: readonly number[], contexts: readonly number[], threadCounts: readonly number[], bandwidth: number, log: (s: string) => void): AttentionRow[] {
+/**
+ * Per (D, L): every pairing at every thread count; f32 at the same thread count is each row's baseline.
+ * With rounds > 1 the pairings are timed in alternating rounds and each row reports the median round: this
+ * machine's second vCPU drifts by up to 1.5x over minutes, which would otherwise favour whichever ran first.
+ */
+export function benchAttention(names: readonly string[], headDims: readonly number[], contexts: readonly number[], threadCounts: readonly number[], bandwidth: number, log: (s: string) => void, rounds = 1): AttentionRow[] {
   const rows: AttentionRow[] = [];
   const q = new Prng(3).normals(HEADS * 256);
   for (const D of headDims) {
     for (const L of contexts) {
-      const f32Seconds = new Map<number, number>();
-      for (const name of ['f32', ...names.filter((n) => n !== 'f32')]) {
-        const p = pairing(name);
-        const kf = getFormat(p.k);
-        const vf = getFormat(p.v);
-        const packed = KV_HEADS * (bytesFor(kf, L, D) + bytesFor(vf, L, D));
-        if (packed > MAX_CASE_BYTES) {
-          log(`skip ${name} D=${D} L=${L}: ${(packed / 2 ** 30).toFixed(2)} GiB of K+V`);
-          continue;
+      const order = ['f32', ...names.filter((n) => n !== 'f32')];
+      const times = new Map<string, number[]>();
+      const info = new Map<string, { impl: string; packed: number }>();
+      for (let round = 0; round < rounds; round++) {
+        for (const name of order) {
+          const p = pairing(name);
+          const kf = getFormat(p.k);
+          const vf = getFormat(p.v);
+          const packed = KV_HEADS * (bytesFor(kf, L, D) + bytesFor(vf, L, D));
+          if (packed > MAX_CASE_BYTES) {
+            if (round === 0) log(`skip ${name} D=${D} L=${L}: ${(packed / 2 ** 30).toFixed(2)} GiB of K+V`);
+            continue;
+          }
+          const a = sharedArena();
+          const kr = fillRun(kf, L, D);
+          const vr = fillRun(vf, L, D);
+          const bytes = a.u8();
+          const run = (f: KvFormat, r: { off: number; headStride: number }): PackedRun => ({ format: f, bytes, offset: r.off, headStride: r.headStride, first: 0 });
+          const view: MixedView = { headDim: D, kvHeads: KV_HEADS, length: L, segments: [{ start: 0, count: L, k: run(kf, kr), v: run(vf, vr), region: 'bulk' }] };
+          const qq = q.subarray(0, HEADS * D);
+          const out = new Float32Array(HEADS * D);
+          const impl = (hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels') + (p.qPrecision ? ` q ${p.qPrecision}` : '') + (p.vPrecision ? ` v ${p.vPrecision}` : '');
+          info.set(name, { impl, packed });
+          for (const threads of threadCounts) {
+            const seconds = timeMedian(() => attend({ view, q: qq, heads: HEADS, out, threads, qPrecision: p.qPrecision, vPrecision: p.vPrecision }), L >= 65536 ? 1.5 : 0.5);
+            const key = `${name}@${threads}`;
+            times.set(key, [...(times.get(key) ?? []), seconds]);
+            if (names.includes(name)) log(`${name} D=${D} L=${L} threads=${threads}${rounds > 1 ? ` round ${round + 1}/${rounds}` : ''}: ${(seconds * 1e3).toFixed(3)} ms, ${((2 * (D + D) * L * HEADS) / seconds / 1e9).toFixed(1)} GFLOP/s`);
+          }
+          a.free(kr.off);
+          a.free(vr.off);
         }
-        const a = sharedArena();
-        const kr = fillRun(kf, L, D);
-        const vr = fillRun(vf, L, D);
-        const bytes = a.u8();
-        const run = (f: KvFormat, r: { off: number; headStride: number }): PackedRun => ({ format: f, bytes, offset: r.off, headStride: r.headStride, first: 0 });
-        const view: MixedView = { headDim: D, kvHeads: KV_HEADS, length: L, segments: [{ start: 0, count: L, k: run(kf, kr), v: run(vf, vr), region: 'bulk' }] };
-        const qq = q.subarray(0, HEADS * D);
-        const out = new Float32Array(HEADS * D);
-        const impl = (hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels') + (p.qPrecision ? ` q ${p.qPrecision}` : '') + (p.vPrecision ? ` v ${p.vPrecision}` : '');
+      }
+      for (const name of order) {
+        const meta = info.get(name);
+        if (!meta) continue;
         for (const threads of threadCounts) {
-          const seconds = timeMedian(() => attend({ view, q: qq, heads: HEADS, out, threads, qPrecision: p.qPrecision, vPrecision: p.vPrecision }), L >= 65536 ? 1.5 : 0.5);
-          if (name === 'f32') f32Seconds.set(threads, seconds);
-          const gbs = packed / seconds / 1e9;
-          const row: AttentionRow = {
-            format: name, headDim: D, context: L, impl, threads, seconds,
+          const seconds = median(times.get(`${name}@${threads}`)!);
+          const gbs = meta.packed / seconds / 1e9;
+          rows.push({
+            format: name, headDim: D, context: L, impl: meta.impl, threads, seconds,
             gflops: (2 * (D + D) * L * HEADS) / seconds / 1e9,
             packedGBs: gbs,
             tokensPerSecond: L / seconds,
-            vsF32: f32Seconds.get(threads)! / seconds,
+            vsF32: median(times.get(`f32@${threads}`)!) / seconds,
             vsBandwidth: gbs / bandwidth,
-          };
-          rows.push(row);
-          if (names.includes(name)) log(`${name} D=${D} L=${L} threads=${threads}: ${(seconds * 1e3).toFixed(3)} ms, ${row.gflops.toFixed(1)} GFLOP/s`);
+          });
         }
-        a.free(kr.off);
-        a.free(vr.off);
       }
     }
   }

@@ -7,6 +7,7 @@ import { loadModel, type Model } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import type { AttentionPrecision, KvCache } from '../src/cache/kvcache.js';
 import { Prng } from '../src/numeric/prng.js';
+import { median } from './harness.js';
 
 export interface LongRow {
   engine: string;
@@ -32,7 +33,6 @@ function argmax(a: Float32Array): number {
   return b;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** A kvpack cache filled to `context` positions with random K/V (decode cost depends on the length, not the values). */
 function filledCache(model: Model, scheme: string, context: number, extra: number): { cache: KvCache; last: number } {

@@ -1,11 +1,13 @@
 // Runs every benchmark, prints tables and optionally writes JSON (--json PATH).
 // Default: head dim 128, contexts 1K-64K (a few minutes). --full: head dims 64/128/256, contexts to 256K.
+// --rounds N times the attention pairings in N alternating rounds and reports medians (a drifting machine).
 // --formats a,b,c picks pairings (default f32,f16,q8_0,q4_0,q2k and the integer-attention variants q8_0:int8:w16,
 // q4_0:int8:w16, q2k:w16: suffixes :int8/:int16 = qPrecision, :w16 = vPrecision 'int16').
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchAttention, benchEncode, measureBandwidth, probeThreshold } from './attention.js';
 import { flag, option, printTable } from './harness.js';
+import { ArgumentError } from '../src/errors.js';
 import { wasmFailure } from '../src/kernels/wasm.js';
 import { getThreads, poolFailure } from '../src/kernels/pool.js';
 import { benchEngine, printEngine } from './engine.js';
@@ -22,9 +24,11 @@ const wasm = wasmFailure();
 if (wasm) log(`wasm kernels unavailable: ${wasm}`);
 const bandwidth = measureBandwidth();
 console.log(`single-core read bandwidth (wasm SIMD sum, 256 MiB): ${bandwidth.toFixed(1)} GB/s; threads: ${threadCounts.join(', ')}`);
-const attention = benchAttention(names, headDims, contexts, threadCounts, bandwidth, log);
+const rounds = Number(option('--rounds') ?? 1);
+if (!Number.isInteger(rounds) || rounds < 1) throw new ArgumentError(`bench: --rounds must be a positive integer, got '${option('--rounds')}'`);
+const attention = benchAttention(names, headDims, contexts, threadCounts, bandwidth, log, rounds);
 if (poolFailure()) log(`thread pool unavailable: ${poolFailure()}`);
-console.log('\ndecode attention, 8 kv heads x 32 query heads, one query (median per call; x f32 = f32 time / this time at the same thread count; x bw = packed GB/s / single-core read bandwidth)');
+console.log(`\ndecode attention, 8 kv heads x 32 query heads, one query (median per call${rounds > 1 ? `, median of ${rounds} alternating rounds` : ''}; x f32 = f32 time / this time at the same thread count; x bw = packed GB/s / single-core read bandwidth)`);
 printTable(
   ['format', 'D', 'context', 'threads', 'impl', 'ms/call', 'GFLOP/s', 'GB/s', 'tok/s', 'x f32', 'x bw'],
   attention.map((r) => [r.format, `${r.headDim}`, `${r.context}`, `${r.threads}`, r.impl, (r.seconds * 1e3).toFixed(3), r.gflops.toFixed(1), r.packedGBs.toFixed(2), `${(r.tokensPerSecond / 1e6).toFixed(2)}M`, r.vsF32.toFixed(2), r.vsBandwidth.toFixed(2)]),

@@ -53,6 +53,8 @@ export const PARALLEL_MIN_WORK = 1 << 14;
 const PART_BUDGET = 16 << 20;
 /** Fewest positions one split of a head's sequence covers (a split costs a merge of D floats per row). */
 const MIN_SPLIT = 1024;
+/** Units (heads x query chunks x splits) per thread a parallel call aims for: finer balance, see splits. */
+const UNITS_PER_THREAD = 8;
 
 /**
  * Decode (one query) or causal prefill (many queries), GQA, same contract as attendReference.
@@ -172,8 +174,9 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): void {
   if (rows > MAX_UNIT_ROWS) throw new ShapeError(`attend: ${G} query heads per kv head exceeds ${MAX_UNIT_ROWS}`);
   const nQC = Math.ceil(nq / qc);
   const nThreads = work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
-  // Split a head's positions only when heads x query chunks alone cannot keep every thread busy (x2 for balance).
-  const splits = nThreads > 1 ? Math.max(1, Math.min(Math.ceil((2 * nThreads) / (H * nQC)), Math.floor(L / MIN_SPLIT))) : 1;
+  // Split a head's positions until there are UNITS_PER_THREAD units per thread: threads take units as they
+  // finish, so a core that runs slower (a busy or throttled vCPU) takes fewer instead of setting the pace.
+  const splits = nThreads > 1 ? Math.max(1, Math.min(Math.ceil((UNITS_PER_THREAD * nThreads) / (H * nQC)), Math.floor(L / MIN_SPLIT))) : 1;
   const chunk = Math.max(32, Math.min(MAX_CHUNK, Math.floor(SCORES_BYTES / (rows * 4 * 32)) * 32));
   const slot = align(slotBytes(rows, D));
   // Queries per batch: whole query chunks whose partial results fit PART_BUDGET (long prefills run in batches).

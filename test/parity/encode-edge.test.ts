@@ -1,6 +1,7 @@
 // Adversarial blocks for the wasm encoders and the tern decoder beyond the gate's grid: tiny and subnormal
 // scales, f32 overflow of max - min, +-Inf, -0, one NaN; and random bytes for the tern and int2s decoders
-// (digits >= 243, out-of-range membership ranks, any f16 scale). Each must match the reference bit for bit.
+// (digits >= 243, out-of-range membership ranks, any f16 scale) and ggml's blocks (any f16 scale: the wasm
+// scale decode is branch-free bit math). Each must match the reference bit for bit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getFormat } from '../../src/formats/registry.js';
@@ -66,12 +67,13 @@ for (const id of ENCODERS) {
   });
 }
 
-test('tern and int2s decode: random bytes decode as the reference', (t) => {
+// Random bytes give every class of f16 scale: both signs, zeros, subnormals, Inf and NaN (exponent 31, 1 in 32).
+test('ggml, tern and int2s decode: random bytes decode as the reference', (t) => {
   const k = wasmKernels();
   if (!k) return t.skip('wasm kernels unavailable in this build');
-  for (const id of ['tern_g32', 'tern_g8', 'tern_g4', 'int2s_g8', 'int2s_g4']) {
+  for (const id of ['q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'iq4_nl', 'tern_g32', 'tern_g8', 'tern_g4', 'int2s_g8', 'int2s_g4']) {
     const f = getFormat(id);
-    const tokens = 50;
+    const tokens = 200;
     const bytes = bytesFor(f, tokens, D);
     const rng = new Prng(11);
     const off: number = k.arena.alloc(bytes + tokens * D * 4);

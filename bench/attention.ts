@@ -11,7 +11,7 @@ import { hasKernel } from '../src/kernels/registry.js';
 import { sharedArena } from '../src/kernels/arena.js';
 import { wasmKernels } from '../src/kernels/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
-import { median, timeMedian } from './harness.js';
+import { median, timeInterleaved, timeMedian } from './harness.js';
 
 const KV_HEADS = 8;
 const HEADS = 32;
@@ -105,61 +105,95 @@ export function measureBandwidth(): number {
   return bytes / s / 1e9;
 }
 
+/** One pairing's packed K/V in the arena, ready to time. */
+interface Case {
+  readonly name: string;
+  readonly p: Pairing;
+  readonly impl: string;
+  readonly packed: number;
+  readonly view: MixedView;
+}
+
+/** The view over K and V runs of `tokens` positions (runs: format id -> arena origin and head stride). */
+function caseFor(name: string, D: number, L: number, runs: ReadonlyMap<string, { off: number; headStride: number }>): Case {
+  const p = pairing(name);
+  const kf = getFormat(p.k);
+  const vf = getFormat(p.v);
+  const bytes = sharedArena().u8();
+  const run = (f: KvFormat): PackedRun => ({ format: f, bytes, offset: runs.get(f.id)!.off, headStride: runs.get(f.id)!.headStride, first: 0 });
+  const impl = (hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels') + (p.qPrecision ? ` q ${p.qPrecision}` : '') + (p.vPrecision ? ` v ${p.vPrecision}` : '');
+  return { name, p, impl, packed: KV_HEADS * (bytesFor(kf, L, D) + bytesFor(vf, L, D)), view: { headDim: D, kvHeads: KV_HEADS, length: L, segments: [{ start: 0, count: L, k: run(kf), v: run(vf), region: 'bulk' }] } };
+}
+
+/** Encodes the K/V runs `names` need (each format once), or returns null when they would not fit together. */
+function fillRuns(ids: readonly string[], D: number, L: number): Map<string, { off: number; headStride: number }> | null {
+  const distinct = [...new Set(ids)];
+  if (distinct.reduce((s, id) => s + KV_HEADS * bytesFor(getFormat(id), L, D), 0) > MAX_CASE_BYTES) return null;
+  return new Map(distinct.map((id) => [id, fillRun(getFormat(id), L, D)]));
+}
+
 /**
  * Per (D, L): every pairing at every thread count; f32 at the same thread count is each row's baseline.
- * With rounds > 1 the pairings are timed in alternating rounds and each row reports the median round: this
- * machine's second vCPU drifts by up to 1.5x over minutes, which would otherwise favour whichever ran first.
+ * Pairings whose K/V fit in the arena together are timed call by call in alternation (median per pairing):
+ * this machine's second vCPU drifts by up to 1.5x over minutes, which would otherwise favour whichever ran
+ * in a quiet minute. Larger cases time one pairing at a time, in `rounds` alternating rounds (median round).
  */
 export function benchAttention(names: readonly string[], headDims: readonly number[], contexts: readonly number[], threadCounts: readonly number[], bandwidth: number, log: (s: string) => void, rounds = 1): AttentionRow[] {
   const rows: AttentionRow[] = [];
   const q = new Prng(3).normals(HEADS * 256);
   for (const D of headDims) {
+    const qq = q.subarray(0, HEADS * D);
+    const out = new Float32Array(HEADS * D);
+    const call = (c: Case, threads: number) => () => attend({ view: c.view, q: qq, heads: HEADS, out, threads, qPrecision: c.p.qPrecision, vPrecision: c.p.vPrecision });
+    const gflops = (L: number, seconds: number) => (2 * (D + D) * L * HEADS) / seconds / 1e9;
     for (const L of contexts) {
-      const order = ['f32', ...names.filter((n) => n !== 'f32')];
-      const times = new Map<string, number[]>();
-      const info = new Map<string, { impl: string; packed: number }>();
-      for (let round = 0; round < rounds; round++) {
-        for (const name of order) {
-          const p = pairing(name);
-          const kf = getFormat(p.k);
-          const vf = getFormat(p.v);
-          const packed = KV_HEADS * (bytesFor(kf, L, D) + bytesFor(vf, L, D));
-          if (packed > MAX_CASE_BYTES) {
-            if (round === 0) log(`skip ${name} D=${D} L=${L}: ${(packed / 2 ** 30).toFixed(2)} GiB of K+V`);
-            continue;
-          }
-          const a = sharedArena();
-          const kr = fillRun(kf, L, D);
-          const vr = fillRun(vf, L, D);
-          const bytes = a.u8();
-          const run = (f: KvFormat, r: { off: number; headStride: number }): PackedRun => ({ format: f, bytes, offset: r.off, headStride: r.headStride, first: 0 });
-          const view: MixedView = { headDim: D, kvHeads: KV_HEADS, length: L, segments: [{ start: 0, count: L, k: run(kf, kr), v: run(vf, vr), region: 'bulk' }] };
-          const qq = q.subarray(0, HEADS * D);
-          const out = new Float32Array(HEADS * D);
-          const impl = (hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels') + (p.qPrecision ? ` q ${p.qPrecision}` : '') + (p.vPrecision ? ` v ${p.vPrecision}` : '');
-          info.set(name, { impl, packed });
-          for (const threads of threadCounts) {
-            const seconds = timeMedian(() => attend({ view, q: qq, heads: HEADS, out, threads, qPrecision: p.qPrecision, vPrecision: p.vPrecision }), L >= 65536 ? 1.5 : 0.5);
-            const key = `${name}@${threads}`;
-            times.set(key, [...(times.get(key) ?? []), seconds]);
-            if (names.includes(name)) log(`${name} D=${D} L=${L} threads=${threads}${rounds > 1 ? ` round ${round + 1}/${rounds}` : ''}: ${(seconds * 1e3).toFixed(3)} ms, ${((2 * (D + D) * L * HEADS) / seconds / 1e9).toFixed(1)} GFLOP/s`);
-          }
-          a.free(kr.off);
-          a.free(vr.off);
+      const order = ['f32', ...names.filter((n) => n !== 'f32')].filter((name) => {
+        const p = pairing(name);
+        const packed = KV_HEADS * (bytesFor(getFormat(p.k), L, D) + bytesFor(getFormat(p.v), L, D));
+        if (packed > MAX_CASE_BYTES) log(`skip ${name} D=${D} L=${L}: ${(packed / 2 ** 30).toFixed(2)} GiB of K+V`);
+        return packed <= MAX_CASE_BYTES;
+      });
+      const seconds = new Map<string, number>();
+      const cases = new Map<string, Case>();
+      const budget = L >= 65536 ? 1.5 : 0.5;
+      const all = fillRuns(order.flatMap((n) => [pairing(n).k, pairing(n).v]), D, L);
+      if (all) {
+        for (const name of order) cases.set(name, caseFor(name, D, L, all));
+        for (const threads of threadCounts) {
+          const med = timeInterleaved(order.map((n) => call(cases.get(n)!, threads)), budget);
+          order.forEach((n, i) => seconds.set(`${n}@${threads}`, med[i]!));
+          log(`D=${D} L=${L} threads=${threads} (interleaved): ${order.map((n, i) => `${n} ${gflops(L, med[i]!).toFixed(1)}`).join(', ')} GFLOP/s`);
         }
+        for (const r of all.values()) sharedArena().free(r.off);
+      } else {
+        const times = new Map<string, number[]>();
+        for (let round = 0; round < rounds; round++) {
+          for (const name of order) {
+            const p = pairing(name);
+            const runs = fillRuns([p.k, p.v], D, L)!;
+            const c = caseFor(name, D, L, runs);
+            cases.set(name, c);
+            for (const threads of threadCounts) {
+              const s = timeMedian(call(c, threads), budget);
+              times.set(`${name}@${threads}`, [...(times.get(`${name}@${threads}`) ?? []), s]);
+              log(`${name} D=${D} L=${L} threads=${threads}${rounds > 1 ? ` round ${round + 1}/${rounds}` : ''}: ${(s * 1e3).toFixed(3)} ms, ${gflops(L, s).toFixed(1)} GFLOP/s`);
+            }
+            for (const r of runs.values()) sharedArena().free(r.off);
+          }
+        }
+        for (const [key, ts] of times) seconds.set(key, median(ts));
       }
       for (const name of order) {
-        const meta = info.get(name);
-        if (!meta) continue;
+        const c = cases.get(name)!;
         for (const threads of threadCounts) {
-          const seconds = median(times.get(`${name}@${threads}`)!);
-          const gbs = meta.packed / seconds / 1e9;
+          const s = seconds.get(`${name}@${threads}`)!;
+          const gbs = c.packed / s / 1e9;
           rows.push({
-            format: name, headDim: D, context: L, impl: meta.impl, threads, seconds,
-            gflops: (2 * (D + D) * L * HEADS) / seconds / 1e9,
+            format: name, headDim: D, context: L, impl: c.impl, threads, seconds: s,
+            gflops: gflops(L, s),
             packedGBs: gbs,
-            tokensPerSecond: L / seconds,
-            vsF32: median(times.get(`f32@${threads}`)!) / seconds,
+            tokensPerSecond: L / s,
+            vsF32: seconds.get(`f32@${threads}`)! / s,
             vsBandwidth: gbs / bandwidth,
           });
         }

@@ -15,6 +15,24 @@ export function timeMedian(fn: () => void, budget = 0.4, minReps = 3, maxReps = 
   return times[Math.floor(times.length / 2)]!;
 }
 
+/**
+ * Median seconds per call of each fn, the fns called in turn (one call each per repeat) so a machine whose
+ * speed drifts slows all of them alike: warm up, then repeat until budget x fns.length seconds or maxReps.
+ */
+export function timeInterleaved(fns: ReadonlyArray<() => void>, budget = 0.4, minReps = 5, maxReps = 200): number[] {
+  for (const fn of fns) fn();
+  const times = fns.map(() => [] as number[]);
+  const start = performance.now();
+  while (times[0]!.length < minReps || (times[0]!.length < maxReps && (performance.now() - start) / 1000 < budget * fns.length)) {
+    fns.forEach((fn, i) => {
+      const t0 = performance.now();
+      fn();
+      times[i]!.push((performance.now() - t0) / 1000);
+    });
+  }
+  return times.map(median);
+}
+
 /** Prints rows as an aligned text table. */
 export function printTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): void {
   const w = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -1,6 +1,7 @@
 // Runs every benchmark, prints tables and optionally writes JSON (--json PATH).
 // Default: head dim 128, contexts 1K-64K (a few minutes). --full: head dims 64/128/256, contexts to 256K.
-// --rounds N times the attention pairings in N alternating rounds and reports medians (a drifting machine).
+// Attention pairings are timed call by call in alternation (a drifting machine slows all alike); cases too big
+// to hold every pairing at once run one pairing at a time, in --rounds N alternating rounds (median round).
 // --formats a,b,c picks pairings (default f32,f16,q8_0,q4_0,q2k and the integer-attention variants q8_0:int8:w16,
 // q4_0:int8:w16, q2k:w16: suffixes :int8/:int16 = qPrecision, :w16 = vPrecision 'int16').
 import { writeFileSync } from 'node:fs';
@@ -28,7 +29,7 @@ const rounds = Number(option('--rounds') ?? 1);
 if (!Number.isInteger(rounds) || rounds < 1) throw new ArgumentError(`bench: --rounds must be a positive integer, got '${option('--rounds')}'`);
 const attention = benchAttention(names, headDims, contexts, threadCounts, bandwidth, log, rounds);
 if (poolFailure()) log(`thread pool unavailable: ${poolFailure()}`);
-console.log(`\ndecode attention, 8 kv heads x 32 query heads, one query (median per call${rounds > 1 ? `, median of ${rounds} alternating rounds` : ''}; x f32 = f32 time / this time at the same thread count; x bw = packed GB/s / single-core read bandwidth)`);
+console.log(`\ndecode attention, 8 kv heads x 32 query heads, one query (median per call, pairings called in alternation; x f32 = f32 time / this time at the same thread count; x bw = packed GB/s / single-core read bandwidth)`);
 printTable(
   ['format', 'D', 'context', 'threads', 'impl', 'ms/call', 'GFLOP/s', 'GB/s', 'tok/s', 'x f32', 'x bw'],
   attention.map((r) => [r.format, `${r.headDim}`, `${r.context}`, `${r.threads}`, r.impl, (r.seconds * 1e3).toFixed(3), r.gflops.toFixed(1), r.packedGBs.toFixed(2), `${(r.tokensPerSecond / 1e6).toFixed(2)}M`, r.vsF32.toFixed(2), r.vsBandwidth.toFixed(2)]),

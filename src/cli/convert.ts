@@ -5,11 +5,12 @@ import { convertLlama2c } from '../gguf/convert.js';
 export function register(program: Command): void {
   program
     .command('convert')
-    .description('convert a llama2.c checkpoint (.bin) to GGUF (f32, llama architecture, placeholder vocabulary)')
+    .description('convert a llama2.c checkpoint (.bin) to GGUF (f32, llama architecture)')
     .argument('<model>', 'llama2.c checkpoint (legacy export: 7 int32 header + float32 weights)')
     .argument('<out>', 'GGUF file to write')
-    .action((model: string, out: string) => {
-      const m = convertLlama2c(model, out);
+    .option('--vocab <file>', "the checkpoint's llama2.c tokenizer (default tok<vocab_size>.bin or tokenizer.bin beside it; else a placeholder vocabulary)")
+    .action((model: string, out: string, o: { vocab?: string }) => {
+      const m = convertLlama2c(model, out, { vocab: o.vocab });
       const h = m.hparams;
       const params = [...m.tensors.values()].reduce((s, t) => s + t.dims.reduce((a, b) => a * b, 1), 0);
       console.log(

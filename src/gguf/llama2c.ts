@@ -15,6 +15,7 @@ import { GGML } from './types.js';
 import { fileSource, readInto, type ByteSource } from './source.js';
 import { gv, type GgufValue } from './values.js';
 import { placeholderVocab, PLACEHOLDER_MIN_VOCAB } from './vocab.js';
+import { findLlama2cVocab, llama2cVocabMetadata, loadLlama2cVocab, type Llama2cVocab } from './llama2c-vocab.js';
 import type { LoadedModel, ModelHparams, ModelTensor } from './model.js';
 
 const HEADER_BYTES = 28;
@@ -111,8 +112,11 @@ export function llama2cHparams(c: Llama2cConfig): ModelHparams {
   };
 }
 
-/** GGUF metadata for a llama2.c model, keys as llama.cpp's convert-llama2c writes them. */
-export function llama2cMetadata(c: Llama2cConfig, name: string): [string, GgufValue][] {
+/**
+ * GGUF metadata for a llama2.c model, keys in the order llama.cpp's writer stores them; the vocabulary is
+ * the checkpoint's tokenizer file when given, else a placeholder (vocab_size >= 259).
+ */
+export function llama2cMetadata(c: Llama2cConfig, name: string, vocab?: Llama2cVocab): [string, GgufValue][] {
   const hp = llama2cHparams(c);
   const md: [string, GgufValue][] = [
     ['general.architecture', gv.str('llama')],
@@ -128,8 +132,10 @@ export function llama2cMetadata(c: Llama2cConfig, name: string): [string, GgufVa
     ['llama.rope.freq_base', gv.f32(hp.ropeTheta)],
     // LLAMA_FTYPE_ALL_F32: every tensor is stored as f32.
     ['general.file_type', gv.u32(0)],
+    ['llama.vocab_size', gv.u32(hp.nVocab)],
   ];
-  if (c.vocabSize >= PLACEHOLDER_MIN_VOCAB) md.push(...placeholderVocab(c.vocabSize));
+  if (vocab) md.push(...llama2cVocabMetadata(vocab));
+  else if (c.vocabSize >= PLACEHOLDER_MIN_VOCAB) md.push(...placeholderVocab(c.vocabSize));
   return md;
 }
 
@@ -157,15 +163,24 @@ function fileTensor(src: ByteSource, name: string, offset: number, dims: readonl
 
 /**
  * Loads a llama2.c checkpoint: checks the file length against the header and maps each tensor to its
- * place in the file (f32, GGUF names, llama.cpp's tensor order), reading none of them. The placeholder
- * vocabulary is included when vocab_size >= 259 (llama2.c keeps its tokenizer in a separate file).
+ * place in the file (f32, GGUF names, llama.cpp's tensor order), reading none of them. llama2.c keeps its
+ * tokenizer in a separate file: `opts.vocab` or the one beside the checkpoint, else a placeholder vocabulary.
  */
-export function loadLlama2c(path: string): LoadedModel {
-  return llama2cFrom(fileSource(path), basename(path).replace(/\.bin$/, ''));
+export function loadLlama2c(path: string, opts: Llama2cLoadOptions = {}): LoadedModel {
+  const src = fileSource(path);
+  const c = readLlama2cConfig(src);
+  const vocabPath = opts.vocab ?? findLlama2cVocab(path, c.vocabSize);
+  const vocab = vocabPath === undefined ? undefined : loadLlama2cVocab(vocabPath, c.vocabSize);
+  return llama2cFrom(src, basename(path).replace(/\.bin$/, ''), vocab);
+}
+
+export interface Llama2cLoadOptions {
+  /** The checkpoint's tokenizer file; default `tok<vocab_size>.bin` or `tokenizer.bin` beside it, if present. */
+  vocab?: string;
 }
 
 /** A llama2.c checkpoint from any byte source (`name` becomes general.name). */
-export function llama2cFrom(src: ByteSource, name: string): LoadedModel {
+export function llama2cFrom(src: ByteSource, name: string, vocab?: Llama2cVocab): LoadedModel {
   const c = readLlama2cConfig(src);
   const want = llama2cFileBytes(c);
   if (src.size !== want) {
@@ -173,7 +188,7 @@ export function llama2cFrom(src: ByteSource, name: string): LoadedModel {
     const hint = src.size === other ? ` (the size fits a ${c.sharedClassifier ? 'separate' : 'shared'} classifier: wrong vocab_size sign?)` : '';
     throw fail(src, `file is ${src.size} B, the header (${c.sharedClassifier ? 'shared' : 'separate'} classifier) implies ${want} B${hint}`);
   }
-  // Offsets of each section, then the tensors in llama.cpp's order (per layer, then output).
+  // Offsets of each section, then the tensors in llama.cpp's order.
   const offsets = new Map<string, number>();
   let at = HEADER_BYTES;
   for (const s of sections(c)) {
@@ -185,13 +200,14 @@ export function llama2cFrom(src: ByteSource, name: string): LoadedModel {
     tensors.set(gguf, fileTensor(src, gguf, offsets.get(s.name!)! + layer * 4 * count(s.dims), s.dims));
   };
   const bySection = new Map(sections(c).filter((s) => s.name).map((s) => [s.name!, s]));
+  // llama.cpp's writer order: embeddings, final norm, classifier, then the blocks.
   put('token_embd.weight', bySection.get('token_embd.weight')!, 0);
+  put('output_norm.weight', bySection.get('output_norm.weight')!, 0);
+  if (!c.sharedClassifier) put('output.weight', bySection.get('output.weight')!, 0);
   for (let l = 0; l < c.nLayers; l++) {
     for (const n of ['attn_norm', 'attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_norm', 'ffn_gate', 'ffn_down', 'ffn_up']) {
       put(`blk.${l}.${n}.weight`, bySection.get(`${n}.weight`)!, l);
     }
   }
-  put('output_norm.weight', bySection.get('output_norm.weight')!, 0);
-  if (!c.sharedClassifier) put('output.weight', bySection.get('output.weight')!, 0);
-  return { arch: 'llama', hparams: llama2cHparams(c), tensors, metadata: new Map(llama2cMetadata(c, name)) };
+  return { arch: 'llama', hparams: llama2cHparams(c), tensors, metadata: new Map(llama2cMetadata(c, name, vocab)) };
 }

@@ -176,12 +176,12 @@ function expandedBytes(m: LoadedModel): number {
   return n;
 }
 
-/** llama2.c and converted checkpoints carry a placeholder vocabulary ('▁t259'...): no usable text. */
+/** A usable tokenizer, or why there is none (placeholder vocabularies of converted checkpoints carry no text). */
 function makeTokenizer(m: LoadedModel, source: 'gguf' | 'llama2c'): { tokenizer?: Tokenizer; problem?: string } {
-  if (source === 'llama2c') return { problem: 'llama2.c checkpoints carry no tokenizer' };
   const tokens = m.metadata.get('tokenizer.ggml.tokens');
-  if (!tokens || tokens.type !== 'array') return { problem: 'the file has no tokenizer.ggml.tokens' };
-  if (tokens.value.length > 259 && tokens.value[259] === '\u2581t259') return { problem: 'the file has a placeholder vocabulary (converted llama2.c checkpoint)' };
+  const noVocab = source === 'llama2c' ? 'no llama2.c tokenizer file (tok<N>.bin / tokenizer.bin) beside the checkpoint' : 'the file has no tokenizer.ggml.tokens';
+  if (!tokens || tokens.type !== 'array') return { problem: noVocab };
+  if (tokens.value.length > 259 && tokens.value[259] === '\u2581t259') return { problem: source === 'llama2c' ? noVocab : 'the file has a placeholder vocabulary (converted llama2.c checkpoint)' };
   try {
     return { tokenizer: createTokenizer(m.metadata) };
   } catch (e) {

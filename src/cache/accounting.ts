@@ -4,6 +4,7 @@ import { rowBytes, type KvFormat } from '../formats/format.js';
 import { ArgumentError } from '../errors.js';
 import { firstPositionOf, keptStreamStart } from './swa.js';
 import { DEFAULT_CHUNK_TOKENS } from './stream.js';
+import { headPacking } from './head-packing.js';
 
 export interface KvBytesConfig {
   /** Positions held. */
@@ -91,7 +92,8 @@ export function bulkBytes(f: KvFormat, stream: number, kvHeads: number, headDim:
 }
 
 /** Region bytes of one layer holding the given counts. */
-export function layerBytes(plan: LayerPlan, c: RegionCounts, kvHeads: number, headDim: number): RegionBytes {
+export function layerBytes(plan: LayerPlan, c: RegionCounts, modelKvHeads: number, modelHeadDim: number): RegionBytes {
+  const { heads: kvHeads, headDim } = headPacking(plan, modelKvHeads, modelHeadDim);
   const exactRow = kvHeads * rowBytes(plan.exact, headDim) * 2;
   const k = bulkBytes(plan.k, c.stream, kvHeads, headDim);
   const v = bulkBytes(plan.v, c.stream, kvHeads, headDim);

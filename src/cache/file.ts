@@ -9,11 +9,13 @@ import type { CachePolicy } from './policy.js';
  * Layout: "KVPK" | u32 version | u32 header length | header JSON (UTF-8) | payload | sha256 of all before.
  * Payload per layer: every RowStore (sinks K/V, window K/V, anchors K/V, staging) then the K chunks held,
  * then the V chunks held. Version 2 adds sliding-window eviction (`evicted`, per-stream `dropped`
- * leading chunks, absent from the payload); version 1 files read as "nothing dropped".
+ * leading chunks, absent from the payload); version 1 files read as "nothing dropped". Version 3 packs
+ * adjacent heads when a block is longer than a head (head-packing.ts); older files of such caches padded
+ * each head and are refused.
  */
 const MAGIC = 0x4b50564b; // "KVPK" little-endian
-export const CACHE_FILE_VERSION = 2;
-const READABLE_VERSIONS = [1, 2];
+export const CACHE_FILE_VERSION = 3;
+const READABLE_VERSIONS = [1, 2, 3];
 /** A header larger than this is not a cache header (guards JSON.parse against a corrupt length). */
 const MAX_HEADER = 16 << 20;
 
@@ -115,6 +117,10 @@ export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): K
   } catch (e) {
     if (e instanceof KvpackError) bad(`${path}: header describes an invalid cache (${e.message})`);
     throw e;
+  }
+  if (version < 3 && cache.packing.some((p) => p.group > 1)) {
+    cache.dispose();
+    bad(`${path} (version ${version}) pads each ${h.headDim}-value head to whole blocks; this kvpack packs such heads together: re-create the cache`);
   }
   try {
     let off = 12 + hlen;

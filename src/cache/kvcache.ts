@@ -9,6 +9,7 @@ import { Rotation } from '../numeric/hadamard.js';
 import { ArgumentError, EvictedError, ShapeError, assertFinite } from '../errors.js';
 import { saveCache, loadCache } from './file.js';
 import { DEFAULT_CHUNK_TOKENS } from './stream.js';
+import { headPacking, type HeadPacking } from './head-packing.js';
 
 export interface KvCacheOptions {
   layers: number;
@@ -62,6 +63,8 @@ export class KvCache {
   /** Attention precision used when a call names none. */
   readonly attention: Readonly<AttentionPrecision>;
   readonly plans: readonly LayerPlan[];
+  /** How each layer stores its heads (several heads per stored head when blocks are longer than a head). */
+  readonly packing: readonly HeadPacking[];
   private readonly arena: Arena;
   private readonly layerCaches: LayerCache[];
   private readonly rotations: { k: Rotation | null; v: Rotation | null }[];
@@ -81,7 +84,8 @@ export class KvCache {
     this.plans = planLayers(this.policy, this.layers, this.capacity);
     this.arena = opts.arena ?? sharedArena();
     this.attention = { ...opts.attention };
-    this.layerCaches = this.plans.map((p) => new LayerCache(this.arena, p, this.kvHeads, this.headDim, this.chunkTokens));
+    this.packing = this.plans.map((p) => headPacking(p, this.kvHeads, this.headDim));
+    this.layerCaches = this.plans.map((p, i) => new LayerCache(this.arena, p, this.packing[i]!.heads, this.packing[i]!.headDim, this.chunkTokens));
     this.rotations = this.plans.map((p) => ({
       k: p.rotation?.k ? new Rotation(this.headDim, p.rotation.seed * 2654435761 + p.layer * 2 + 1) : null,
       v: p.rotation?.v ? new Rotation(this.headDim, p.rotation.seed * 2654435761 + p.layer * 2 + 2) : null,
@@ -140,7 +144,13 @@ export class KvCache {
     if (q.length % (nq * this.headDim) !== 0) throw new ShapeError(`attend: q length ${q.length} is not ${nq} queries x heads x ${this.headDim}`);
     const view = l.view();
     checkReach(layer, l.plan.slidingWindow, view.start ?? 0, view.length, opts);
-    attend({ view, q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision ?? this.attention.q, vPrecision: opts.vPrecision ?? this.attention.v });
+    const heads = q.length / (nq * this.headDim);
+    const pack = this.packing[layer]!;
+    const packed = pack.group > 1 ? packQueries(qr, heads, this.kvHeads, this.headDim, pack.group) : qr;
+    const packedOut = pack.group > 1 ? new Float32Array(packed.length) : out;
+    const scale = opts.scale ?? 1 / Math.sqrt(this.headDim);
+    attend({ view, q: packed, heads, out: packedOut, positions: opts.positions, scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision ?? this.attention.q, vPrecision: opts.vPrecision ?? this.attention.v });
+    if (pack.group > 1) unpackOutputs(packedOut, out, heads, this.kvHeads, this.headDim, pack.group);
     if (rot.v) for (let o = 0; o < out.length; o += this.headDim) rot.v.invert(out, o);
   }
 
@@ -230,6 +240,32 @@ export class KvCache {
     if (this.disposed) return;
     for (const l of this.layerCaches) l.free();
     this.disposed = true;
+  }
+}
+
+/**
+ * q [queries, heads, headDim] -> [queries, heads, group*headDim]: each query in its KV head's slot of the
+ * packed head, zeros elsewhere, so a packed dot equals the head's own dot. Query heads keep their order:
+ * head h reads KV head h/G, which sits in packed head h/(G*group), slot (h/G) % group.
+ */
+function packQueries(q: Float32Array, heads: number, kvHeads: number, headDim: number, group: number): Float32Array {
+  const G = heads / kvHeads;
+  const rows = q.length / headDim;
+  const out = new Float32Array(rows * group * headDim);
+  for (let r = 0; r < rows; r++) {
+    const slot = Math.floor((r % heads) / G) % group;
+    out.set(q.subarray(r * headDim, (r + 1) * headDim), (r * group + slot) * headDim);
+  }
+  return out;
+}
+
+/** The inverse of packQueries on attention outputs: each head's own slot. */
+function unpackOutputs(packed: Float32Array, out: Float32Array, heads: number, kvHeads: number, headDim: number, group: number): void {
+  const G = heads / kvHeads;
+  const rows = out.length / headDim;
+  for (let r = 0; r < rows; r++) {
+    const slot = Math.floor((r % heads) / G) % group;
+    out.set(packed.subarray((r * group + slot) * headDim, (r * group + slot + 1) * headDim), r * headDim);
   }
 }
 

@@ -14,7 +14,7 @@ const BIN = fromRoot('..', 'shared', 'models', 'stories260K.bin');
 const GGUF = fromRoot('..', 'shared', 'models', 'stories260K.gguf');
 const STEPS = 128;
 const F32: CachePolicy = { k: 'f32', v: 'f32', exact: 'f32' };
-/** Mean KL(f32 cache || q8_0 cache) over the sequence: measured 2.8e-3 nats (8-dim heads, every position packed). */
+/** Mean KL(f32 cache || q8_0 cache) over the sequence: measured 1.29e-3 nats on the canonical checkpoint (8-dim heads packed 4 per block, every position packed). */
 const Q8_KL_MAX = 1e-2;
 
 function greedy(model: Model, policy: CachePolicy): number[] {

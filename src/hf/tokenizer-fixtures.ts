@@ -49,8 +49,8 @@ const template = (bos: string | null) =>
       };
 
 export interface ByteLevelStyle {
-  /** 'gpt-2': ByteLevel with its own regex; 'qwen2' / 'llama-bpe': Split with the model's regex. */
-  pre: 'gpt-2' | 'qwen2' | 'llama-bpe';
+  /** 'gpt-2': ByteLevel with its own regex; 'qwen2' / 'llama-bpe': Split with the model's regex; 'smollm': Digits first. */
+  pre: 'gpt-2' | 'qwen2' | 'llama-bpe' | 'smollm';
   merges: number;
   specials: readonly AddedSpec[];
   /** BOS the post-processor adds (Llama 3), or null. */
@@ -75,11 +75,10 @@ export function byteLevelFixture(style: ByteLevelStyle): HfFixture {
   merges.forEach(([a, b]) => add(a + b));
   (style.extraTokens ?? []).map(byteEncode).forEach(add);
   const split = style.pre === 'qwen2' ? QWEN2_SPLIT : LLAMA3_SPLIT;
-  const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: style.pre === 'gpt-2' };
-  const preTokenizer =
-    style.pre === 'gpt-2'
-      ? byteLevel
-      : { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { Regex: split }, behavior: 'Isolated', invert: false }, byteLevel] };
+  const ownRegex = style.pre === 'gpt-2' || style.pre === 'smollm';
+  const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: ownRegex };
+  const first = style.pre === 'smollm' ? { type: 'Digits', individual_digits: true } : { type: 'Split', pattern: { Regex: split }, behavior: 'Isolated', invert: false };
+  const preTokenizer = style.pre === 'gpt-2' ? byteLevel : { type: 'Sequence', pretokenizers: [first, byteLevel] };
   const tokenizer = {
     version: '1.0',
     truncation: null,

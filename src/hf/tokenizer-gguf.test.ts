@@ -12,6 +12,7 @@ import { readGguf } from '../gguf/reader.js';
 import { gv, type GgufValue } from '../gguf/values.js';
 import { writeGguf } from '../gguf/writer.js';
 import { SAMPLES } from '../model/tokenizer/fixtures.js';
+import { llamaCppVocabLoader } from '../model/tokenizer/fixtures-gguf.js';
 import { createTokenizer } from '../model/tokenizer/index.js';
 import { byteLevelFixture, spmFixture, type HfFixture } from './tokenizer-fixtures.js';
 import { hfTokenizerMetadata, hfTokenizerMetadataFromJson } from './tokenizer-json.js';
@@ -49,19 +50,8 @@ const VOCABS: [string, () => [string, GgufValue][] | undefined][] = [
 // either by its own pieces or by byte fallback.
 const TEXTS = SAMPLES.filter((t) => !/<|\ufeff|\u0085/.test(t) && t === t.normalize('NFC') && t.length > 0);
 
-type LlamaModel = { tokenize(t: string, special?: boolean): number[]; dispose(): Promise<void> };
-async function llamaCpp(): Promise<((path: string) => Promise<LlamaModel>) | string> {
-  try {
-    const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
-    const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.disabled });
-    return async (modelPath) => (await llama.loadModel({ modelPath, vocabOnly: true })) as unknown as LlamaModel;
-  } catch (e) {
-    return `node-llama-cpp unavailable: ${(e as Error).message}`;
-  }
-}
-
 test('tokenizer.json metadata survives a GGUF write and read, and llama.cpp tokenizes plain text alike', async (t) => {
-  const load = await llamaCpp();
+  const load = await llamaCppVocabLoader();
   const dir = mkdtempSync(join(tmpdir(), 'kvpack-hf-gguf-'));
   try {
     for (const [name, make] of VOCABS) {

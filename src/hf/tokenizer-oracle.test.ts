@@ -73,6 +73,13 @@ const STYLES: Style[] = [
     model: 'gpt2',
   },
   {
+    name: 'SmolLM (Digits + ByteLevel)',
+    fixture: byteLevelFixture({ pre: 'smollm', merges: 300, specials: [{ content: '<|im_end|>', special: true }], bos: null, eos: '<|im_end|>' }),
+    specials: ['<|im_end|>'],
+    pre: 'smollm',
+    model: 'gpt2',
+  },
+  {
     name: 'Llama 2 (Prepend/Replace normalizer, byte fallback)',
     fixture: spmFixture({ kind: 'llama2', merges: 300, specials: [{ content: '<tool>', special: false, normalized: true }] }),
     specials: ['<s>', '</s>', '<unk>'],

@@ -8,10 +8,13 @@ const WHERE = 'tokenizer.json';
 type Json = Record<string, unknown>;
 
 const NORMALIZERS = ['Sequence', 'Prepend', 'Replace', 'NFC', 'NFD', 'NFKC', 'NFKD', 'Lowercase', 'Strip'];
-const PRE_TOKENIZERS = ['Sequence', 'Metaspace', 'ByteLevel', 'Split (with a known regex)'];
+const PRE_TOKENIZERS = ['Sequence', 'Metaspace', 'ByteLevel', 'Split (with a known regex)', 'Digits (individual)'];
 
 /** The regex HF's ByteLevel pre-tokenizer applies when use_regex is true (GPT-2's). */
 export const BYTE_LEVEL_REGEX = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`;
+
+/** Digits with individual_digits: every digit (Unicode Numeric, as Rust's is_numeric) on its own. */
+const INDIVIDUAL_DIGITS = String.raw`\p{N}`;
 
 /**
  * Byte-level split regexes as tokenizer.json spells them -> the `tokenizer.ggml.pre` name llama.cpp
@@ -27,6 +30,8 @@ const NAMED_REGEXES: readonly { regexes: readonly string[]; pre: string }[] = [
     regexes: [String.raw`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`],
     pre: 'qwen2',
   },
+  // SmolLM: Digits(individual_digits) then ByteLevel with its regex.
+  { regexes: [INDIVIDUAL_DIGITS, BYTE_LEVEL_REGEX], pre: 'smollm' },
 ];
 
 /** The declared normalizer as engine steps; null in the file means none. */
@@ -85,7 +90,7 @@ export function preTokenization(config: unknown): PreTokenization {
   const metaspaces = steps.filter((s) => s.type === 'Metaspace');
   const byteLevels = steps.filter((s) => s.type === 'ByteLevel');
   for (const s of steps) {
-    if (!['Metaspace', 'ByteLevel', 'Split'].includes(String(s.type))) {
+    if (!['Metaspace', 'ByteLevel', 'Split', 'Digits'].includes(String(s.type))) {
       throw new UnsupportedTokenizerError(WHERE, 'pre-tokenizer', String(s.type), PRE_TOKENIZERS);
     }
   }
@@ -95,7 +100,7 @@ export function preTokenization(config: unknown): PreTokenization {
   }
   if (byteLevels.length !== 1 || steps.at(-1) !== byteLevels[0]) throw unsupportedCombination(steps);
   const bl = byteLevels[0]!;
-  const regexes = steps.slice(0, -1).map(splitRegex);
+  const regexes = steps.slice(0, -1).map(stepRegex);
   if (bl.use_regex !== false) regexes.push(BYTE_LEVEL_REGEX);
   const row = NAMED_REGEXES.find((r) => r.regexes.length === regexes.length && r.regexes.every((x, i) => x === regexes[i]));
   if (!row) {
@@ -118,8 +123,13 @@ function unsupportedCombination(steps: Json[]): UnsupportedTokenizerError {
   ]);
 }
 
-// A Split step we can run: a regex whose matches are kept as pieces of their own, text between them too.
-function splitRegex(s: Json): string {
+// A Split (or Digits) step we can run: a regex whose matches are kept as pieces of their own, text between
+// them too.
+function stepRegex(s: Json): string {
+  if (s.type === 'Digits') {
+    if (s.individual_digits === true) return INDIVIDUAL_DIGITS;
+    throw new UnsupportedTokenizerError(WHERE, 'pre-tokenizer', 'Digits without individual_digits', PRE_TOKENIZERS);
+  }
   const pattern = (s.pattern ?? {}) as Json;
   const behavior = String(s.behavior ?? 'Isolated');
   if (s.type !== 'Split' || typeof pattern.Regex !== 'string' || behavior !== 'Isolated' || s.invert === true) {

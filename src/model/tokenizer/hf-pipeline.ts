@@ -81,6 +81,10 @@ export function readHfPipeline(meta: TokenizerMetadata): HfPipeline | undefined 
     }
   }
   for (const t of p.addedTokens) if (!Number.isInteger(t.id) || t.id < 0) throw bad(`added token id ${t.id}`);
+  const ms = p.metaspace;
+  if (ms && (typeof ms.replacement !== 'string' || ms.replacement.length === 0 || !['always', 'first', 'never'].includes(ms.prepend))) {
+    throw bad('metaspace needs a replacement and prepend always|first|never');
+  }
   return {
     normalizer: p.normalizer,
     metaspace: p.metaspace ?? null,

@@ -41,8 +41,8 @@ export function hfTokenizerMetadataFromJson(files: HfTokenizerFiles): [string, G
     }
   }
 
-  const pre = preTokenization(t.pre_tokenizer);
   const normalizer = normalizerSteps(t.normalizer);
+  const pre = preTokenization(t.pre_tokenizer, normalizer);
   const byteLevel = pre.kind === 'byteLevel';
   const spmStyle = !byteLevel && (model.byte_fallback === true || pre.kind === 'metaspace' || normalizer.some((s) => s.type === 'replace' && s.to === '\u2581'));
   if (!byteLevel && !spmStyle) {

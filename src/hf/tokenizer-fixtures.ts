@@ -115,8 +115,11 @@ export function byteLevelFixture(style: ByteLevelStyle): HfFixture {
 }
 
 export interface SpmStyle {
-  /** 'llama2': normalizer Prepend + Replace; 'mistral': Metaspace pre-tokenizer (prepend_scheme first). */
-  kind: 'llama2' | 'mistral';
+  /**
+   * 'llama2': normalizer Prepend + Replace; 'mistral': Metaspace pre-tokenizer (prepend_scheme first);
+   * 'gemma': Replace only (no prefix), then a Split on " " that finds nothing left to split.
+   */
+  kind: 'llama2' | 'mistral' | 'gemma';
   merges: number;
   /** Extra added tokens after <unk> <s> </s>. */
   specials: readonly AddedSpec[];
@@ -149,6 +152,7 @@ export function spmFixture(style: SpmStyle): HfFixture {
   ];
   const addedTokens = [...added(base, 0), ...added(style.specials, Object.keys(vocab).length)];
   const llama2 = style.kind === 'llama2';
+  const gemma = style.kind === 'gemma';
   const tokenizer = {
     version: '1.0',
     truncation: null,
@@ -156,8 +160,14 @@ export function spmFixture(style: SpmStyle): HfFixture {
     added_tokens: addedTokens,
     normalizer: llama2
       ? { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '\u2581' }, { type: 'Replace', pattern: { String: ' ' }, content: '\u2581' }] }
-      : null,
-    pre_tokenizer: llama2 ? null : { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false },
+      : gemma
+        ? { type: 'Replace', pattern: { String: ' ' }, content: '\u2581' }
+        : null,
+    pre_tokenizer: llama2
+      ? null
+      : gemma
+        ? { type: 'Split', pattern: { String: ' ' }, behavior: 'MergedWithPrevious', invert: false }
+        : { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false },
     post_processor: template('<s>'),
     decoder: {
       type: 'Sequence',
@@ -165,7 +175,7 @@ export function spmFixture(style: SpmStyle): HfFixture {
         { type: 'Replace', pattern: { String: '\u2581' }, content: ' ' },
         { type: 'ByteFallback' },
         { type: 'Fuse' },
-        { type: 'Strip', content: ' ', start: 1, stop: 0 },
+        ...(gemma ? [] : [{ type: 'Strip', content: ' ', start: 1, stop: 0 }]),
       ],
     },
     model: {

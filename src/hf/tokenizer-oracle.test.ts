@@ -99,6 +99,12 @@ const STYLES: Style[] = [
     specials: ['<s>', '</s>', '[INST]', '[/INST]'],
     model: 'llama',
   },
+  {
+    name: 'Gemma (Replace normalizer, no prefix, no-op Split)',
+    fixture: spmFixture({ kind: 'gemma', merges: 300, specials: [{ content: '<start_of_turn>', special: true, normalized: false }] }),
+    specials: ['<s>', '</s>', '<start_of_turn>'],
+    model: 'llama',
+  },
 ];
 
 const PIECES = ['a', ' the', 'Lily', ' ', '  ', '\n', '\n\n', '\t', 'é', 'e\u0301', 'ß', '日本', '😀', '42', '12345', "'s", "'LL", '.', ',', '!?', '$'];
@@ -145,7 +151,7 @@ for (const style of STYLES) {
   test(`${style.name}: decodes as @huggingface/tokenizers and round-trips text`, () => {
     const { ours, oracle } = build(style.fixture);
     const nfc = style.fixture.tokenizer.normalizer !== null && style.model === 'gpt2';
-    const metaspace = style.fixture.tokenizer.pre_tokenizer !== null && style.model === 'llama';
+    const metaspace = (style.fixture.tokenizer.pre_tokenizer as { type?: string } | null)?.type === 'Metaspace';
     const added = [...style.specials, ...(style.normalized ?? [])];
     for (const text of [...SAMPLES, ...STORIES].filter((t) => t.length > 0)) {
       const ids = ours.encode(text, { addSpecial: false });
@@ -173,4 +179,19 @@ test('encoding ignores special tokens in text unless parseSpecial, and adds BOS/
   const llama3 = build(STYLES[2]!.fixture);
   assert.equal(llama3.ours.encode('hi')[0], llama3.ours.vocab.id('<|begin_of_text|>'));
   assert.deepEqual(llama3.ours.encode('hi', { addSpecial: false }), llama3.oracle.encode('hi', { add_special_tokens: false }).ids);
+  // No Prepend / Metaspace (Gemma): llama.cpp must be told not to add its space prefix.
+  assert.equal(value(build(STYLES.at(-1)!.fixture).meta, 'tokenizer.ggml.add_space_prefix'), false);
+  assert.equal(value(build(STYLES[0]!.fixture).meta, 'tokenizer.ggml.add_space_prefix'), undefined);
+});
+
+test('the pre-tokenizer chosen by regex text matters (negative control)', () => {
+  // Qwen2's file run with GPT-2's named pre-tokenizer (punctuation apart from letters and newlines) must
+  // disagree with the oracle somewhere in the texts the equality tests pass on.
+  const f = STYLES[1]!.fixture;
+  const meta = new Map(hfTokenizerMetadataFromJson({ tokenizer: f.tokenizer, tokenizerConfig: f.tokenizerConfig }));
+  meta.set('tokenizer.ggml.pre', { type: 'string', value: 'gpt-2' });
+  const wrong = createTokenizer(meta);
+  const oracle = new HfTokenizer(f.tokenizer, f.tokenizerConfig);
+  const differ = [...SAMPLES, ...STORIES].filter((t) => wrong.encode(t).join() !== oracle.encode(t).ids.join());
+  assert.ok(differ.length >= 3, `${differ.length} texts differ`);
 });

@@ -83,10 +83,14 @@ export type PreTokenization =
   /** Byte-level BPE with one of the engine's named pre-tokenizers. */
   | { kind: 'byteLevel'; pre: string; addPrefixSpace: boolean };
 
-/** Flattens Sequence and classifies the declared pre-tokenizer; anything we cannot run exactly throws. */
-export function preTokenization(config: unknown): PreTokenization {
+/**
+ * Flattens Sequence and classifies the declared pre-tokenizer; anything we cannot run exactly throws.
+ * `normalizer` is what runs before it: a literal Split on text the normalizer already replaced does nothing.
+ */
+export function preTokenization(config: unknown, normalizer: readonly NormalizerStep[] = []): PreTokenization {
   if (config === null || config === undefined) return { kind: 'none' };
-  const steps = flatten(config as Json);
+  const steps = flatten(config as Json).filter((s) => !splitsRemovedText(s, normalizer));
+  if (steps.length === 0) return { kind: 'none' };
   const metaspaces = steps.filter((s) => s.type === 'Metaspace');
   const byteLevels = steps.filter((s) => s.type === 'ByteLevel');
   for (const s of steps) {
@@ -107,6 +111,17 @@ export function preTokenization(config: unknown): PreTokenization {
     throw new UnsupportedTokenizerError(WHERE, 'pre-tokenizer regex', regexes.join(' then '), NAMED_REGEXES.map((r) => r.pre));
   }
   return { kind: 'byteLevel', pre: row.pre, addPrefixSpace: bl.add_prefix_space === true };
+}
+
+// Gemma: Split(" ") after a normalizer that turned every " " into U+2581 (and put none back).
+function splitsRemovedText(s: Json, normalizer: readonly NormalizerStep[]): boolean {
+  const literal = ((s.pattern ?? {}) as Json).String;
+  if (s.type !== 'Split' || typeof literal !== 'string' || literal === '') return false;
+  const at = normalizer.findLastIndex((n) => n.type === 'replace' && n.from === literal);
+  // Later steps must not bring it back (compatibility forms can: NFKC turns U+00A0 into a space).
+  const keepsOut = (n: NormalizerStep) =>
+    n.type === 'replace' ? !n.to.includes(literal) : n.type === 'prepend' ? !n.text.includes(literal) : n.type === 'lowercase' || n.type === 'strip';
+  return at >= 0 && normalizer.slice(at).every(keepsOut);
 }
 
 function flatten(n: Json): Json[] {

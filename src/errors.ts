@@ -49,6 +49,13 @@ export class FileFormatError extends KvpackError {
   }
 }
 
+/** A tokenizer whose model, normalizer or pre-tokenizer we do not implement; the message names it. */
+export class UnsupportedTokenizerError extends KvpackError {
+  constructor(where: string, what: string, name: string, supported: readonly string[]) {
+    super('UNSUPPORTED_TOKENIZER', `${where}: unsupported ${what} '${name}' (supported: ${supported.join(', ')})`);
+  }
+}
+
 /** A bad argument to a public function (out-of-range numbers, wrong state). */
 export class ArgumentError extends KvpackError {
   constructor(message: string) {

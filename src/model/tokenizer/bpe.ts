@@ -30,14 +30,42 @@ export function bpeEncodeWord(vocab: Vocab, word: string, out: number[]): void {
     return;
   }
 
-  const sym: string[] = Array.from(word);
+  const sym = bpeMerge(vocab.mergeRanks, Array.from(word));
+  for (const piece of sym) {
+    const id = vocab.id(piece);
+    if (id !== NO_TOKEN) {
+      out.push(id);
+      continue;
+    }
+    // A merge result missing from the vocab: fall back to its single characters (bytes), skipping any
+    // the vocab lacks, as llama.cpp does.
+    if (pre.byteLevel) {
+      for (const ch of piece) {
+        const c = vocab.id(ch);
+        if (c !== NO_TOKEN) out.push(c);
+      }
+    } else {
+      for (const byte of utf8.encode(piece)) {
+        const c = vocab.id(byteTokenText(byte));
+        if (c !== NO_TOKEN) out.push(c);
+      }
+    }
+  }
+}
+
+/**
+ * The BPE merge loop: from `symbols` (one character each), apply the lowest-ranked merge present
+ * (`ranks` keyed "left right") until none applies; returns the surviving pieces in order.
+ */
+export function bpeMerge(ranks: ReadonlyMap<string, number>, symbols: string[]): string[] {
+  const sym = symbols;
   const count = sym.length;
   const prev = Array.from({ length: count }, (_, i) => i - 1);
   const next = Array.from({ length: count }, (_, i) => (i + 1 < count ? i + 1 : -1));
   const queue = new Heap<Bigram>(before);
   const tryAdd = (left: number, right: number) => {
     if (left < 0 || right < 0) return;
-    const rank = vocab.mergeRanks.get(`${sym[left]} ${sym[right]}`);
+    const rank = ranks.get(`${sym[left]} ${sym[right]}`);
     if (rank === undefined) return;
     queue.push({ left, right, rank, text: sym[left]! + sym[right]! });
   };
@@ -54,25 +82,7 @@ export function bpeEncodeWord(vocab: Vocab, word: string, out: number[]): void {
     tryAdd(prev[l]!, l);
     tryAdd(l, next[l]!);
   }
-
-  for (let i = 0; i !== -1 && count > 0; i = next[i]!) {
-    const id = vocab.id(sym[i]!);
-    if (id !== NO_TOKEN) {
-      out.push(id);
-      continue;
-    }
-    // A merge result missing from the vocab: fall back to its single characters (bytes), skipping any
-    // the vocab lacks, as llama.cpp does.
-    if (pre.byteLevel) {
-      for (const ch of sym[i]!) {
-        const c = vocab.id(ch);
-        if (c !== NO_TOKEN) out.push(c);
-      }
-    } else {
-      for (const byte of utf8.encode(sym[i]!)) {
-        const c = vocab.id(byteTokenText(byte));
-        if (c !== NO_TOKEN) out.push(c);
-      }
-    }
-  }
+  const pieces: string[] = [];
+  for (let i = 0; i !== -1 && count > 0; i = next[i]!) pieces.push(sym[i]!);
+  return pieces;
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromRoot } from '../../../test/paths.js';
 import { Prng } from '../../numeric/prng.js';
-import { vocabGguf } from './fixtures-gguf.js';
+import { llamaCppVocabLoader, vocabGguf, type LlamaVocabModel } from './fixtures-gguf.js';
 import { SAMPLES, trainedBpeMetadata, trainedSpmMetadata } from './fixtures.js';
 import { createTokenizer } from './tokenizer.js';
 
@@ -31,19 +31,6 @@ function randomStrings(seed: number): string[] {
   });
 }
 
-type LlamaModel = { tokenize(t: string, special?: boolean): number[]; detokenize(ids: readonly number[], special?: boolean): string; dispose(): Promise<void> };
-type Loader = (path: string) => Promise<LlamaModel>;
-
-async function llamaCpp(): Promise<Loader | string> {
-  try {
-    const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
-    const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.disabled });
-    return async (modelPath) => (await llama.loadModel({ modelPath, vocabOnly: true })) as unknown as LlamaModel;
-  } catch (e) {
-    return `node-llama-cpp unavailable: ${(e as Error).message}`;
-  }
-}
-
 const VOCABS: [string, () => Map<string, unknown>][] = [
   ['spm', () => trainedSpmMetadata()],
   ['spm-no-prefix', () => trainedSpmMetadata({ addSpacePrefix: false })],
@@ -54,7 +41,7 @@ const VOCABS: [string, () => Map<string, unknown>][] = [
 ];
 
 test('tokenize and detokenize agree with llama.cpp on trained vocabularies', async (t) => {
-  const load = await llamaCpp();
+  const load = await llamaCppVocabLoader();
   if (typeof load === 'string') return t.skip(load);
   const dir = mkdtempSync(join(tmpdir(), 'kvpack-tok-'));
   try {
@@ -62,7 +49,7 @@ test('tokenize and detokenize agree with llama.cpp on trained vocabularies', asy
       const meta = make();
       const path = join(dir, `${name}.gguf`);
       writeFileSync(path, vocabGguf(meta));
-      const model: LlamaModel = await load(path);
+      const model: LlamaVocabModel = await load(path);
       const ours = createTokenizer(meta);
       const texts = [...SAMPLES, ...randomStrings(name.length * 7919)];
       for (const text of texts) {
@@ -82,9 +69,9 @@ test('tokenize and detokenize agree with llama.cpp on trained vocabularies', asy
 
 test('stories260K.gguf: same tokens as llama.cpp (placeholder vocab: everything is byte fallback)', async (t) => {
   if (!existsSync(STORIES)) return t.skip(`${STORIES} not present`);
-  const load = await llamaCpp();
+  const load = await llamaCppVocabLoader();
   if (typeof load === 'string') return t.skip(load);
-  const model: LlamaModel = await load(STORIES);
+  const model: LlamaVocabModel = await load(STORIES);
   const { parseGguf } = await import('../../gguf/reader.js');
   const { readFileSync } = await import('node:fs');
   const ours = createTokenizer(parseGguf(readFileSync(STORIES)).metadata);

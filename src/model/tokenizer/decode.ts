@@ -73,6 +73,8 @@ export function decodeTokens(vocab: Vocab, ids: readonly number[], opts: DecodeO
   let total = 0;
   for (let i = first; i < end; i++) {
     let piece = tokenPiece(vocab, ids[i]!, special);
+    // HF's decoders strip the prefix space from the first visible piece; llama.cpp from the first token.
+    if (vocab.hf && piece.length === 0) continue;
     if (stripSpace && piece.length > 0 && piece[0] === SPACE) piece = piece.subarray(1);
     stripSpace = false;
     pieces.push(piece);

@@ -50,3 +50,21 @@ export function vocabGguf(meta: ReadonlyMap<string, unknown>): Uint8Array {
   for (const p of parts) out.set(p, at), (at += p.length);
   return out;
 }
+
+/** llama.cpp's vocab as node-llama-cpp exposes it (the calls the tokenizer cross-checks use). */
+export type LlamaVocabModel = {
+  tokenize(t: string, special?: boolean): number[];
+  detokenize(ids: readonly number[], special?: boolean): string;
+  dispose(): Promise<void>;
+};
+
+/** A loader of vocab-only GGUF files through node-llama-cpp, or why it cannot load (a skip reason). */
+export async function llamaCppVocabLoader(): Promise<((path: string) => Promise<LlamaVocabModel>) | string> {
+  try {
+    const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+    const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.disabled });
+    return async (modelPath) => (await llama.loadModel({ modelPath, vocabOnly: true })) as unknown as LlamaVocabModel;
+  } catch (e) {
+    return `node-llama-cpp unavailable: ${(e as Error).message}`;
+  }
+}

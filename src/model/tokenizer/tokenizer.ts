@@ -3,6 +3,7 @@
 import { byteEncode } from './byte-unicode.js';
 import { bpeEncodeWord } from './bpe.js';
 import { decodeTokens, StreamDecoder, tokenPiece, type DecodeOptions } from './decode.js';
+import { HfEncoder } from './hf-encode.js';
 import { Keys, metaString, type TokenizerMetadata } from './metadata.js';
 import { preTokenize } from './pretokenize.js';
 import { partitionSpecial } from './special.js';
@@ -21,9 +22,13 @@ export class Tokenizer {
   /** `tokenizer.chat_template`, when the file has one. */
   readonly chatTemplate: string | undefined;
 
+  /** Hugging Face encoding rules, when the vocab came from tokenizer.json. */
+  private readonly hf: HfEncoder | undefined;
+
   constructor(vocab: Vocab, chatTemplate?: string) {
     this.vocab = vocab;
     this.chatTemplate = chatTemplate;
+    this.hf = vocab.hf ? new HfEncoder(vocab, vocab.hf) : undefined;
   }
 
   get size(): number {
@@ -36,6 +41,11 @@ export class Tokenizer {
     const addSpecial = opts.addSpecial ?? true;
     const out: number[] = [];
     if (addSpecial && v.addBos) out.push(v.bos);
+    if (this.hf) {
+      this.hf.encode(text, opts.parseSpecial ?? false, out);
+      if (addSpecial && v.addEos) out.push(v.eos);
+      return out;
+    }
     // SentencePiece adds its space prefix at the start and again after every special token.
     let afterSpecial = true;
     for (const f of partitionSpecial(v, text, opts.parseSpecial ?? false)) {

@@ -5,6 +5,7 @@ import {
   Keys,
   TokenType,
   metaBool,
+  metaGet,
   metaNumbers,
   metaString,
   metaStrings,
@@ -12,6 +13,7 @@ import {
   type TokenizerMetadata,
   type TokenTypeId,
 } from './metadata.js';
+import { readHfPipeline, type HfPipeline } from './hf-pipeline.js';
 import { getPreTokenizer, type PreTokenizer } from './pretokenize.js';
 
 /** "No such token" (llama.cpp's LLAMA_TOKEN_NULL). */
@@ -57,6 +59,8 @@ export interface Vocab {
   readonly eog: ReadonlySet<number>;
   /** Id of the token whose text is exactly `text`, or NO_TOKEN. */
   id(text: string): number;
+  /** Hugging Face encoding rules, for a vocab built from tokenizer.json (see hf-pipeline.ts). */
+  readonly hf?: HfPipeline;
 }
 
 /** Builds the vocabulary; throws FileFormatError / UnknownFormatError on missing or malformed keys. */
@@ -98,8 +102,10 @@ export function loadVocab(meta: TokenizerMetadata): Vocab {
   }
 
   const pre = isSpm ? null : getPreTokenizer(model === 'gemma4' ? 'gemma4' : metaString(meta, Keys.pre));
+  const hf = readHfPipeline(meta);
   const mergeRanks = new Map<string, number>();
-  if (!isSpm) {
+  // SentencePiece-style vocabs from tokenizer.json keep their merges: HF encoding follows them exactly.
+  if (!isSpm || (hf && metaGet(meta, Keys.merges) !== undefined)) {
     const merges = metaStrings(meta, Keys.merges);
     if (merges === undefined) throw new FileFormatError('tokenizer metadata', `BPE model needs ${Keys.merges}`);
     merges.forEach((m, rank) => {
@@ -174,5 +180,6 @@ export function loadVocab(meta: TokenizerMetadata): Vocab {
     specialTokens,
     eog,
     id: (text: string) => ids.get(text) ?? NO_TOKEN,
+    ...(hf ? { hf } : {}),
   };
 }

@@ -1,0 +1,114 @@
+// config.json of a Hugging Face model, with typed getters whose errors name the file and the key. A
+// multimodal config (Gemma3ForConditionalGeneration) keeps the language model's fields in `text_config`.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FileFormatError } from '../errors.js';
+
+export const CONFIG_FILE = 'config.json';
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export class HfConfig {
+  /** `architectures[0]` of the top-level config (e.g. LlamaForCausalLM). */
+  readonly architecture: string;
+
+  private constructor(
+    readonly path: string,
+    /** The language model's fields: `text_config` when present, else the whole file. */
+    private readonly fields: Json,
+    architecture: string,
+  ) {
+    this.architecture = architecture;
+  }
+
+  static read(dir: string): HfConfig {
+    const path = join(dir, CONFIG_FILE);
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (e) {
+      throw new FileFormatError('hf', `${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `not valid JSON (${(e as Error).message})`}`);
+    }
+    if (!isObject(json)) throw new FileFormatError('hf', `${path}: not a JSON object`);
+    const archs = json['architectures'];
+    if (!Array.isArray(archs) || typeof archs[0] !== 'string') throw new FileFormatError('hf', `${path}: 'architectures' must list the model class`);
+    const text = json['text_config'];
+    return new HfConfig(path, isObject(text) ? text : json, archs[0]);
+  }
+
+  /** From fields already parsed (tests). */
+  static of(fields: Json, architecture: string, path = '<config>'): HfConfig {
+    return new HfConfig(path, fields, architecture);
+  }
+
+  private fail(key: string, message: string): FileFormatError {
+    return new FileFormatError('hf', `${this.path}: '${key}' ${message}`);
+  }
+
+  /** True when the key is present and not null (HF writes absent options as null). */
+  has(key: string): boolean {
+    return this.fields[key] !== undefined && this.fields[key] !== null;
+  }
+
+  /** A positive integer (sizes, counts); `fallback` when absent. */
+  int(key: string, fallback?: number): number {
+    if (!this.has(key)) {
+      if (fallback !== undefined) return fallback;
+      throw this.fail(key, 'is missing');
+    }
+    const v = this.fields[key];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw this.fail(key, `must be a positive integer, found ${JSON.stringify(v)}`);
+    return v;
+  }
+
+  /** A finite number; `fallback` when absent. */
+  num(key: string, fallback?: number): number {
+    if (!this.has(key)) {
+      if (fallback !== undefined) return fallback;
+      throw this.fail(key, 'is missing');
+    }
+    const v = this.fields[key];
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw this.fail(key, `must be a finite number, found ${JSON.stringify(v)}`);
+    return v;
+  }
+
+  str(key: string, fallback?: string): string {
+    if (!this.has(key)) {
+      if (fallback !== undefined) return fallback;
+      throw this.fail(key, 'is missing');
+    }
+    const v = this.fields[key];
+    if (typeof v !== 'string') throw this.fail(key, `must be a string, found ${JSON.stringify(v)}`);
+    return v;
+  }
+
+  bool(key: string, fallback: boolean): boolean {
+    if (!this.has(key)) return fallback;
+    const v = this.fields[key];
+    if (typeof v !== 'boolean') throw this.fail(key, `must be true or false, found ${JSON.stringify(v)}`);
+    return v;
+  }
+
+  /** A nested object (rope_scaling), or undefined when absent or null. */
+  obj(key: string): HfConfig | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.fields[key];
+    if (!isObject(v)) throw this.fail(key, `must be an object, found ${JSON.stringify(v)}`);
+    return new HfConfig(`${this.path}: ${key}`, v, this.architecture);
+  }
+
+  /** An array of strings (layer_types), or undefined when absent. */
+  strings(key: string): string[] | undefined {
+    if (!this.has(key)) return undefined;
+    const v = this.fields[key];
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw this.fail(key, 'must be an array of strings');
+    return v as string[];
+  }
+
+  /** An error about this config's value of `key` (unsupported settings). */
+  unsupported(key: string, message: string): FileFormatError {
+    return this.fail(key, message);
+  }
+}

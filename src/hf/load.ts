@@ -3,7 +3,7 @@
 // tokenizer's tokenizer.ggml.* keys. Tensors stay in the safetensors files until the engine places them.
 import { existsSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { FileFormatError } from '../errors.js';
+import { ArgumentError, FileFormatError } from '../errors.js';
 import { readHparams, type LoadedModel, type ModelTensor } from '../gguf/model.js';
 import { GGML } from '../gguf/types.js';
 import { gv, type GgufValue } from '../gguf/values.js';
@@ -15,9 +15,15 @@ import type { SafetensorsTensor } from './safetensors.js';
 import { interleavedHalvesSource, matrixTensor, vectorTensor, type RowPermutation } from './tensors.js';
 import { hfTokenizerMetadata } from './tokenizer-json.js';
 
-/** True for a directory holding a config.json (what `-m` treats as a Hugging Face model). */
+/**
+ * True for a directory holding a config.json (what `-m` treats as a Hugging Face model), false for a file;
+ * a missing path or another directory is an error naming it (model loaders call this first).
+ */
 export function isHfDir(path: string): boolean {
-  return existsSync(path) && statSync(path).isDirectory() && existsSync(join(path, CONFIG_FILE));
+  if (!existsSync(path)) throw new ArgumentError(`${path}: no such file or directory`);
+  if (!statSync(path).isDirectory()) return false;
+  if (!existsSync(join(path, CONFIG_FILE))) throw new FileFormatError('hf', `${path}: a directory without ${CONFIG_FILE} (not a Hugging Face model directory)`);
+  return true;
 }
 
 /** llama.cpp's LLAMA_FTYPE for the matrices' dtype: all f32, mostly f16, mostly bf16. */

@@ -1,6 +1,7 @@
 // Hugging Face directories of every supported architecture (tiny random weights, f32/f16/bf16, single and
-// sharded, gemma3 also in its multimodal layout) load into exactly the tensors and hyperparameters of the
-// GGUF llama.cpp's converter would write for the same weights, and the engine gives identical logits.
+// sharded, tied weights stored once as lm_head, gemma3 also in its multimodal layout) load into exactly the
+// tensors and hyperparameters of the GGUF llama.cpp's converter would write for the same weights, and the
+// engine gives identical logits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +21,7 @@ const CASES: { arch: TinyArch; o: HfDirOptions }[] = [
   { arch: 'llama', o: { dtype: 'F32', shards: 2 } },
   { arch: 'llama', o: { dtype: 'BF16' } },
   { arch: 'qwen2', o: { dtype: 'BF16' } },
+  { arch: 'qwen2', o: { dtype: 'F16', lmHeadOnly: true } },
   { arch: 'qwen3', o: { dtype: 'F16', shards: 3 } },
   { arch: 'gemma3', o: { dtype: 'BF16' } },
   { arch: 'gemma3', o: { dtype: 'F32', multimodal: true } },
@@ -54,7 +56,7 @@ function sameTensors(got: LoadedModel, want: LoadedModel): void {
 }
 
 for (const { arch, o } of CASES) {
-  const label = `${arch} ${o.dtype}${o.shards ? `, ${o.shards} shards` : ''}${o.multimodal ? ', multimodal layout' : ''}`;
+  const label = `${arch} ${o.dtype}${o.shards ? `, ${o.shards} shards` : ''}${o.multimodal ? ', multimodal layout' : ''}${o.lmHeadOnly ? ', tied weights stored as lm_head' : ''}`;
   test(`HF ${label}: the tensors, hparams and logits of the GGUF llama.cpp would write`, () => withDir((dir) => {
     const ref = writeHfDir(dir, arch, o);
     const loaded = loadHfModel(dir);

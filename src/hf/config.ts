@@ -52,43 +52,33 @@ export class HfConfig {
     return this.fields[key] !== undefined && this.fields[key] !== null;
   }
 
-  /** A positive integer (sizes, counts); `fallback` when absent. */
-  int(key: string, fallback?: number): number {
+  /** The value under `key` when `ok` accepts it; `fallback` when absent; else an error saying what was expected. */
+  private value<T>(key: string, fallback: T | undefined, ok: (v: unknown) => boolean, what: string): T {
     if (!this.has(key)) {
       if (fallback !== undefined) return fallback;
       throw this.fail(key, 'is missing');
     }
     const v = this.fields[key];
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw this.fail(key, `must be a positive integer, found ${JSON.stringify(v)}`);
-    return v;
+    if (!ok(v)) throw this.fail(key, `must be ${what}, found ${JSON.stringify(v)}`);
+    return v as T;
   }
 
-  /** A finite number; `fallback` when absent. */
+  /** A positive integer (sizes, counts). */
+  int(key: string, fallback?: number): number {
+    return this.value(key, fallback, (v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1, 'a positive integer');
+  }
+
+  /** A finite number. */
   num(key: string, fallback?: number): number {
-    if (!this.has(key)) {
-      if (fallback !== undefined) return fallback;
-      throw this.fail(key, 'is missing');
-    }
-    const v = this.fields[key];
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw this.fail(key, `must be a finite number, found ${JSON.stringify(v)}`);
-    return v;
+    return this.value(key, fallback, (v) => typeof v === 'number' && Number.isFinite(v), 'a finite number');
   }
 
   str(key: string, fallback?: string): string {
-    if (!this.has(key)) {
-      if (fallback !== undefined) return fallback;
-      throw this.fail(key, 'is missing');
-    }
-    const v = this.fields[key];
-    if (typeof v !== 'string') throw this.fail(key, `must be a string, found ${JSON.stringify(v)}`);
-    return v;
+    return this.value(key, fallback, (v) => typeof v === 'string', 'a string');
   }
 
   bool(key: string, fallback: boolean): boolean {
-    if (!this.has(key)) return fallback;
-    const v = this.fields[key];
-    if (typeof v !== 'boolean') throw this.fail(key, `must be true or false, found ${JSON.stringify(v)}`);
-    return v;
+    return this.value(key, fallback, (v) => typeof v === 'boolean', 'true or false');
   }
 
   /** A nested object (rope_scaling), or undefined when absent or null. */

@@ -8,6 +8,7 @@ import { tinyLlama } from '../gguf/tiny.js';
 import { writeGguf } from '../gguf/writer.js';
 import { inspectFile } from './inspect.js';
 import { crossModel } from '../../test/crosscheck/models.js';
+import { writeHfDir } from '../../test/fixtures/hf-dir.js';
 
 test('inspectFile reports tensors, parameters and per-scheme KV bytes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kvpack-inspect-'));
@@ -44,6 +45,22 @@ test('inspectFile on gemma3: sliding-window layers hold only their window, the k
     assert.equal(r.kv!.f16Check, 6 * 4096 * cell);
     // A local layer keeps from the 256-token chunk boundary at or before 4096 - 16 = 4080: 3840, 256 positions.
     assert.equal(f16.bytes, (4096 + 5 * 256) * cell);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('inspectFile on a Hugging Face directory: the tensors as GGUF names and types, its sliding windows', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kvpack-inspect-hf-'));
+  try {
+    // gemma3: 7 layers (window 5, layer 5 global), bf16 matrices, norms widened to f32.
+    writeHfDir(dir, 'gemma3', { dtype: 'BF16' });
+    const r = inspectFile(dir);
+    assert.match(r.format, /^Hugging Face directory/);
+    assert.equal(r.metadata.get('general.architecture')?.value, 'gemma3');
+    assert.deepEqual(r.tensors.find((t) => t.name === 'blk.0.attn_q.weight'), { name: 'blk.0.attn_q.weight', type: 'bf16', shape: [64, 128], elements: 8192, bytes: 16384 });
+    assert.equal(r.tensors.find((t) => t.name === 'blk.0.attn_q_norm.weight')?.type, 'f32');
+    assert.deepEqual(r.slidingWindows, [5, 5, 5, 5, 5, 0, 5]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,4 +1,4 @@
-// `kvpack inspect FILE`: a GGUF's (or llama2.c checkpoint's) metadata, tensors, parameter count, and
+// `kvpack inspect FILE`: a GGUF's (or llama2.c checkpoint's, or Hugging Face directory's) metadata, tensors, parameter count, and
 // the KV-cache bytes each scheme needs at a context.
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from 'commander';
@@ -10,10 +10,11 @@ import { engineHparams } from '../model/hparams.js';
 import { layerWindows } from '../model/model.js';
 import { GGUF_MAGIC } from '../gguf/limits.js';
 import { loadLlama2c } from '../gguf/llama2c.js';
-import { readHparams, tensorBytes, type ModelHparams } from '../gguf/model.js';
+import { readHparams, tensorBytes, type LoadedModel, type ModelHparams } from '../gguf/model.js';
 import type { Metadata } from '../gguf/metadata.js';
 import { readGguf } from '../gguf/reader.js';
 import { ggmlTypeName } from '../gguf/types.js';
+import { isHfDir, loadHfModel } from '../hf/load.js';
 import type { GgufValue } from '../gguf/values.js';
 import { intArg, table } from './args.js';
 
@@ -96,7 +97,7 @@ export function inspectFile(path: string, ctx?: number) {
   let hparams: ModelHparams | undefined;
   let hparamsError: string | undefined;
   let arch = 'llama';
-  if (isGguf(path)) {
+  if (!isHfDir(path) && isGguf(path)) {
     const f = readGguf(path);
     format = `GGUF v${f.version} (alignment ${f.alignment})`;
     metadata = f.metadata;
@@ -108,11 +109,13 @@ export function inspectFile(path: string, ctx?: number) {
       hparamsError = (e as Error).message;
     }
   } else {
-    // Not GGUF: try a llama2.c checkpoint (its loader reports what does not fit).
-    const m = loadLlama2c(path);
-    format = 'llama2.c checkpoint';
+    // A Hugging Face directory, else a llama2.c checkpoint (its loader reports what does not fit).
+    const hf = isHfDir(path);
+    const m: LoadedModel = hf ? loadHfModel(path) : loadLlama2c(path);
+    format = hf ? 'Hugging Face directory (safetensors, shown as the GGUF it converts to)' : 'llama2.c checkpoint';
     metadata = m.metadata;
     hparams = m.hparams;
+    arch = m.arch;
     tensors = [...m.tensors].map(([name, t]) => {
       const elements = t.dims.reduce((a, b) => a * b, 1);
       return { name, type: ggmlTypeName(t.type), shape: [...t.dims], elements, bytes: tensorBytes(t) };
@@ -142,7 +145,7 @@ export function register(program: Command): void {
   program
     .command('inspect')
     .description('show a model file: metadata, tensors (types, shapes), parameter count, KV bytes per scheme')
-    .argument('<file>', 'GGUF file or llama2.c checkpoint')
+    .argument('<file>', 'GGUF file, llama2.c checkpoint or Hugging Face directory')
     .option('--ctx <n>', 'context length for the KV table (default: the model\'s training context)', intArg('--ctx', 1))
     .option('--all', 'print every metadata array item and full strings')
     .option('--json', 'machine-readable output')

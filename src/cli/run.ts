@@ -24,7 +24,7 @@ export function register(program: Command): void {
   const cmd = program
     .command('run')
     .description('generate text with a GGUF or llama2.c model over a compressed KV cache')
-    .requiredOption('-m, --model <path>', 'model file (.gguf or llama2.c .bin)')
+    .requiredOption('-m, --model <path>', 'model file (.gguf or llama2.c .bin) or Hugging Face directory')
     .option('-p, --prompt <text>', 'prompt text (needs a model with a tokenizer)')
     .option('--tokens <ids>', 'prompt as comma-separated token ids', intListArg('--tokens', 0))
     .option('-n, --n-predict <n>', 'tokens to generate', intArg('-n', 0), 64);

@@ -126,9 +126,14 @@ export function loadGgufModel(path: string): LoadedModel {
   return modelFromGguf(readGguf(path));
 }
 
-/** Writer input for a loaded model: its metadata and tensors in order. */
+/** Writer input for a loaded model: its metadata and tensors in order, each read only when written. */
 export function modelToGgufInput(model: LoadedModel): GgufWriteInput {
-  const tensors: GgufTensorInput[] = [...model.tensors].map(([name, t]) => ({ name, type: t.type, dims: t.dims, data: t.data }));
+  const tensors: GgufTensorInput[] = [...model.tensors].map(([name, t]) => ({
+    name, type: t.type, dims: t.dims, nbytes: tensorBytes(t),
+    get data() {
+      return t.data;
+    },
+  }));
   const a = model.metadata.get('general.alignment');
   return { metadata: model.metadata, tensors, alignment: a?.type === 'u32' ? a.value : undefined };
 }

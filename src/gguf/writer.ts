@@ -15,6 +15,11 @@ export interface GgufTensorInput {
   readonly dims: readonly number[];
   /** Exactly the tensor's bytes ((ne0 / block) x block bytes x the other dims). */
   readonly data: Uint8Array;
+  /**
+   * The byte size, when `data` is a getter that reads the tensor (from its file): writeGguf then reads each
+   * tensor only when writing it, so a conversion never holds all the weights at once.
+   */
+  readonly nbytes?: number;
 }
 
 export interface GgufWriteInput {
@@ -176,7 +181,7 @@ function plan(input: GgufWriteInput): Planned {
     for (const d of t.dims) out.u64(BigInt(d));
     out.u32(t.type);
     out.u64(BigInt(offset));
-    const size = Math.ceil(t.data.length / alignment) * alignment;
+    const size = Math.ceil(byteSize(t) / alignment) * alignment;
     padded.push(size);
     offset += size;
   }
@@ -200,8 +205,10 @@ function checkTensor(t: GgufTensorInput, names: Set<string>): void {
     throw new ArgumentError(`${where}: ne0 ${t.dims[0]} is not a multiple of the ${ggmlTypeName(t.type)} block size ${type.blockValues}`);
   }
   const bytes = t.dims.slice(1).reduce((s, d) => s * d, (t.dims[0]! / type.blockValues) * type.blockBytes);
-  if (t.data.length !== bytes) throw new ArgumentError(`${where}: data is ${t.data.length} B, shape and type need ${bytes} B`);
+  if (byteSize(t) !== bytes) throw new ArgumentError(`${where}: data is ${byteSize(t)} B, shape and type need ${bytes} B`);
 }
+
+const byteSize = (t: GgufTensorInput): number => t.nbytes ?? t.data.length;
 
 /** The whole file in memory (tests, small models). */
 export function encodeGguf(input: GgufWriteInput): Uint8Array {
@@ -224,8 +231,10 @@ export function writeGguf(path: string, input: GgufWriteInput): void {
     writeAll(fd, p.header);
     const zeros = new Uint8Array(p.alignment);
     p.tensors.forEach((t, i) => {
-      writeAll(fd, t.data);
-      writeAll(fd, zeros.subarray(0, p.padded[i]! - t.data.length));
+      const data = t.data;
+      if (data.length !== byteSize(t)) throw new ArgumentError(`gguf writer: tensor '${t.name}': data is ${data.length} B, nbytes said ${byteSize(t)}`);
+      writeAll(fd, data);
+      writeAll(fd, zeros.subarray(0, p.padded[i]! - data.length));
     });
   } finally {
     closeSync(fd);

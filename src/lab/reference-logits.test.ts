@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { modelFromLoaded } from '../model/model.js';
 import { tinyModel } from '../../test/e2e/tiny-models.js';
-import { loadOrComputeReference, readReference, REFERENCE_POLICY, type ReferenceKey } from './reference-logits.js';
+import { loadOrComputeReference, modelSha256, readReference, REFERENCE_POLICY, type ReferenceKey } from './reference-logits.js';
 import { runArm, scoreArm } from './eval.js';
 import { schemePolicy } from '../cache/schemes.js';
 
@@ -41,4 +41,22 @@ test('eval: the reference policy scores KL 0 and full exact-match; q4_0 drifts; 
   assert.ok(s.kl > 0);
   assert.equal(s.bytes, s.formulaBytes);
   assert.equal(s.formatBits, 4.5);
+});
+
+test('modelSha256 of a Hugging Face directory: changes with any file, not with the directory path', () => {
+  const a = mkdtempSync(join(tmpdir(), 'kvpack-sha-'));
+  const b = mkdtempSync(join(tmpdir(), 'kvpack-sha-'));
+  try {
+    for (const d of [a, b]) {
+      writeFileSync(join(d, 'config.json'), '{}');
+      writeFileSync(join(d, 'model.safetensors'), 'weights');
+    }
+    assert.equal(modelSha256(a), modelSha256(b));
+    writeFileSync(join(b, 'model.safetensors'), 'weightz');
+    assert.notEqual(modelSha256(a), modelSha256(b));
+    assert.notEqual(modelSha256(a), modelSha256(join(a, 'config.json')));
+  } finally {
+    rmSync(a, { recursive: true, force: true });
+    rmSync(b, { recursive: true, force: true });
+  }
 });

@@ -3,7 +3,7 @@
 //
 // Artifact layout (little-endian): 8 B magic "KVPKREF1", u32 header length H, H B JSON header (space-padded
 // to 4-byte alignment), then each entry's logits as float32 [rows, vocab] in header order.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CachePolicy } from '../cache/policy.js';
 import { FileFormatError } from '../errors.js';
@@ -121,7 +121,12 @@ export function loadOrComputeReference(model: Model, spec: ReferenceKey, dir: st
   return { ref, path, reused: false };
 }
 
-/** sha256 of a model file: the model's identity in reference keys. */
+/**
+ * sha256 of a model file: the model's identity in reference keys. A Hugging Face directory's identity is
+ * the sha256 of its files' names and sha256s (sorted), so any changed weight, config or tokenizer file counts.
+ */
 export function modelSha256(path: string): string {
-  return sha256(readFileSync(path));
+  if (!statSync(path).isDirectory()) return sha256(readFileSync(path));
+  const files = readdirSync(path).filter((f) => statSync(join(path, f)).isFile()).sort();
+  return sha256(files.map((f) => `${f}\0${sha256(readFileSync(join(path, f)))}\n`).join(''));
 }

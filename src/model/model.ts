@@ -1,5 +1,5 @@
-// A runnable model: loads a GGUF file or a llama2.c checkpoint (told apart by magic), binds its tensors to
-// an architecture's layer weights, and runs forward passes over a KvCache.
+// A runnable model: loads a GGUF file, a llama2.c checkpoint (told apart by magic) or a Hugging Face
+// directory (config.json + safetensors), binds its tensors to an architecture's layer weights, and runs forward passes over a KvCache.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { FileFormatError } from '../errors.js';
 import { KvCache, type AttentionPrecision } from '../cache/kvcache.js';
@@ -8,6 +8,7 @@ import { withSlidingWindows } from '../cache/swa.js';
 import { GGUF_MAGIC } from '../gguf/limits.js';
 import { loadLlama2c } from '../gguf/llama2c.js';
 import { loadGgufModel, type LoadedModel, type ModelTensor } from '../gguf/model.js';
+import { isHfDir, loadHfModel } from '../hf/load.js';
 import { createTokenizer, type Tokenizer } from './tokenizer/index.js';
 import { getArchitecture, type ArchSpec } from './arch/registry.js';
 import { forward, type ForwardOptions, type ForwardWeights, type LayerWeights } from './forward.js';
@@ -17,6 +18,9 @@ import { engineHparams, NO_ROPE_SCALING, type Hparams } from './hparams.js';
 
 /** `expand: 'auto'` dequantizes every matrix to float32 when that takes at most this many bytes (small models run faster). */
 const EXPAND_AUTO_BYTES = 512 * 2 ** 20;
+
+/** Where a model's weights came from: a GGUF file, a llama2.c checkpoint, a Hugging Face directory. */
+export type ModelSource = 'gguf' | 'llama2c' | 'hf';
 
 export interface LoadOptions {
   /** Dequantize weights to float32 at load: true, false (stay quantized), or 'auto' (small models). */
@@ -36,8 +40,8 @@ export interface CacheOptions {
 export class Model implements ForwardWeights {
   readonly spec: ArchSpec;
   readonly hp: Hparams;
-  /** Where the weights came from ('gguf' or 'llama2c'). */
-  readonly source: 'gguf' | 'llama2c';
+  /** Where the weights came from. */
+  readonly source: ModelSource;
   readonly metadata: LoadedModel['metadata'];
   /** The model's tokenizer, or undefined with the reason in `tokenizerProblem`. */
   readonly tokenizer: Tokenizer | undefined;
@@ -49,7 +53,7 @@ export class Model implements ForwardWeights {
   readonly ropeGlobal: Rope;
   readonly ropeLocal: Rope;
 
-  constructor(m: LoadedModel, source: 'gguf' | 'llama2c', opts: LoadOptions = {}) {
+  constructor(m: LoadedModel, source: ModelSource, opts: LoadOptions = {}) {
     this.spec = getArchitecture(m.arch);
     this.hp = engineHparams(m, this.spec.hparams);
     this.source = source;
@@ -177,7 +181,7 @@ function expandedBytes(m: LoadedModel): number {
 }
 
 /** A usable tokenizer, or why there is none (placeholder vocabularies of converted checkpoints carry no text). */
-function makeTokenizer(m: LoadedModel, source: 'gguf' | 'llama2c'): { tokenizer?: Tokenizer; problem?: string } {
+function makeTokenizer(m: LoadedModel, source: ModelSource): { tokenizer?: Tokenizer; problem?: string } {
   const tokens = m.metadata.get('tokenizer.ggml.tokens');
   const noVocab = source === 'llama2c' ? 'no llama2.c tokenizer file (tok<N>.bin / tokenizer.bin) beside the checkpoint' : 'the file has no tokenizer.ggml.tokens';
   if (!tokens || tokens.type !== 'array') return { problem: noVocab };
@@ -201,13 +205,14 @@ function isGguf(path: string): boolean {
   }
 }
 
-/** Loads a GGUF model or a llama2.c `.bin` checkpoint (by magic). */
+/** Loads a Hugging Face directory, a GGUF model or a llama2.c `.bin` checkpoint (by magic). */
 export function loadModel(path: string, opts: LoadOptions = {}): Model {
+  if (isHfDir(path)) return new Model(loadHfModel(path), 'hf', opts);
   if (isGguf(path)) return new Model(loadGgufModel(path), 'gguf', opts);
   return new Model(loadLlama2c(path), 'llama2c', opts);
 }
 
 /** A model from tensors already in memory (tests, converted checkpoints). */
-export function modelFromLoaded(m: LoadedModel, opts: LoadOptions & { source?: 'gguf' | 'llama2c' } = {}): Model {
+export function modelFromLoaded(m: LoadedModel, opts: LoadOptions & { source?: ModelSource } = {}): Model {
   return new Model(m, opts.source ?? 'gguf', opts);
 }

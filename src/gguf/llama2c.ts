@@ -9,7 +9,6 @@
 // Loading is lazy, as for GGUF (model.ts): the header is read and checked, tensors stay in the file until
 // the engine places each one (one positioned read straight into the wasm arena), so the weights never
 // exist twice in memory.
-import { basename } from 'node:path';
 import { ArgumentError, FileFormatError } from '../errors.js';
 import { GGML } from './types.js';
 import { fileSource, readInto, type ByteSource } from './source.js';
@@ -161,7 +160,12 @@ function fileTensor(src: ByteSource, name: string, offset: number, dims: readonl
  * vocabulary is included when vocab_size >= 259 (llama2.c keeps its tokenizer in a separate file).
  */
 export function loadLlama2c(path: string): LoadedModel {
-  return llama2cFrom(fileSource(path), basename(path).replace(/\.bin$/, ''));
+  return llama2cFrom(fileSource(path), checkpointName(path));
+}
+
+/** general.name for a checkpoint at `path`: its file name without directories or `.bin`. */
+export function checkpointName(path: string): string {
+  return path.replace(/^.*[\\/]/, '').replace(/\.bin$/, '');
 }
 
 /** A llama2.c checkpoint from any byte source (`name` becomes general.name). */

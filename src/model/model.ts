@@ -1,13 +1,14 @@
 // A runnable model: loads a GGUF file or a llama2.c checkpoint (told apart by magic), binds its tensors to
 // an architecture's layer weights, and runs forward passes over a KvCache.
-import { closeSync, openSync, readSync } from 'node:fs';
 import { FileFormatError } from '../errors.js';
 import { KvCache, type AttentionPrecision } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
 import { withSlidingWindows } from '../cache/swa.js';
 import { GGUF_MAGIC } from '../gguf/limits.js';
-import { loadLlama2c } from '../gguf/llama2c.js';
-import { loadGgufModel, type LoadedModel, type ModelTensor } from '../gguf/model.js';
+import { checkpointName, llama2cFrom } from '../gguf/llama2c.js';
+import { modelFromGguf, type LoadedModel, type ModelTensor } from '../gguf/model.js';
+import { readGgufFrom } from '../gguf/reader.js';
+import { fileSource, type ByteSource } from '../gguf/source.js';
 import { createTokenizer, type Tokenizer } from './tokenizer/index.js';
 import { getArchitecture, type ArchSpec } from './arch/registry.js';
 import { forward, type ForwardOptions, type ForwardWeights, type LayerWeights } from './forward.js';
@@ -189,22 +190,22 @@ function makeTokenizer(m: LoadedModel, source: 'gguf' | 'llama2c'): { tokenizer?
   }
 }
 
-/** True when the file starts with the GGUF magic. */
-function isGguf(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const b = Buffer.alloc(4);
-    if (readSync(fd, b, 0, 4, 0) < 4) return false;
-    return b.readUInt32LE(0) === GGUF_MAGIC;
-  } finally {
-    closeSync(fd);
-  }
+/** True when the source starts with the GGUF magic. */
+function isGguf(src: ByteSource): boolean {
+  if (src.size < 4) return false;
+  const b = src.read(0, 4);
+  return new DataView(b.buffer, b.byteOffset, 4).getUint32(0, true) === GGUF_MAGIC;
 }
 
 /** Loads a GGUF model or a llama2.c `.bin` checkpoint (by magic). */
 export function loadModel(path: string, opts: LoadOptions = {}): Model {
-  if (isGguf(path)) return new Model(loadGgufModel(path), 'gguf', opts);
-  return new Model(loadLlama2c(path), 'llama2c', opts);
+  return loadModelFrom(fileSource(path), opts);
+}
+
+/** The same from any byte source (a browser's File, ArrayBuffer or URL: gguf/web-sources.ts). */
+export function loadModelFrom(src: ByteSource, opts: LoadOptions = {}): Model {
+  if (isGguf(src)) return new Model(modelFromGguf(readGgufFrom(src)), 'gguf', opts);
+  return new Model(llama2cFrom(src, checkpointName(src.name)), 'llama2c', opts);
 }
 
 /** A model from tensors already in memory (tests, converted checkpoints). */

@@ -2,7 +2,8 @@
 // nothing but .gguf served from the models directory, and one-line errors for bad flags.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,4 +66,23 @@ test('kvpack web: a missing models directory and a bad port are one-line errors'
   assert.equal(port.status, 2);
   assert.match(port.stderr, /--port must be in \[0, 65535\], got 99999/);
   assert.doesNotMatch(port.stderr, /\n\s+at /);
+});
+
+test('kvpack web --port 0: prints the URL it serves the page on', async () => {
+  const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), 'web', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    while (!/http:\/\/\S+\//.test(out)) {
+      const [chunk] = (await Promise.race([once(child.stdout, 'data'), once(child, 'exit').then(() => [''])])) as [string];
+      if (!chunk) break;
+      out += chunk;
+    }
+    const url = /http:\/\/\S+\//.exec(out)?.[0];
+    assert.ok(url, `no URL in: ${out}`);
+    assert.match(out, /no --models: pick a local GGUF in the page/);
+    assert.equal((await fetch(url)).status, 200);
+  } finally {
+    child.kill();
+  }
 });

@@ -3,7 +3,8 @@
 // 1 and N threads; prints both and the Chromium/Node ratio from one run (Node first, then Chromium).
 // Flags: --model PATH (default ../shared/models/tinystories-656k.gguf), --synthetic (bench:engine's q8_0
 // dim-768 llama instead), --tokens N, --positions N, --threads N, --rounds N, --quick.
-// Relaxed SIMD: the kernels have no relaxed-SIMD variant yet, so every row is the baseline SIMD build.
+// Relaxed SIMD: the kernels have no relaxed-SIMD variant yet, so every row is the baseline SIMD build; the
+// run reports whether each engine offers it (kernels/features.ts).
 import { existsSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { build } from 'esbuild';
@@ -17,6 +18,7 @@ import { fromRoot } from '../test/paths.js';
 import { runPlan, type BenchPlan, type Row } from './browser-cases.js';
 import { syntheticModel } from './engine.js';
 import { flag, option, printTable } from './harness.js';
+import { hasRelaxedSimd } from '../src/kernels/features.js';
 
 const log = (s: string) => console.log(s);
 const num = (name: string, dflt: number) => (option(name) === undefined ? dflt : Number(option(name)));
@@ -58,15 +60,16 @@ async function main(): Promise<void> {
   const server = await startWebServer({ port: 0, host: '127.0.0.1', models: dirname(path) });
   const browser = await launchChromium();
   let browserRows: Row[];
+  let relaxed = '';
   try {
     log(`Chromium ${browser.version()} ...`);
     const page = await browser.newPage();
     await page.goto(server.url);
     const r = await page.evaluate(
       ([url, name, p]) =>
-        new Promise<{ rows?: Row[]; error?: string }>((resolve) => {
+        new Promise<{ rows?: Row[]; relaxedSimd?: boolean; error?: string }>((resolve) => {
           const w = new Worker('bench/worker.js', { type: 'module' });
-          w.onmessage = (e) => resolve(e.data as { rows?: Row[]; error?: string });
+          w.onmessage = (e) => resolve(e.data as { rows?: Row[]; relaxedSimd?: boolean; error?: string });
           w.onerror = (e) => resolve({ error: e.message });
           w.postMessage({ url, name, plan: p });
         }),
@@ -74,6 +77,7 @@ async function main(): Promise<void> {
     );
     if (!r.rows) throw new Error(`browser bench failed: ${r.error}`);
     browserRows = r.rows;
+    relaxed = `relaxed SIMD: Node ${hasRelaxedSimd() ? 'yes' : 'no'}, Chromium ${r.relaxedSimd ? 'yes' : 'no'}`;
   } finally {
     await browser.close();
     await server.close();
@@ -97,7 +101,7 @@ async function main(): Promise<void> {
   printTable(headers, rows);
   console.log('');
   for (const [who, rs] of [['Node', nodeRows], ['Chromium', browserRows]] as const) for (const r of rs) console.log(`${who} ${r.threads}T ${key(r)}: ${r.detail}`);
-  console.log('ratio = Chromium / Node (same code, same machine, one run each); baseline SIMD only (no relaxed-SIMD kernels).');
+  console.log(`ratio = Chromium / Node (same code, same machine, one run each); baseline SIMD kernels only (${relaxed}; no relaxed-SIMD variants yet).`);
 }
 
 await main();

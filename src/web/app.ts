@@ -3,6 +3,7 @@
 // mode) where f16 and the scheme first diverge. When a run ends the token ids go to #kvpack-tokens and the
 // cache bytes to #kvpack-bytes, so a script (the browser tests) can read the result.
 import { schemes } from '../cache/schemes.js';
+import { hasRelaxedSimd } from '../kernels/features.js';
 import type { CacheReadout, EngineEvent, EngineRequest, ModelRef } from './protocol.js';
 import { readSettings, settingsQuery, type PageSettings } from './settings.js';
 
@@ -237,9 +238,10 @@ async function init(): Promise<void> {
   const { settings, problems } = readSettings(new URLSearchParams(location.search));
   fillForm(settings);
   const iso = $('isolation');
-  if (crossOriginIsolated) iso.textContent = `Cross-origin isolated: up to ${navigator.hardwareConcurrency} threads over one shared wasm memory.`;
+  const simd = ` Relaxed SIMD ${hasRelaxedSimd() ? 'available' : 'absent'}; the kernels use baseline SIMD.`;
+  if (crossOriginIsolated) iso.textContent = `Cross-origin isolated: up to ${navigator.hardwareConcurrency} threads over one shared wasm memory.${simd}`;
   else {
-    iso.textContent = 'Not cross-origin isolated (no COOP/COEP headers): the engine runs on one thread.';
+    iso.textContent = `Not cross-origin isolated (no COOP/COEP headers): the engine runs on one thread.${simd}`;
     iso.classList.add('warn');
   }
   fileInput.addEventListener('change', () => {

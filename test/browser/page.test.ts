@@ -24,6 +24,7 @@ const PROMPT = 'Once upon a time';
 const N = 40;
 const WINDOW = 16;
 const SINKS = 4;
+const ANCHORS = 4;
 const ARTIFACTS = fromRoot('test-artifacts', 'browser');
 /** Threads only run where the machine has a second core. */
 const MULTI_CORE = availableParallelism() >= 2;
@@ -32,7 +33,7 @@ let browser: Browser;
 let isolated: WebServer;
 let plain: WebServer;
 let model: TestModel;
-const node = new Map<string, { tokens: number[]; promptTokens: number[]; cacheBytes: { total: number } }>();
+const node = new Map<string, { tokens: number[]; promptTokens: number[]; cacheBytes: { total: number; anchors: number } }>();
 
 const kvpack = (...args: string[]): string => execFileSync(process.execPath, [fromRoot('bin', 'kvpack.js'), ...args], { encoding: 'utf8' });
 const query = (o: Record<string, string | number>) => `?${new URLSearchParams(Object.entries(o).map(([k, v]) => [k, String(v)]))}`;
@@ -43,9 +44,9 @@ before(async () => {
   if (skip) return;
   model = testModel();
   console.log(`# browser tests: ${model.label}`);
-  for (const scheme of ['f16', 'q2k']) {
-    node.set(scheme, JSON.parse(kvpack('run', '-m', join(model.dir, model.name), '-p', PROMPT, '-n', String(N), '--kv', scheme, '--kv-window', String(WINDOW), '--sinks', String(SINKS), '--temp', '0', '--json')));
-  }
+  const run = (scheme: string, ...extra: string[]) => JSON.parse(kvpack('run', '-m', join(model.dir, model.name), '-p', PROMPT, '-n', String(N), '--kv', scheme, '--kv-window', String(WINDOW), '--sinks', String(SINKS), '--temp', '0', '--json', ...extra));
+  for (const scheme of ['f16', 'q2k']) node.set(scheme, run(scheme));
+  node.set('q2k anchors', run('q2k', '--anchors', String(ANCHORS)));
   isolated = await startWebServer({ port: 0, host: '127.0.0.1', models: model.dir });
   plain = await startWebServer({ port: 0, host: '127.0.0.1', models: model.dir, isolation: false });
   browser = await launchChromium();
@@ -113,15 +114,18 @@ test('page: compare mode shows where q2k first leaves f16 (screenshot saved)', {
   assert.match(r.divergence, at < 0 ? /exactly the f16 tokens/ : new RegExp(`^First divergence at generated token ${at}:`));
 });
 
-test('page: a picked local GGUF (File source) generates the same tokens', { skip }, async () => {
-  const { page, errors } = await openPage(browser, isolated.url + query({ prompt: PROMPT, n: N, scheme: 'q2k', window: WINDOW, sinks: SINKS, threads: 1 }));
+test('page: a picked local GGUF (File source) with decode anchors generates the same tokens', { skip }, async () => {
+  const { page, errors } = await openPage(browser, isolated.url + query({ prompt: PROMPT, n: N, scheme: 'q2k', window: WINDOW, sinks: SINKS, anchors: ANCHORS, threads: 1 }));
   await page.setInputFiles('#file', join(model.dir, model.name));
   await page.click('#run');
   const r = await readRun(page);
   await page.close();
   assert.equal(r.state, 'done', r.status);
   assert.deepEqual(errors, []);
-  assert.deepEqual(r.tokens, node.get('q2k')!.tokens);
+  const want = node.get('q2k anchors')!;
+  assert.deepEqual(r.tokens, want.tokens);
+  assert.equal(r.bytes, want.cacheBytes.total);
+  assert.ok(want.cacheBytes.anchors > 0, 'the anchors region holds bytes');
 });
 
 test('page: without COOP/COEP the engine runs on one thread with the same tokens', { skip }, async () => {

@@ -15,7 +15,7 @@ export function arrayBufferSource(buf: ArrayBuffer | ArrayBufferView, name = '<A
 }
 
 /** A source over `fetchPiece(offset, length)` (length <= READ_STEP), which returns exactly those bytes. */
-function pieceSource(name: string, size: number, fetchPiece: (offset: number, length: number) => Uint8Array): ByteSource {
+export function pieceSource(name: string, size: number, fetchPiece: (offset: number, length: number) => Uint8Array): ByteSource {
   const readInto = (offset: number, dst: Uint8Array): void => {
     checkRange(name, size, offset, dst.length);
     for (let done = 0; done < dst.length; ) {

@@ -5,7 +5,7 @@
 // dim-768 llama instead), --tokens N, --positions N, --threads N, --rounds N, --quick.
 // Relaxed SIMD: the kernels have no relaxed-SIMD variant yet, so every row is the baseline SIMD build; the
 // run reports whether each engine offers it (kernels/features.ts).
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { build } from 'esbuild';
 import { loadModel } from '../src/model/model.js';
@@ -81,6 +81,7 @@ async function main(): Promise<void> {
   } finally {
     await browser.close();
     await server.close();
+    rmSync(out, { recursive: true, force: true }); // the page root keeps only the page
   }
 
   const key = (r: Row) => `${r.kind} ${r.scheme}`;

@@ -25,6 +25,8 @@ const N = 40;
 const WINDOW = 16;
 const SINKS = 4;
 const ANCHORS = 4;
+/** Compare mode runs longer: past the exact window and sinks, the bar shows the bulk's saving. */
+const N_COMPARE = 160;
 const ARTIFACTS = fromRoot('test-artifacts', 'browser');
 /** Threads only run where the machine has a second core. */
 const MULTI_CORE = availableParallelism() >= 2;
@@ -44,9 +46,10 @@ before(async () => {
   if (skip) return;
   model = testModel();
   console.log(`# browser tests: ${model.label}`);
-  const run = (scheme: string, ...extra: string[]) => JSON.parse(kvpack('run', '-m', join(model.dir, model.name), '-p', PROMPT, '-n', String(N), '--kv', scheme, '--kv-window', String(WINDOW), '--sinks', String(SINKS), '--temp', '0', '--json', ...extra));
+  const run = (scheme: string, ...extra: string[]) => JSON.parse(kvpack('run', '-m', join(model.dir, model.name), '-p', PROMPT, '--kv', scheme, '--kv-window', String(WINDOW), '--sinks', String(SINKS), '--temp', '0', '--json', '-n', String(N), ...extra));
   for (const scheme of ['f16', 'q2k']) node.set(scheme, run(scheme));
   node.set('q2k anchors', run('q2k', '--anchors', String(ANCHORS)));
+  for (const scheme of ['f16', 'q2k']) node.set(`${scheme} long`, run(scheme, '-n', String(N_COMPARE)));
   isolated = await startWebServer({ port: 0, host: '127.0.0.1', models: model.dir });
   plain = await startWebServer({ port: 0, host: '127.0.0.1', models: model.dir, isolation: false });
   browser = await launchChromium();
@@ -100,7 +103,7 @@ for (const threads of [1, 2]) {
 }
 
 test('page: compare mode shows where q2k first leaves f16 (screenshot saved)', { skip }, async () => {
-  const { page, errors } = await openPage(browser, isolated.url + runQuery('q2k', 2, { compare: 1 }));
+  const { page, errors } = await openPage(browser, isolated.url + runQuery('q2k', 2, { compare: 1, n: N_COMPARE }));
   await page.setViewportSize({ width: 1100, height: 900 });
   const r = await readRun(page);
   const shot = join(ARTIFACTS, 'page-compare.png');
@@ -109,8 +112,9 @@ test('page: compare mode shows where q2k first leaves f16 (screenshot saved)', {
   await page.close();
   assert.equal(r.state, 'done', r.status);
   assert.deepEqual(errors, []);
-  assert.deepEqual(r.tokens, node.get('q2k')!.tokens);
-  const at = firstDivergence(node.get('f16')!.tokens, node.get('q2k')!.tokens);
+  assert.deepEqual(r.tokens, node.get('q2k long')!.tokens);
+  assert.ok(r.bytes < r.f16Bytes, `at ${r.positions} positions q2k (${r.bytes} B) is below f16 (${r.f16Bytes} B)`);
+  const at = firstDivergence(node.get('f16 long')!.tokens, node.get('q2k long')!.tokens);
   assert.match(r.divergence, at < 0 ? /exactly the f16 tokens/ : new RegExp(`^First divergence at generated token ${at}:`));
 });
 

@@ -28,7 +28,7 @@ export function decodeRow(model: Model, scheme: string, tokens: number, threads:
   const prompt = model.tokenizer ? model.tokenizer.encode(PROMPT) : [1];
   const rates: number[] = [];
   for (let r = 0; r < rounds + 1; r++) {
-    const cache = model.createCache({ policy: schemePolicy(scheme, { window: 32, sinks: 4 }), capacity: prompt.length + tokens });
+    const cache = model.createCache({ policy: schemePolicy(scheme, { window: 32, sinks: 4 }), capacity: Math.max(prompt.length + tokens, 64) });
     // Never stop early: every round decodes the same number of tokens.
     const g = generate(model, cache, prompt, { maxTokens: tokens, sampler: { temperature: 0 }, eos: [] });
     cache.dispose();

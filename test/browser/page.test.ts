@@ -35,7 +35,7 @@ let browser: Browser;
 let isolated: WebServer;
 let plain: WebServer;
 let model: TestModel;
-const node = new Map<string, { tokens: number[]; promptTokens: number[]; cacheBytes: { total: number; anchors: number } }>();
+const node = new Map<string, { tokens: number[]; promptTokens: number[]; stopReason: string; cacheBytes: { total: number; anchors: number } }>();
 
 const kvpack = (...args: string[]): string => execFileSync(process.execPath, [fromRoot('bin', 'kvpack.js'), ...args], { encoding: 'utf8' });
 const query = (o: Record<string, string | number>) => `?${new URLSearchParams(Object.entries(o).map(([k, v]) => [k, String(v)]))}`;
@@ -83,8 +83,9 @@ for (const threads of [1, 2]) {
       assert.equal(r.state, 'done', r.status);
       assert.deepEqual(errors, []);
       assert.deepEqual(r.tokens, want.tokens, `${scheme}: page tokens differ from kvpack run's`);
-      // The cache holds the prompt and every generated token but the last (its logits would go unused).
-      const ctx = want.promptTokens.length + want.tokens.length - 1;
+      // The cache holds the prompt and the generated tokens, but not the last one when the run hit -n
+      // (its logits would go unused); after an EOS every generated token was fed.
+      const ctx = want.promptTokens.length + want.tokens.length - (want.stopReason === 'length' ? 1 : 0);
       assert.equal(r.bytes, memoryTotal(scheme, ctx), `${scheme}: #kvpack-bytes vs kvpack memory --ctx ${ctx}`);
       assert.equal(r.bytes, want.cacheBytes.total);
       // The bar's yardstick: every held position in f16, 2 bytes per K and V value.
@@ -113,7 +114,8 @@ test('page: compare mode shows where q2k first leaves f16 (screenshot saved)', {
   assert.equal(r.state, 'done', r.status);
   assert.deepEqual(errors, []);
   assert.deepEqual(r.tokens, node.get('q2k long')!.tokens);
-  assert.ok(r.bytes < r.f16Bytes, `at ${r.positions} positions q2k (${r.bytes} B) is below f16 (${r.f16Bytes} B)`);
+  // The shared model runs past the exact regions; the fallback's random weights may stop at EOS first.
+  if (!model.temporary) assert.ok(r.bytes < r.f16Bytes, `at ${r.positions} positions q2k (${r.bytes} B) is below f16 (${r.f16Bytes} B)`);
   const at = firstDivergence(node.get('f16 long')!.tokens, node.get('q2k long')!.tokens);
   assert.match(r.divergence, at < 0 ? /exactly the f16 tokens/ : new RegExp(`^First divergence at generated token ${at}:`));
 });
@@ -129,7 +131,7 @@ test('page: a picked local GGUF (File source) with decode anchors generates the 
   const want = node.get('q2k anchors')!;
   assert.deepEqual(r.tokens, want.tokens);
   assert.equal(r.bytes, want.cacheBytes.total);
-  assert.ok(want.cacheBytes.anchors > 0, 'the anchors region holds bytes');
+  if (want.tokens.length > 1) assert.ok(want.cacheBytes.anchors > 0, 'the anchors region holds bytes');
 });
 
 test('page: without COOP/COEP the engine runs on one thread with the same tokens', { skip }, async () => {

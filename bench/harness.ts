@@ -1,5 +1,5 @@
-// Timing helpers for benchmarks: medians of repeated calls, never assertions.
-import { performance } from 'node:perf_hooks';
+// Timing helpers for benchmarks: medians of repeated calls, never assertions. No Node imports: the browser
+// benchmark (bench/browser.ts) bundles them into a Worker too.
 
 /** Median seconds per call: warm up, then repeat until `budget` seconds or `maxReps` (at least minReps). */
 export function timeMedian(fn: () => void, budget = 0.4, minReps = 3, maxReps = 50): number {

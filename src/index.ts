@@ -22,7 +22,7 @@ export { gv, type GgufValue, type GgufArray, type GgufItemType } from './gguf/va
 export { GGML, ggmlTypes, ggmlType, ggmlTypeByName, type GgmlType } from './gguf/types.js';
 export { dequantize, dequantizeTensor, canDequantize } from './gguf/dequant.js';
 export { loadGgufModel, modelFromGguf, readHparams, type LoadedModel, type ModelHparams, type ModelTensor } from './gguf/model.js';
-export { loadLlama2c } from './gguf/llama2c.js';
+export { loadLlama2c } from './gguf/llama2c-file.js';
 export { convertLlama2c } from './gguf/convert.js';
 export { loadHfModel, isHfDir } from './hf/load.js';
 export { convertHfDir } from './hf/convert.js';

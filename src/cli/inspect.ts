@@ -9,7 +9,7 @@ import { getArchitecture } from '../model/arch/registry.js';
 import { engineHparams } from '../model/hparams.js';
 import { layerWindows } from '../model/model.js';
 import { GGUF_MAGIC } from '../gguf/limits.js';
-import { loadLlama2c } from '../gguf/llama2c.js';
+import { loadLlama2c } from '../gguf/llama2c-file.js';
 import { readHparams, tensorBytes, type LoadedModel, type ModelHparams } from '../gguf/model.js';
 import type { Metadata } from '../gguf/metadata.js';
 import { readGguf } from '../gguf/reader.js';

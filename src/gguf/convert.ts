@@ -1,7 +1,7 @@
 // llama2.c checkpoint -> GGUF (f32, llama architecture, its tokenizer file's vocabulary or a placeholder)
 // that llama.cpp loads.
 import { ArgumentError } from '../errors.js';
-import { loadLlama2c, type Llama2cLoadOptions } from './llama2c.js';
+import { loadLlama2c, type Llama2cLoadOptions } from './llama2c-file.js';
 import { modelToGgufInput, type LoadedModel } from './model.js';
 import { writeGguf } from './writer.js';
 

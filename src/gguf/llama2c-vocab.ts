@@ -1,10 +1,8 @@
 // llama2.c tokenizer files (`tokenizer.bin`, `tok512.bin`; run.c build_tokenizer): int32 max_token_length,
 // then per token f32 score, int32 byte length, the piece's UTF-8 bytes. Read into the tokenizer.ggml.*
 // entries llama.cpp's GGUF writer stores for the same vocabulary (SentencePiece "llama" model).
-import { basename, dirname, join } from 'node:path';
-import { existsSync } from 'node:fs';
 import { FileFormatError } from '../errors.js';
-import { fileSource, type ByteSource } from './source.js';
+import type { ByteSource } from './source.js';
 import { gv, type GgufValue } from './values.js';
 import { TOKEN_TYPE } from './vocab.js';
 
@@ -63,19 +61,4 @@ export function llama2cVocabMetadata(v: Llama2cVocab): [string, GgufValue][] {
     ['tokenizer.ggml.add_bos_token', gv.bool(true)],
     ['tokenizer.ggml.add_eos_token', gv.bool(false)],
   ];
-}
-
-/** Reads a llama2.c tokenizer file for a checkpoint of `nVocab` tokens. */
-export function loadLlama2cVocab(path: string, nVocab: number): Llama2cVocab {
-  return readLlama2cVocab(fileSource(path), nVocab);
-}
-
-/** llama2.c's naming: `tok<N>.bin` beside the checkpoint for a custom vocab of N, else `tokenizer.bin` (run.c's default). */
-export function findLlama2cVocab(checkpoint: string, nVocab: number): string | undefined {
-  const dir = dirname(checkpoint);
-  for (const name of [`tok${nVocab}.bin`, 'tokenizer.bin']) {
-    const p = join(dir, name);
-    if (p !== checkpoint && basename(p) !== basename(checkpoint) && existsSync(p)) return p;
-  }
-  return undefined;
 }

@@ -9,13 +9,12 @@
 // Loading is lazy, as for GGUF (model.ts): the header is read and checked, tensors stay in the file until
 // the engine places each one (one positioned read straight into the wasm arena), so the weights never
 // exist twice in memory.
-import { basename } from 'node:path';
 import { ArgumentError, FileFormatError } from '../errors.js';
 import { GGML } from './types.js';
-import { fileSource, readInto, type ByteSource } from './source.js';
+import { readInto, type ByteSource } from './source.js';
 import { gv, type GgufValue } from './values.js';
 import { placeholderVocab, PLACEHOLDER_MIN_VOCAB } from './vocab.js';
-import { findLlama2cVocab, llama2cVocabMetadata, loadLlama2cVocab, type Llama2cVocab } from './llama2c-vocab.js';
+import { llama2cVocabMetadata, type Llama2cVocab } from './llama2c-vocab.js';
 import type { LoadedModel, ModelHparams, ModelTensor } from './model.js';
 
 const HEADER_BYTES = 28;
@@ -161,25 +160,16 @@ function fileTensor(src: ByteSource, name: string, offset: number, dims: readonl
   });
 }
 
+/** general.name for a checkpoint at `path`: its file name without directories or `.bin`. */
+export function checkpointName(path: string): string {
+  return path.replace(/^.*[\\/]/, '').replace(/\.bin$/, '');
+}
+
 /**
- * Loads a llama2.c checkpoint: checks the file length against the header and maps each tensor to its
- * place in the file (f32, GGUF names, llama.cpp's tensor order), reading none of them. llama2.c keeps its
- * tokenizer in a separate file: `opts.vocab` or the one beside the checkpoint, else a placeholder vocabulary.
+ * A llama2.c checkpoint from any byte source (`name` becomes general.name): checks the length against the
+ * header and maps each tensor to its place (f32, GGUF names, llama.cpp's tensor order), reading none of
+ * them. The vocabulary is the checkpoint's tokenizer file when given (llama2c-vocab.ts), else a placeholder.
  */
-export function loadLlama2c(path: string, opts: Llama2cLoadOptions = {}): LoadedModel {
-  const src = fileSource(path);
-  const c = readLlama2cConfig(src);
-  const vocabPath = opts.vocab ?? findLlama2cVocab(path, c.vocabSize);
-  const vocab = vocabPath === undefined ? undefined : loadLlama2cVocab(vocabPath, c.vocabSize);
-  return llama2cFrom(src, basename(path).replace(/\.bin$/, ''), vocab);
-}
-
-export interface Llama2cLoadOptions {
-  /** The checkpoint's tokenizer file; default `tok<vocab_size>.bin` or `tokenizer.bin` beside it, if present. */
-  vocab?: string;
-}
-
-/** A llama2.c checkpoint from any byte source (`name` becomes general.name). */
 export function llama2cFrom(src: ByteSource, name: string, vocab?: Llama2cVocab): LoadedModel {
   const c = readLlama2cConfig(src);
   const want = llama2cFileBytes(c);

@@ -70,6 +70,13 @@ export function parseGguf(bytes: Uint8Array, name = '<memory>'): GgufFile {
   return readGgufFrom(memorySource(bytes, name));
 }
 
+/** True when the source starts with the GGUF magic (how model loaders tell GGUF from other files). */
+export function hasGgufMagic(src: ByteSource): boolean {
+  if (src.size < 4) return false;
+  const b = src.read(0, 4);
+  return new DataView(b.buffer, b.byteOffset, 4).getUint32(0, true) === GGUF_MAGIC;
+}
+
 export function readGgufFrom(src: ByteSource): GgufFile {
   const c = new Cursor(src, 'gguf');
   const magic = c.u32('magic');

@@ -1,6 +1,8 @@
-// Byte sources for binary parsers: positioned reads from a file, or views of bytes already in memory.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+// Byte sources for binary parsers: positioned reads from a file (file-source.ts, Node only; browsers get a
+// twin that refuses paths), views of bytes already in memory, and browser sources (web-sources.ts).
 import { FileFormatError } from '../errors.js';
+
+export { fileSource } from './file-source.js';
 
 /** Random access to a file's bytes; `read` returns exactly `length` bytes or throws. */
 export interface ByteSource {
@@ -21,7 +23,7 @@ export function readInto(src: ByteSource, offset: number, dst: Uint8Array): void
   else dst.set(src.read(offset, dst.length));
 }
 
-function checkRange(name: string, size: number, offset: number, length: number): void {
+export function checkRange(name: string, size: number, offset: number, length: number): void {
   if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > size) {
     throw new FileFormatError(name, `read of ${length} B at ${offset} is past the end (${size} B)`);
   }
@@ -43,47 +45,3 @@ export function memorySource(bytes: Uint8Array, name = '<memory>'): ByteSource {
   };
 }
 
-/**
- * Positioned reads from a path. Each read opens the file, checks it still has the size seen at first
- * open (a file rewritten under us is an error, not garbage), reads, and closes: nothing stays open.
- */
-export function fileSource(path: string): ByteSource {
-  const fd = openSync(path, 'r');
-  let size: number;
-  try {
-    size = fstatSync(fd).size;
-  } finally {
-    closeSync(fd);
-  }
-  return {
-    size,
-    name: path,
-    read(offset, length) {
-      checkRange(path, size, offset, length);
-      const out = new Uint8Array(length);
-      readFileInto(path, size, offset, out);
-      return out;
-    },
-    readInto(offset, dst) {
-      checkRange(path, size, offset, dst.length);
-      readFileInto(path, size, offset, dst);
-    },
-  };
-}
-
-/** Positioned reads of dst.length bytes at `offset` straight into dst (any ArrayBuffer, shared ones too). */
-function readFileInto(path: string, size: number, offset: number, dst: Uint8Array): void {
-  const fd = openSync(path, 'r');
-  try {
-    if (fstatSync(fd).size !== size) throw new FileFormatError(path, 'file changed size since it was opened');
-    let done = 0;
-    while (done < dst.length) {
-      // One readSync moves at most 2 GiB: read in 1 GiB steps.
-      const n = readSync(fd, dst, done, Math.min(dst.length - done, 1 << 30), offset + done);
-      if (n === 0) throw new FileFormatError(path, `unexpected end of file at ${offset + done}`);
-      done += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}

@@ -1,24 +1,11 @@
 // Pool worker: instantiates the kernel module over the shared arena memory, then loops: wait for a job
 // (spin briefly, then Atomics.wait); attention units: take them from the shared counter until none are
 // left; kernel calls: run the one in this worker's slot. Report each through the DONE word.
-import { workerData } from 'node:worker_threads';
+import { workerData } from './pool-worker-init.js';
+import type { PoolInit as Init } from './pool-host-api.js';
 import { runUnit, scratchAt, type AttendJob } from './attend-unit.js';
 import { unpackJob } from './job-pack.js';
 import { CALL_SLOT, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, KIND, QUIT, READY, takeUnit } from './pool-control.js';
-
-interface Init {
-  id: number;
-  /** Call slots [workers, CALL_SLOT] f64. */
-  calls: Float64Array;
-  memory: WebAssembly.Memory;
-  module: WebAssembly.Module;
-  ctl: Int32Array;
-  /** The job's strings (JSON) and its numbers (job-pack.ts). */
-  jobBytes: Uint8Array;
-  jobNums: Float64Array;
-  scratch: number;
-  spinMs: number;
-}
 
 const init = workerData as Init;
 const { ctl, jobBytes, memory } = init;

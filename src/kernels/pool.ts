@@ -2,16 +2,16 @@
 // memory and serve two kinds of job: attention units taken from a shared counter (runJob), and one kernel
 // call per worker (runCalls: a matmul's share of rows). The calling thread works too and then waits, so
 // callers stay synchronous. One set of spinners for everything: never more busy threads than cores.
-// Node only (browsers get threads = 1); a failed start means single-threaded.
+// Workers come from the platform (pool-host.ts: worker_threads; pool-host.browser.ts: Web Workers, started
+// ahead of use by startPool); a failed start means single-threaded.
 import { KvpackError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type AttendJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
 import { CALL_SLOT, CTL_WORDS, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, armTickets, takeUnit } from './pool-control.js';
+import { host } from './pool-host.js';
 
-type WorkerThreads = typeof import('node:worker_threads');
-const wt: WorkerThreads | null = typeof process !== 'undefined' && process.versions?.node ? await import('node:worker_threads').catch(() => null) : null;
-const cores: number = typeof process !== 'undefined' && process.versions?.node ? (await import('node:os')).availableParallelism() : 1;
+const cores = host.cores;
 
 /** Bytes for the JSON of an attention job's few strings (formats, kernel names). */
 const JOB_BYTES = 1 << 14;
@@ -52,7 +52,7 @@ let poolFailed = '';
 /** Threads attend may use (the calling thread included): default all cores, KVPACK_THREADS overrides. */
 let threads = Math.max(1, Number(typeof process !== 'undefined' ? process.env?.['KVPACK_THREADS'] ?? cores : 1) || 1);
 
-/** Cores the machine reports (1 outside Node). */
+/** Cores the machine reports. */
 export function coreCount(): number {
   return cores;
 }
@@ -63,44 +63,79 @@ export function setThreads(n: number): void {
 }
 
 export function getThreads(): number {
-  return wt ? Math.min(threads, cores) : 1;
+  return host.unavailable ? 1 : Math.min(threads, cores);
 }
 
 /** Why the pool is unavailable ('' when it runs or was never needed). */
 export function poolFailure(): string {
-  return poolFailed;
+  return poolFailed || host.unavailable;
 }
 
 /** Starts workers (once) for `threads - 1` helpers; returns null when they cannot run here. */
 function ensurePool(k: WasmKernels, want: number): Pool | null {
-  if (pool && pool.workers >= want) return pool;
-  if (!wt || poolFailed) return null;
+  // Where workers start only ahead of use (browsers), the pool startPool made serves every size of call.
+  if (pool && (pool.workers >= want || !host.blockingStart)) return pool;
+  if (host.unavailable || poolFailed || !host.blockingStart) return null;
   if (pool) stopPool();
   try {
-    const ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
-    const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
-    const jobNums = new Float64Array(new SharedArrayBuffer(packedLength(JOB_SEGS) * 8));
-    const calls = new Float64Array(new SharedArrayBuffer(want * CALL_SLOT * 8));
-    const handles = [];
-    for (let i = 0; i < want; i++) {
-      // Scratch taken from the arena now, so later jobs never grow memory on behalf of a worker.
-      const scratch = k.arena.alloc(THREAD_SCRATCH_BYTES);
-      const w = new wt.Worker(new URL('./pool-worker.js', import.meta.url), {
-        workerData: { id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, jobNums, calls, scratch, spinMs: SPIN_MS },
-      });
-      w.unref();
-      handles.push(w);
-    }
+    const p = spawnPool(k, want);
     const t0 = Date.now();
-    while (Atomics.load(ctl, READY) < want && Date.now() - t0 < START_TIMEOUT_MS) Atomics.wait(ctl, READY, Atomics.load(ctl, READY), 50);
-    if (Atomics.load(ctl, READY) < want) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
-    const exportIndex = new Map(WebAssembly.Module.exports(k.module).map((e, i) => [e.name, i]));
-    pool = { workers: want, ctl, jobBytes, jobNums, calls, exportIndex, handles };
+    while (Atomics.load(p.ctl, READY) < want && Date.now() - t0 < START_TIMEOUT_MS) Atomics.wait(p.ctl, READY, Atomics.load(p.ctl, READY), 50);
+    if (Atomics.load(p.ctl, READY) < want) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
+    pool = p;
     return pool;
   } catch (e) {
     poolFailed = (e as Error).message;
     return null;
   }
+}
+
+/**
+ * Starts `want` workers without blocking and resolves true once all are ready (false when they cannot
+ * run here: poolFailure() or the host says why). The only way a browser gets threads: a Web Worker does
+ * not start while the thread that created it blocks in Atomics.wait.
+ */
+export async function startPool(k: WasmKernels, want: number): Promise<boolean> {
+  if (pool && pool.workers >= want) return true;
+  if (host.unavailable || poolFailed) return false;
+  if (pool) stopPool();
+  try {
+    const p = spawnPool(k, want);
+    const t0 = Date.now();
+    while (Atomics.load(p.ctl, READY) < want) {
+      if (Date.now() - t0 > START_TIMEOUT_MS) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    pool = p;
+    return true;
+  } catch (e) {
+    poolFailed = (e as Error).message;
+    return false;
+  }
+}
+
+/** Shared control words and `want` started workers (not yet known to be ready). */
+function spawnPool(k: WasmKernels, want: number): Pool {
+  const ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
+  const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
+  const jobNums = new Float64Array(new SharedArrayBuffer(packedLength(JOB_SEGS) * 8));
+  const calls = new Float64Array(new SharedArrayBuffer(want * CALL_SLOT * 8));
+  const handles = [];
+  for (let i = 0; i < want; i++) {
+    // Scratch taken from the arena now, so later jobs never grow memory on behalf of a worker.
+    const scratch = k.arena.alloc(THREAD_SCRATCH_BYTES);
+    handles.push(host.spawn({ id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, jobNums, calls, scratch, spinMs: SPIN_MS }));
+  }
+  const exportIndex = new Map(WebAssembly.Module.exports(k.module).map((e, i) => [e.name, i]));
+  return { workers: want, ctl, jobBytes, jobNums, calls, exportIndex, handles };
+}
+
+/** Attention jobs and kernel calls handed to workers since start. */
+const shared = { jobs: 0, calls: 0 };
+
+/** Workers running now, and the jobs and calls they were handed (the proof that threads ran). */
+export function poolStats(): { workers: number; jobs: number; calls: number } {
+  return { workers: pool?.workers ?? 0, ...shared };
 }
 
 /** Stops the workers (tests; process exit does not need it, workers are unref'd). */
@@ -133,6 +168,7 @@ export function runJob(k: WasmKernels, job: AttendJob, mainScratch: UnitScratch,
     return;
   }
   const { ctl } = p;
+  shared.jobs++;
   p.jobBytes.set(text);
   Atomics.store(ctl, JOB_LEN, text.length);
   Atomics.store(ctl, KIND, JOB_UNITS);
@@ -183,6 +219,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
   const sent = p ? Math.min(calls.length - 1, p.workers) : 0;
   if (p && sent > 0) {
     const { ctl } = p;
+    shared.calls += sent;
     for (let w = 0; w < p.workers; w++) {
       const slot = w * CALL_SLOT;
       if (w >= sent) {

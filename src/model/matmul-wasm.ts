@@ -2,7 +2,6 @@
 // the file at load), activations are read where they live in the arena (or copied into an arena workspace)
 // and laid out once per call (or once for a group of weights sharing the input), batches run the tiled
 // kernels, and big calls split their output rows across a thread pool.
-import { performance } from 'node:perf_hooks';
 import { ArgumentError, KvpackError, ShapeError } from '../errors.js';
 import { GGML } from '../gguf/types.js';
 import { inWasm, wasmKernels, type WasmKernels } from '../kernels/wasm.js';

@@ -1,14 +1,14 @@
 // A runnable model: loads a GGUF file, a llama2.c checkpoint (told apart by magic) or a Hugging Face
 // directory (config.json + safetensors), binds its tensors to an architecture's layer weights, and runs forward passes over a KvCache.
-import { closeSync, openSync, readSync } from 'node:fs';
 import { FileFormatError } from '../errors.js';
 import { KvCache, type AttentionPrecision } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
 import { withSlidingWindows } from '../cache/swa.js';
-import { GGUF_MAGIC } from '../gguf/limits.js';
-import { loadLlama2c } from '../gguf/llama2c.js';
-import { loadGgufModel, type LoadedModel, type ModelTensor } from '../gguf/model.js';
-import { isHfDir, loadHfModel } from '../hf/load.js';
+import { checkpointName, llama2cFrom } from '../gguf/llama2c.js';
+import { modelFromGguf, type LoadedModel, type ModelTensor } from '../gguf/model.js';
+import { hasGgufMagic, readGgufFrom } from '../gguf/reader.js';
+import type { ByteSource } from '../gguf/source.js';
+import { loadedFromPath } from './model-path.js';
 import { createTokenizer, type Tokenizer } from './tokenizer/index.js';
 import { getArchitecture, type ArchSpec } from './arch/registry.js';
 import { forward, type ForwardOptions, type ForwardWeights, type LayerWeights } from './forward.js';
@@ -193,23 +193,16 @@ function makeTokenizer(m: LoadedModel, source: ModelSource): { tokenizer?: Token
   }
 }
 
-/** True when the file starts with the GGUF magic. */
-function isGguf(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const b = Buffer.alloc(4);
-    if (readSync(fd, b, 0, 4, 0) < 4) return false;
-    return b.readUInt32LE(0) === GGUF_MAGIC;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Loads a Hugging Face directory, a GGUF model or a llama2.c `.bin` checkpoint (by magic). */
 export function loadModel(path: string, opts: LoadOptions = {}): Model {
-  if (isHfDir(path)) return new Model(loadHfModel(path), 'hf', opts);
-  if (isGguf(path)) return new Model(loadGgufModel(path), 'gguf', opts);
-  return new Model(loadLlama2c(path), 'llama2c', opts);
+  const { loaded, source } = loadedFromPath(path);
+  return new Model(loaded, source, opts);
+}
+
+/** The same from any byte source (a browser's File, ArrayBuffer or URL: gguf/web-sources.ts). */
+export function loadModelFrom(src: ByteSource, opts: LoadOptions = {}): Model {
+  if (hasGgufMagic(src)) return new Model(modelFromGguf(readGgufFrom(src)), 'gguf', opts);
+  return new Model(llama2cFrom(src, checkpointName(src.name)), 'llama2c', opts);
 }
 
 /** A model from tensors already in memory (tests, converted checkpoints). */

@@ -1,14 +1,13 @@
 // Thread budget for the matmuls: a ThreadPool hands one kernel call per thread (a share of a weight's rows)
 // to the process's one worker pool (src/kernels/pool.ts), which attention shares, so matmuls and attention
 // never run two sets of spinning workers on the same cores.
-import os from 'node:os';
 import { ArgumentError, KvpackError } from '../errors.js';
 import { wasmKernels, type WasmKernels } from '../kernels/wasm.js';
-import { runCalls } from '../kernels/pool.js';
+import { coreCount, runCalls } from '../kernels/pool.js';
 
-/** Cores this process may use (os.availableParallelism where present). */
+/** Cores this process may use (the pool's host: os.availableParallelism, navigator.hardwareConcurrency). */
 export function availableCores(): number {
-  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  return coreCount();
 }
 
 /** Runs one kernel call per thread (the caller's thread included) and returns when all are done. */

@@ -1,8 +1,8 @@
 // The parity gate: every registered format x every kernel op against the reference. Encode and decode
 // must be bit-exact; scores, weighted sums and attention outputs must sit within a named NMSE tolerance
 // of the float64 reference. Prints one line per check and `N passed, M failed`.
-// `node dist/test/parity/gate.js --full` runs the full grid (npm run gate); gate.test.ts runs a small one.
-import { pathToFileURL } from 'node:url';
+// `node dist/test/parity/gate-cli.js --full` runs the full grid (npm run gate); gate.test.ts runs a small one,
+// and the `kvpack web` page's "Check kernels" runs it in the browser.
 import { formats } from '../../src/formats/registry.js';
 import { bytesFor, rowBytes, type KvFormat } from '../../src/formats/format.js';
 import { attendReference, type AttendArgs } from '../../src/attention/reference.js';
@@ -362,14 +362,3 @@ function rebase(view: MixedView): MixedView {
   return { ...view, segments: view.segments.map((s) => ({ ...s, k: { ...s.k, bytes }, v: { ...s.v, bytes } })) };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const full = process.argv.includes('--full');
-  const only = process.argv.indexOf('--formats');
-  const grid = full ? FULL_GRID : SMALL_GRID;
-  const r = runGate(only >= 0 ? { ...grid, formats: process.argv[only + 1]!.split(',') } : grid);
-  if (r.failed > 0) {
-    console.log('failures:');
-    for (const x of r.failures) console.log(`  ${x}`);
-  }
-  process.exitCode = r.failed > 0 ? 1 : 0;
-}

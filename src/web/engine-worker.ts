@@ -1,0 +1,93 @@
+// The page's engine, in a dedicated Worker: loading and generation block (synchronous reads, Atomics.wait
+// in the pool), which a page's main thread may not do. Loads a model from a URL (HTTP Range) or a picked
+// File, generates greedily over a cache of the chosen scheme and posts each token with tokens/s and the
+// cache's bytes per region; compare mode runs f16 first, then the scheme, on the same prompt.
+import { blobSource, coreCount, generate, kvBytes, loadModelFrom, poolFailure, poolStats, startThreads, urlSource, type KvCache, type Model } from '../browser.js';
+import { runGate, SMALL_GRID } from '../../test/parity/gate.js';
+import { firstDivergence } from './divergence.js';
+import { pagePolicy } from './settings.js';
+import type { CacheReadout, EngineEvent, EngineRequest, ModelRef } from './protocol.js';
+
+/** Cache capacity when the run needs less: the training context capped like `kvpack run` (llama.cpp's 4096). */
+const DEFAULT_CTX = 4096;
+
+const post = (e: EngineEvent): void => postMessage(e);
+
+let loaded: { key: string; model: Model } | null = null;
+
+addEventListener('message', (e) => {
+  handle((e as MessageEvent<EngineRequest>).data).catch((err: unknown) => post({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
+});
+
+async function handle(req: EngineRequest): Promise<void> {
+  if (req.type === 'check') return check();
+  const wanted = req.threads || coreCount();
+  const threads = await startThreads(wanted);
+  post({ type: 'threads', threads, wanted, note: threads < wanted ? poolFailure() || 'the pool did not start' : '' });
+  const model = load(req.source);
+  if (!model.tokenizer) throw new Error(`${req.source.name}: ${model.tokenizerProblem ?? 'no tokenizer'}`);
+  const prompt = model.tokenizer.encode(req.prompt);
+  if (prompt.length === 0) throw new Error('the prompt is empty (no tokens)');
+  const need = prompt.length + req.n;
+  if (need > model.hp.nCtxTrain) throw new Error(`${prompt.length} prompt + ${req.n} generated tokens exceed the model's context of ${model.hp.nCtxTrain}`);
+  const capacity = Math.max(need, Math.min(model.hp.nCtxTrain, DEFAULT_CTX));
+  const arms = req.compare ? ['f16', req.scheme] : [req.scheme];
+  const ids: number[][] = [];
+  for (const [arm, scheme] of arms.entries()) {
+    post({ type: 'arm', arm, scheme, promptTokens: prompt.length });
+    const cache = model.createCache({ policy: pagePolicy(req, scheme), capacity });
+    try {
+      let first = 0;
+      const r = generate(model, cache, prompt, {
+        maxTokens: req.n,
+        sampler: { temperature: 0 },
+        onToken: (id, text) => {
+          if (id < 0) return;
+          const now = performance.now();
+          if (first === 0) first = now;
+          const index = ids[arm]?.length ?? 0;
+          (ids[arm] ??= []).push(id);
+          // The first token comes from the prompt's logits; each later one costs one decode step.
+          post({ type: 'token', arm, index, id, text, tps: index > 0 ? index / ((now - first) / 1000) : 0, ...readout(model, cache) });
+        },
+      });
+      ids[arm] = r.tokens;
+      post({ type: 'end', arm, scheme, ids: r.tokens, text: r.text, stopReason: r.stopReason, prefillTps: r.prefillTps, decodeTps: r.decodeTps, ...readout(model, cache) });
+    } finally {
+      cache.dispose();
+    }
+  }
+  post({ type: 'done', divergence: req.compare ? firstDivergence(ids[0]!, ids[1]!) : null, pool: poolStats() });
+}
+
+/** The model for `ref`, loaded once per URL (a picked File loads each time it is picked). */
+function load(ref: ModelRef): Model {
+  const key = 'url' in ref ? ref.url : `file:${ref.name}:${ref.file.size}:${ref.file.lastModified}`;
+  if (loaded?.key === key) return loaded.model;
+  post({ type: 'status', text: `loading ${ref.name}...` });
+  const t0 = performance.now();
+  const model = loadModelFrom('url' in ref ? urlSource(ref.url, ref.name) : blobSource(ref.file, ref.name));
+  loaded = { key, model };
+  const hp = model.hp;
+  post({
+    type: 'loaded',
+    info: { name: ref.name, arch: hp.arch, layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim, nCtxTrain: hp.nCtxTrain, vocab: hp.nVocab, weightBytes: model.weightBytes, loadMs: performance.now() - t0 },
+  });
+  return model;
+}
+
+/** The cache's bytes now, and what every held position would take in f16. */
+function readout(model: Model, cache: KvCache): CacheReadout {
+  const hp = model.hp;
+  const positions = cache.length;
+  const shape = { ctx: positions, layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim };
+  return { bytes: cache.nbytes(), f16Bytes: kvBytes({ ...shape, policy: { k: 'f16', v: 'f16', window: 0, sinks: 0 } }).total, positions, values: positions * hp.nLayer * hp.nHeadKv * hp.headDim * 2 };
+}
+
+/** The parity gate with every core's worker started, as runs use them. */
+async function check(): Promise<void> {
+  await startThreads(coreCount());
+  post({ type: 'status', text: 'checking every kernel against the reference (parity gate, small grid)...' });
+  const r = runGate(SMALL_GRID, () => {});
+  post({ type: 'check', passed: r.passed, failed: r.failed, fallback: r.fallback, failures: r.failures });
+}

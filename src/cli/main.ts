@@ -13,8 +13,9 @@ import * as protocol from './protocol.js';
 import * as evalCmd from './eval.js';
 import * as probe from './probe.js';
 import * as capture from './capture.js';
+import * as serve from './serve.js';
 
-const commands: { register(program: Command): void }[] = [lab, protocol, run, chat, evalCmd, probe, capture, formats, memory, inspect, convert];
+const commands: { register(program: Command): void }[] = [lab, protocol, run, chat, evalCmd, probe, capture, formats, memory, inspect, convert, serve];
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('kvpack')

@@ -43,7 +43,7 @@ export class Engine {
       valuesPerPosition: 2 * hp.nLayer * hp.nHeadKv * hp.headDim,
       processing: () => this.scheduler.processing,
       deferred: () => this.scheduler.deferred,
-      prefix: () => ({ entries: this.prefix.size, bytes: this.prefix.bytes }),
+      prefix: () => ({ entries: this.prefix.size, bytes: this.prefix.bytes, packed: this.prefix.packedBytes }),
     });
     this.scheduler = new Scheduler(model, { ...o }, this.prefix, this.metrics);
   }

@@ -11,7 +11,7 @@ export interface MetricsSource {
   valuesPerPosition: number;
   processing(): number;
   deferred(): number;
-  prefix(): { entries: number; bytes: number };
+  prefix(): { entries: number; bytes: number; packed: number };
 }
 
 const REGIONS = ['sinks', 'anchors', 'bulk', 'window', 'staging'] as const;
@@ -63,7 +63,11 @@ export class ServerMetrics {
       g.set(values > 0 ? (8 * caches.reduce((s, c) => s + c.bytes.total, 0)) / values : 0);
     });
     gauge('kvpack:prefix_cache_entries', 'Prefix-cache entries.', (g) => g.set(src.prefix().entries));
-    gauge('kvpack:prefix_cache_bytes', 'Packed bytes the prefix cache holds.', (g) => g.set(src.prefix().bytes));
+    gauge('kvpack:prefix_cache_bytes', 'Bytes the prefix cache holds: allocated (bounded by --cache-ram) and packed K/V data.', (g) => {
+      const p = src.prefix();
+      g.set({ kind: 'allocated' }, p.bytes);
+      g.set({ kind: 'packed' }, p.packed);
+    }, ['kind']);
   }
 
   text(): Promise<string> {

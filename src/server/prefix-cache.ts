@@ -26,6 +26,8 @@ export interface PrefixEntry {
   readonly cache: KvCache;
   /** Bytes outside the shared bulk chunks (exact regions, staging), allocated per entry. */
   readonly ownBytes: number;
+  /** Of those, bytes holding data (an entry's staging and rewound window hold none). */
+  readonly ownPacked: number;
   pins: number;
   used: number;
 }
@@ -65,9 +67,17 @@ export class PrefixCache {
     return this.entries.size;
   }
 
+  /** Bytes allocated for the entries (what the budget bounds): shared chunks once, plus each entry's exact regions. */
   get bytes(): number {
     let own = 0;
     for (const e of this.entries) own += e.ownBytes;
+    return own + this.chunkBytes;
+  }
+
+  /** Bytes of packed K/V data the entries hold (entries end on chunk boundaries: their chunks are full). */
+  get packedBytes(): number {
+    let own = 0;
+    for (const e of this.entries) own += e.ownPacked;
     return own + this.chunkBytes;
   }
 
@@ -144,7 +154,8 @@ export class PrefixCache {
     let shared = 0;
     const chunks = bulkChunks(cache);
     for (const c of chunks) shared += c.bytes;
-    const e: PrefixEntry = { key, hashes, tokens, cache, ownBytes: cache.nbytes().allocated - shared, pins: 0, used: ++this.clock };
+    const nb = cache.nbytes();
+    const e: PrefixEntry = { key, hashes, tokens, cache, ownBytes: nb.allocated - shared, ownPacked: nb.total - nb.bulk, pins: 0, used: ++this.clock };
     this.entries.add(e);
     for (const h of hashes) {
       let s = this.index.get(h);

@@ -22,6 +22,8 @@ export function buildApp(ctx: ServerContext, o: AppOptions): FastifyInstance {
     bodyLimit: o.bodyLimit,
     connectionTimeout: o.timeoutS * 1000,
     requestTimeout: o.timeoutS * 1000,
+    // close() runs after the drain: whatever connection is left is idle keep-alive or abandoned.
+    forceCloseConnections: true,
     // Strict: "5" is not an integer and unknown fields are left alone.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
   });

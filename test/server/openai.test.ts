@@ -230,3 +230,20 @@ test('GET /v1/models lists the model; an id_slot outside the slots is a 400', as
   assert.equal(r.status, 400);
   assert.equal(r.json.error.param, 'id_slot');
 });
+
+test('/metrics: llama-server names, compressed cache bytes by region, effective bits, prefix counters, latency histograms', async () => {
+  await chatText(6);
+  const text = await (await fetch(`${s.url}/metrics`)).text();
+  for (const name of ['llamacpp:prompt_tokens_total', 'llamacpp:tokens_predicted_total', 'llamacpp:requests_processing', 'llamacpp:requests_deferred', 'llamacpp:n_decode_total',
+    'kvpack:prefix_cache_queries_tokens_total', 'kvpack:prefix_cache_hits_tokens_total', 'kvpack:prefix_cache_misses_total', 'kvpack:prefix_cache_entries',
+    'kvpack:time_to_first_token_seconds_bucket', 'kvpack:inter_token_latency_seconds_count']) {
+    assert.match(text, new RegExp(`^${name}(\\{[^}]*\\})? `, 'm'), name);
+  }
+  const bulk = Number(/^kvpack:kv_cache_bytes\{region="bulk"\} (\S+)$/m.exec(text)![1]);
+  assert.ok(bulk > 0);
+  // q8_0 bulk (8.5 bits) for every position, plus f16 copies of the window and sinks (overlay): above 8.5,
+  // below 8.5 + 16 however short the contexts.
+  const bits = Number(/^kvpack:kv_cache_effective_bits (\S+)$/m.exec(text)![1]);
+  assert.ok(bits > 8.5 && bits < 24.5, `effective bits ${bits}`);
+  assert.ok(Number(/^llamacpp:tokens_predicted_total (\S+)$/m.exec(text)![1]) >= 6);
+});

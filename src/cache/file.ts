@@ -74,11 +74,14 @@ export function encodeCache(cache: KvCache): Buffer {
 }
 
 export function saveCache(cache: KvCache, path: string): void {
-  const image = encodeCache(cache);
-  // Write beside the target then rename, so a crash never leaves a half-written cache file.
+  writeFileAtomic(path, encodeCache(cache));
+}
+
+/** Writes beside the target then renames, so a crash never leaves a half-written file. */
+export function writeFileAtomic(path: string, data: Uint8Array | string): void {
   const tmp = `${path}.tmp-${process.pid}`;
   try {
-    writeFileSync(tmp, image);
+    writeFileSync(tmp, data);
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });

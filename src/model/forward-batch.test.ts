@@ -7,18 +7,9 @@ import { tinyModel } from '../../test/e2e/tiny-models.js';
 import { forwardBatch } from './forward-batch.js';
 import { modelFromLoaded, type Model } from './model.js';
 import { Prng } from '../numeric/prng.js';
+import { relL2 } from '../lab/metrics.js';
 
 const POLICY: CachePolicy = { k: 'q8_0', v: 'q8_0', window: 8, sinks: 2 };
-
-function maxRelDiff(a: Float32Array, b: Float32Array): number {
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < a.length; i++) {
-    num = Math.max(num, Math.abs(a[i]! - b[i]!));
-    den = Math.max(den, Math.abs(b[i]!));
-  }
-  return num / den;
-}
 
 function tokens(rng: Prng, n: number, vocab: number): number[] {
   return Array.from({ length: n }, () => Math.floor(rng.next() * vocab));
@@ -42,7 +33,7 @@ function check(model: Model): void {
     const got = forwardBatch(model, step.map((t, i) => ({ tokens: t, cache: batched[i]! })));
     got.forEach((g, i) => {
       assert.equal(batched[i]!.length, solo[i]!.length);
-      const d = maxRelDiff(g, want[i]!);
+      const d = relL2(g, want[i]!);
       assert.ok(d < 1e-4, `${model.hp.arch} sequence ${i}: logits differ by ${d}`);
     });
   }

@@ -2,9 +2,9 @@
 // `<file>.json` with the tokens it holds and the key they were computed under; files live inside
 // --slot-save-path only, and a restore verifies both completely before the slot changes.
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { decodeCache, encodeCache } from '../cache/file.js';
+import { decodeCache, encodeCache, writeFileAtomic } from '../cache/file.js';
 import type { Engine } from './engine.js';
 import { badRequest, HttpError } from './http-error.js';
 import type { Slot } from './slot.js';
@@ -27,22 +27,11 @@ export function slotPath(dir: string | undefined, filename: string | undefined):
   return p;
 }
 
-function writeAtomic(path: string, data: Buffer | string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-}
-
 export function saveSlot(engine: Engine, slot: Slot, path: string): { n_saved: number; n_written: number } {
   const image = encodeCache(slot.cache);
   const side: Sidecar = { tokens: slot.tokens.slice(0, slot.cache.length), key: slot.key, modelDigest: engine.modelDigest, cacheSha256: createHash('sha256').update(image).digest('hex') };
-  writeAtomic(path, image);
-  writeAtomic(`${path}.json`, JSON.stringify(side));
+  writeFileAtomic(path, image);
+  writeFileAtomic(`${path}.json`, JSON.stringify(side));
   return { n_saved: side.tokens.length, n_written: image.length };
 }
 

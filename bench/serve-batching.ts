@@ -1,14 +1,18 @@
 // `npm run bench:serve`: aggregate decode tokens/s of `kvpack serve` at 1, 2, 4 and 8 concurrent greedy
 // streams, with continuous batching and without (one forward pass per slot), servers in this process over
 // loopback. Configurations alternate within each round (the machine's speed drifts); medians over rounds.
-// Flags: --model PATH (default ../shared/models/tinystories-656k.gguf, else stories260K.gguf), --kv SCHEME,
-// --streams 1,2,4,8, --tokens N (per stream), --rounds N.
-import { existsSync } from 'node:fs';
+// Flags: --model PATH (default ../shared/models/tinystories-656k.gguf, else stories260K.gguf), --synthetic
+// (a random qwen2 of width 1024 with a real tokenizer, written here: big enough that weight reads dominate a
+// decode step, as in real models), --kv SCHEME, --streams 1,2,4,8, --tokens N (per stream), --rounds N.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CHATML, writeChatModel } from '../test/fixtures/chat-model.js';
 import { fromRoot } from '../test/paths.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { startServer } from '../src/server/server.js';
 import { closeMatmulThreads } from '../src/model/matmul-wasm.js';
-import { median, option, printTable } from './harness.js';
+import { flag, median, option, printTable } from './harness.js';
 
 const PROMPTS = ['Once upon a time', 'The little dog', 'One day, a girl named Sue', 'Tom and his mom went to', 'There was a big tree', 'The sun was hot and', 'A cat sat on', 'In the park, two friends'];
 
@@ -51,7 +55,15 @@ function defaultModel(): string {
   throw new Error('no model: pass --model PATH');
 }
 
-const model = option('--model') ?? defaultModel();
+/** ~45M parameters in f16 (expanded to f32 at load): a decode step reads ~180 MB of weights. */
+function syntheticModel(): string {
+  const shape = { dim: 1024, layers: 4, heads: 16, kvHeads: 4, headDim: 64, ff: 2816, ctx: 1024 };
+  const dir = mkdtempSync(join(tmpdir(), 'kvpack-bench-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return writeChatModel(dir, 'synthetic-1024', { template: CHATML, shape });
+}
+
+const model = option('--model') ?? (flag('--synthetic') ? syntheticModel() : defaultModel());
 const kv = option('--kv') ?? 'q8_0';
 const counts = (option('--streams') ?? '1,2,4,8').split(',').map(Number);
 const tokens = Number(option('--tokens') ?? 64);

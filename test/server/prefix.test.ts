@@ -143,3 +143,18 @@ test('restoring from the prefix cache works for a channel-axis scheme (q2k) as w
     await s.close();
   }
 });
+
+test('decode anchors: a follow-up reuses at most the previous prompt, never its anchored reply', async () => {
+  const policy = { k: 'q4_0', v: 'q4_0', window: 8, sinks: 2, windowMode: 'residual' as const, anchors: { count: 4 } };
+  const s = await serve({ parallel: 1, policy, cacheRamBytes: 0 });
+  try {
+    const p1 = prompt('First.');
+    const r1 = await complete(s, p1, { max_tokens: 8, ignore_eos: true });
+    const p2 = `${p1}${r1.choices[0]!.text} Second.`;
+    const r2 = await complete(s, p2, { max_tokens: 8, ignore_eos: true });
+    assert.ok(cached(r2) > 0 && cached(r2) <= r1.usage!.prompt_tokens, `cached ${cached(r2)} of a ${r1.usage!.prompt_tokens}-token first prompt`);
+    assert.equal(r2.usage!.completion_tokens, 8);
+  } finally {
+    await s.close();
+  }
+});

@@ -50,7 +50,8 @@ interface Header {
   payloadBytes: number;
 }
 
-export function saveCache(cache: KvCache, path: string): void {
+/** The cache as one cache-file image (header, payload, checksum): what saveCache writes, also for stores that hold bytes. */
+export function encodeCache(cache: KvCache): Buffer {
   const parts: Uint8Array[] = [];
   const state: LayerState[] = [];
   for (let i = 0; i < cache.layers; i++) {
@@ -71,11 +72,18 @@ export function saveCache(cache: KvCache, path: string): void {
   pre.writeUInt32LE(CACHE_FILE_VERSION, 4);
   pre.writeUInt32LE(json.length, 8);
   const body = Buffer.concat([pre, json, ...parts]);
-  const sum = createHash('sha256').update(body).digest();
-  // Write beside the target then rename, so a crash never leaves a half-written cache file.
+  return Buffer.concat([body, createHash('sha256').update(body).digest()]);
+}
+
+export function saveCache(cache: KvCache, path: string): void {
+  writeFileAtomic(path, encodeCache(cache));
+}
+
+/** Writes beside the target then renames, so a crash never leaves a half-written file. */
+export function writeFileAtomic(path: string, data: Uint8Array | string): void {
   const tmp = `${path}.tmp-${process.pid}`;
   try {
-    writeFileSync(tmp, Buffer.concat([body, sum]));
+    writeFileSync(tmp, data);
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
@@ -95,6 +103,11 @@ export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): K
   } catch (e) {
     throw new FileFormatError('cache file', `cannot read ${path}: ${(e as Error).message}`);
   }
+  return decodeCache(buf, path, make);
+}
+
+/** Verifies a cache-file image completely, then builds the cache it holds; `path` names it in errors. */
+export function decodeCache(buf: Buffer, path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
   if (buf.length < 12 + 32) bad(`${path} is truncated (${buf.length} bytes)`);
   if (buf.readUInt32LE(0) !== MAGIC) bad(`${path} is not a kvpack cache file (bad magic)`);
   const version = buf.readUInt32LE(4);

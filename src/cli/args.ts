@@ -28,7 +28,11 @@ export function intListArg(flag: string, min: number, max = Number.MAX_SAFE_INTE
 }
 
 /** llama.cpp spells some flags with multi-letter single dashes (-ctk); commander wants long flags. */
-const ALIASES: Record<string, string> = { '-ctk': '--cache-type-k', '-ctv': '--cache-type-v', '-ngl': '--n-gpu-layers' };
+const ALIASES: Record<string, string> = {
+  '-ctk': '--cache-type-k', '-ctv': '--cache-type-v', '-ngl': '--n-gpu-layers',
+  // llama-server's
+  '-np': '--parallel', '-cram': '--cache-ram', '-to': '--timeout', '-ub': '--ubatch-size', '-nocb': '--no-cont-batching',
+};
 
 export function normalizeArgv(argv: string[]): string[] {
   return argv.map((a) => ALIASES[a] ?? a);

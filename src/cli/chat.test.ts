@@ -10,47 +10,25 @@ import { PassThrough, Readable } from 'node:stream';
 import { Command, CommanderError } from 'commander';
 import { ArgumentError } from '../errors.js';
 import type { CachePolicy } from '../cache/policy.js';
-import { gv, type GgufValue } from '../gguf/values.js';
 import { writeGguf } from '../gguf/writer.js';
 import { generate } from '../model/generate.js';
 import { loadModel, type Model } from '../model/model.js';
-import { trainedBpeMetadata } from '../model/tokenizer/fixtures.js';
 import { crossModel } from '../../test/crosscheck/models.js';
+import { CHATML, writeChatModel } from '../../test/fixtures/chat-model.js';
 import { ChatSession, chatLoop, register as registerChat } from './chat.js';
 import { register as registerRun } from './run.js';
 
 const F32: CachePolicy = { k: 'f32', v: 'f32', exact: 'f32', window: 0, sinks: 0 };
-const CHATML =
-  "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}{% endfor %}" +
-  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 // Starts with the message count: every turn's rendering differs from the previous one at the start.
 const COUNTING = `{{ messages | length }}${CHATML}`;
 const GREEDY = { maxTokens: 6, sampler: { temperature: 0 } };
-
-function toGguf(key: string, v: unknown): GgufValue {
-  if (typeof v === 'string') return gv.str(v);
-  if (typeof v === 'boolean') return gv.bool(v);
-  if (typeof v === 'number' && Number.isInteger(v)) return gv.u32(v);
-  if (v instanceof Int32Array) return gv.i32s(v);
-  if (v instanceof Float32Array) return gv.f32s(v);
-  if (Array.isArray(v)) return gv.strings(v as string[]);
-  throw new TypeError(`cannot write '${key}'`);
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'kvpack-chat-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** qwen2 (or gemma3) weights (random) with a trained vocab in place of the placeholder one. */
 function chatModel(name: string, template?: string, arch: 'qwen2' | 'gemma3' = 'qwen2'): Model {
-  const tok = trainedBpeMetadata({ pre: 'qwen2' });
-  const vocab = (tok.get('tokenizer.ggml.tokens') as string[]).length;
-  const base = crossModel(arch, { weightType: 'f32', shape: arch === 'qwen2' ? { vocab, layers: 2, dim: 64, ff: 128 } : { vocab } });
-  const metadata = [...base.metadata].filter(([k]) => !k.startsWith('tokenizer.'));
-  for (const [k, v] of tok) metadata.push([k, toGguf(k, v)]);
-  if (template) metadata.push(['tokenizer.chat_template', gv.str(template)]);
-  const path = join(dir, `${name}.gguf`);
-  writeGguf(path, { metadata, tensors: base.tensors });
-  return loadModel(path);
+  return loadModel(writeChatModel(dir, name, { template, arch }));
 }
 
 const chatml = chatModel('chatml', CHATML);

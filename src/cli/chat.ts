@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { ArgumentError, KvpackError } from '../errors.js';
 import type { KvCache } from '../cache/kvcache.js';
-import { renderChat, type ChatMessage } from '../model/chat.js';
+import { chatPromptTokens, renderChat, type ChatMessage } from '../model/chat.js';
 import { generate, rewindForReuse, type GenerateResult } from '../model/generate.js';
 import { loadModel, type Model } from '../model/model.js';
 import { Sampler, type SamplerOptions } from '../model/sampler.js';
@@ -65,12 +65,7 @@ export class ChatSession {
 
   /** The conversation as prompt tokens, ending with the assistant header. */
   promptTokens(messages: readonly ChatMessage[]): number[] {
-    const v = this.tokenizer.vocab;
-    const special = (id: number) => (id >= 0 && id < v.tokens.length ? v.tokens[id] : undefined);
-    const { text } = renderChat(this.tokenizer.chatTemplate, messages, { bosToken: special(v.bos), eosToken: special(v.eos) });
-    const ids = this.tokenizer.encode(text, { addSpecial: false, parseSpecial: true });
-    // Templates that write bos_token themselves must not get a second BOS.
-    return v.addBos && ids[0] !== v.bos ? [v.bos, ...ids] : ids;
+    return chatPromptTokens(this.tokenizer, messages);
   }
 
   /** Adds the user's message, generates the reply (streamed through onText) and records it. */

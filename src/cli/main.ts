@@ -14,8 +14,9 @@ import * as evalCmd from './eval.js';
 import * as probe from './probe.js';
 import * as capture from './capture.js';
 import * as web from './web.js';
+import * as serve from './serve.js';
 
-const commands: { register(program: Command): void }[] = [lab, protocol, run, chat, evalCmd, probe, capture, formats, memory, inspect, convert, web];
+const commands: { register(program: Command): void }[] = [lab, protocol, run, chat, evalCmd, probe, capture, formats, memory, inspect, convert, serve, web];
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('kvpack')

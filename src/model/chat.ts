@@ -2,6 +2,7 @@
 // @huggingface/jinja; a ChatML fallback when the file carries no template, reported as such.
 import { Template } from '@huggingface/jinja';
 import { ArgumentError, KvpackError } from '../errors.js';
+import type { Tokenizer } from './tokenizer/index.js';
 
 /** A template that does not parse or fails while rendering; the message carries Jinja's reason. */
 export class ChatTemplateError extends KvpackError {
@@ -84,4 +85,14 @@ export function renderChat(
     throw new ChatTemplateError(`chat template failed to render: ${(e as Error).message}`);
   }
   return fallback ? { text, source: 'fallback', notice: FALLBACK_NOTICE } : { text, source: 'model' };
+}
+
+/** Messages as prompt tokens through the tokenizer's template, ending with the assistant header (one BOS at most). */
+export function chatPromptTokens(tokenizer: Tokenizer, messages: readonly ChatMessage[]): number[] {
+  const v = tokenizer.vocab;
+  const special = (id: number) => (id >= 0 && id < v.tokens.length ? v.tokens[id] : undefined);
+  const { text } = renderChat(tokenizer.chatTemplate, messages, { bosToken: special(v.bos), eosToken: special(v.eos) });
+  const ids = tokenizer.encode(text, { addSpecial: false, parseSpecial: true });
+  // Templates that write bos_token themselves must not get a second BOS.
+  return v.addBos && ids[0] !== v.bos ? [v.bos, ...ids] : ids;
 }

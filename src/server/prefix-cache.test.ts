@@ -1,0 +1,143 @@
+// PrefixCache on its own: hash-chain lookup at chunk depth, key isolation, LRU within a byte budget with
+// pins, shared chunks counted once, and the second tier (serialized entries through a PrefixStore).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KvCache, type KvCacheOptions } from '../cache/kvcache.js';
+import type { CachePolicy } from '../cache/policy.js';
+import { modelFromLoaded, type Model } from '../model/model.js';
+import { tinyModel } from '../../test/e2e/tiny-models.js';
+import { MemoryPrefixStore } from './memory-store.js';
+import { PrefixCache } from './prefix-cache.js';
+import { prefixRoot } from './prefix-key.js';
+import { Prng } from '../numeric/prng.js';
+
+const C = 32;
+const POLICY: CachePolicy = { k: 'q8_0', v: 'q8_0', window: 8, sinks: 2 };
+const model: Model = modelFromLoaded(tinyModel('llama'));
+const make = (o: KvCacheOptions) => new KvCache(o);
+const KEY = prefixRoot('digest-a', POLICY, C);
+const seq = (n: number, seed = 1) => Array.from({ length: n }, (_, i) => (i * 7 + seed * 13) % model.nVocab);
+
+function filled(tokens: number[], policy = POLICY): KvCache {
+  const c = model.createCache({ policy, capacity: 256, chunkTokens: C });
+  model.forward(tokens, c);
+  return c;
+}
+
+test('lookup finds the deepest whole-chunk prefix under the same key only', () => {
+  const pc = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C, make });
+  const toks = seq(100);
+  const c = filled(toks);
+  pc.insert(KEY, toks, 96, c);
+  assert.equal(pc.size, 1);
+  // Same first 70 tokens, then different: two whole chunks match.
+  const other = [...toks.slice(0, 70), ...seq(30, 5)];
+  assert.equal(pc.lookup(KEY, pc.hashesFor(KEY, other), other)?.depth, 2);
+  // The whole entry, but one token must stay to feed: a 96-token prompt matches only 2 chunks.
+  assert.equal(pc.lookup(KEY, pc.hashesFor(KEY, toks.slice(0, 96)), toks.slice(0, 96))?.depth, 2);
+  assert.equal(pc.lookup(KEY, pc.hashesFor(KEY, toks), toks)?.depth, 3);
+  // Another salt, model digest or policy: nothing, whatever the tokens.
+  for (const k of [prefixRoot('digest-a', POLICY, C, 'tenant'), prefixRoot('digest-b', POLICY, C), prefixRoot('digest-a', { ...POLICY, k: 'f16' }, C)]) {
+    assert.equal(pc.lookup(k, pc.hashesFor(k, toks), toks), null);
+  }
+  // The entry is a fork: the source cache may change without touching it.
+  c.rewind(10);
+  model.forward(seq(40, 9), c);
+  const hit = pc.lookup(KEY, pc.hashesFor(KEY, toks), toks)!;
+  assert.equal(hit.entry.cache.length, 96);
+  c.dispose();
+  pc.clear();
+});
+
+test('entries of one conversation share chunks (counted once); LRU evicts within the budget, never a pinned entry', () => {
+  const toks = seq(200);
+  const c = filled(toks);
+  const solo = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C, make });
+  solo.insert(KEY, toks, 64, c);
+  const small = solo.bytes;
+  solo.insert(KEY, toks, 192, c);
+  const both = solo.bytes;
+  const big = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C, make });
+  big.insert(KEY, toks, 192, c);
+  // The 64-position entry's chunks are the 192-position entry's first chunks: only its exact regions add.
+  assert.ok(both < small + big.bytes, `${both} >= ${small} + ${big.bytes}`);
+  big.clear();
+  solo.clear();
+
+  // A budget for about two entries of distinct conversations: the least recently used goes.
+  const convs = [1, 2, 3].map((s) => seq(100, s));
+  const caches = convs.map((t) => filled(t));
+  const probe = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C, make });
+  probe.insert(KEY, convs[0]!, 96, caches[0]!);
+  const one = probe.bytes;
+  probe.clear();
+  const pc = new PrefixCache({ budgetBytes: Math.floor(2.5 * one), chunkTokens: C, make });
+  pc.insert(KEY, convs[0]!, 96, caches[0]!);
+  pc.insert(KEY, convs[1]!, 96, caches[1]!);
+  // Touch conversation 0 (pinned, as while a slot restores from it): conversation 1 is evicted instead.
+  const hit0 = pc.lookup(KEY, pc.hashesFor(KEY, convs[0]!), convs[0]!)!;
+  pc.pin(hit0.entry);
+  pc.insert(KEY, convs[2]!, 96, caches[2]!);
+  assert.equal(pc.size, 2);
+  assert.ok(pc.bytes <= pc.o.budgetBytes);
+  assert.ok(pc.lookup(KEY, pc.hashesFor(KEY, convs[0]!), convs[0]!));
+  assert.equal(pc.lookup(KEY, pc.hashesFor(KEY, convs[1]!), convs[1]!), null);
+  // A budget smaller than one entry keeps only pinned ones.
+  const tiny = new PrefixCache({ budgetBytes: 1, chunkTokens: C, make });
+  tiny.insert(KEY, convs[0]!, 96, caches[0]!);
+  assert.equal(tiny.size, 0);
+  pc.unpin(hit0.entry);
+  for (const x of [...caches, c]) x.dispose();
+  pc.clear();
+});
+
+test('bytes are packed bytes: a q2k entry is several times smaller than an f16 one (head dim 128)', () => {
+  const rng = new Prng(5);
+  const bytesAt = (policy: CachePolicy) => {
+    // A bare cache of a realistic head size (the tiny models' 16-value heads pad q4_0 blocks).
+    const c = new KvCache({ layers: 2, kvHeads: 2, headDim: 128, capacity: 256, policy, chunkTokens: C });
+    for (let l = 0; l < 2; l++) c.append(l, rng.normals(200 * 256, 1), rng.normals(200 * 256, 1));
+    const pc = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C, make });
+    pc.insert(prefixRoot('d', policy, C), seq(200), 192, c);
+    const b = { packed: pc.packedBytes, allocated: pc.bytes };
+    pc.clear();
+    c.dispose();
+    return b;
+  };
+  const f16 = bytesAt({ k: 'f16', v: 'f16', window: 0, sinks: 0 });
+  const q2k = bytesAt({ k: 'q2c_0', v: 'q4_0', window: 0, sinks: 0 });
+  console.log(`prefix entry of 192 positions (2 layers x 2 heads x 128): packed f16 ${f16.packed} B, q2k ${q2k.packed} B (${(f16.packed / q2k.packed).toFixed(2)}x); allocated q2k ${q2k.allocated} B (its f32 channel-group staging)`);
+  // 16 bits against (2.5 + 4.5) / 2: about 4.6x.
+  assert.ok(f16.packed / q2k.packed > 4.4, `f16 ${f16.packed} / q2k ${q2k.packed}`);
+  assert.equal(f16.packed, 192 * 2 * 2 * 128 * 2 * 2);
+  assert.ok(q2k.allocated >= q2k.packed);
+});
+
+test('second tier: an entry evicted here comes back from the store, and continues exactly as the original', async () => {
+  const store = new MemoryPrefixStore();
+  const toks = seq(120);
+  const c = filled(toks);
+  const a = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C, store, make });
+  a.insert(KEY, toks, 96, c);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(store.puts, 1);
+  // A fresh cache (another server) sees nothing locally, then pulls it in.
+  const b = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C, store, make });
+  assert.equal(b.lookup(KEY, b.hashesFor(KEY, toks), toks), null);
+  await b.prefetch(KEY, toks);
+  const hit = b.lookup(KEY, b.hashesFor(KEY, toks), toks)!;
+  assert.equal(hit.depth, 3);
+  // Another key asks the store for its own chain: nothing comes back.
+  const other = prefixRoot('digest-a', POLICY, C, 'tenant');
+  await b.prefetch(other, toks);
+  assert.equal(b.lookup(other, b.hashesFor(other, toks), toks), null);
+  // Same logits after the restored prefix as after the original one.
+  const local = a.lookup(KEY, a.hashesFor(KEY, toks), toks)!.entry.cache.fork();
+  const remote = hit.entry.cache.fork();
+  const x = model.forward(toks.slice(96), local);
+  const y = model.forward(toks.slice(96), remote);
+  assert.deepEqual(Array.from(y), Array.from(x));
+  for (const k of [local, remote, c]) k.dispose();
+  a.clear();
+  b.clear();
+});

@@ -1,0 +1,306 @@
+// The scheduler: a queue of tasks, -np slots, and a loop that runs one step at a time between I/O events.
+// A step feeds every decoding slot's next token in one batched forward pass (continuous batching), then one
+// prefill chunk of one prefilling slot, so a new prompt never stalls running streams for more than a chunk.
+// A failing forward pass is retried slot by slot, so an exception fails only the request that caused it.
+import type { AttentionPrecision, KvCache } from '../cache/kvcache.js';
+import type { CachePolicy } from '../cache/policy.js';
+import { forwardBatch, type BatchSeq } from '../model/forward-batch.js';
+import type { Model } from '../model/model.js';
+import { commonPrefix, dropDecodeStart, reuseCached } from './cache-reuse.js';
+import { HttpError } from './http-error.js';
+import type { ServerMetrics } from './metrics.js';
+import type { PrefixCache } from './prefix-cache.js';
+import { Slot } from './slot.js';
+import { Task, type TaskParams, type TaskSink } from './task.js';
+
+/** Runs one batched step: each sequence's last-token logits. Tests wrap it to inject faults. */
+export type StepRunner = (model: Model, seqs: readonly BatchSeq[]) => Float32Array[];
+
+export interface SchedulerOptions {
+  parallel: number;
+  /** Positions per slot (-c). */
+  ctx: number;
+  policy: CachePolicy;
+  attention: AttentionPrecision;
+  chunkTokens: number;
+  /** Tasks waiting for a slot beyond which submit() refuses with 429. */
+  queueMax: number;
+  /** Decode all active slots in one forward pass (false: one pass per slot, for comparison). */
+  batching: boolean;
+  /** Prompt tokens per prefill step. */
+  prefillChunk: number;
+  runner?: StepRunner;
+}
+
+export class Scheduler {
+  readonly slots: Slot[];
+  private readonly queue: Task[] = [];
+  private scheduled = false;
+  private draining = false;
+  private prefillTurn = 0;
+  private clock = 0;
+  private idleWaiters: (() => void)[] = [];
+  private readonly runner: StepRunner;
+
+  constructor(readonly model: Model, readonly o: SchedulerOptions, readonly prefix: PrefixCache, readonly metrics: ServerMetrics) {
+    this.slots = Array.from({ length: o.parallel }, (_, i) => new Slot(i, this.newCache()));
+    this.runner = o.runner ?? ((m, seqs) => forwardBatch(m, seqs));
+  }
+
+  newCache(): KvCache {
+    return this.model.createCache({ policy: this.o.policy, capacity: this.o.ctx, chunkTokens: this.o.chunkTokens, attention: this.o.attention });
+  }
+
+  get processing(): number {
+    return this.slots.filter((s) => !s.idle).length;
+  }
+
+  get deferred(): number {
+    return this.queue.length;
+  }
+
+  /** Queues a task; 503 while draining, 429 when every slot is busy and the queue is full. */
+  submit(params: TaskParams, sink: TaskSink): Task {
+    if (this.draining) throw new HttpError(503, 'unavailable_error', 'the server is shutting down', null, {}, 5);
+    if (params.slot !== undefined && (params.slot < 0 || params.slot >= this.slots.length)) throw new HttpError(400, 'invalid_request_error', `id_slot ${params.slot} outside [0, ${this.slots.length})`, 'id_slot');
+    if (this.queue.length >= this.o.queueMax && !this.slots.some((s) => s.idle)) {
+      throw new HttpError(429, 'rate_limit_error', `all ${this.slots.length} slots are busy and ${this.queue.length} requests are waiting`, null, {}, 1);
+    }
+    const task = new Task(params, sink, this.model.tokenizer!, this.model.eos, () => this.wake());
+    this.queue.push(task);
+    if (this.prefix.o.store) {
+      // Pull a deeper prefix from the second tier before the task may take a slot.
+      task.ready = false;
+      this.prefix.prefetch(params.key, params.prompt).catch(() => {}).finally(() => {
+        task.ready = true;
+        this.wake();
+      });
+    }
+    this.wake();
+    return task;
+  }
+
+  /** Refuses new tasks from now on; resolves when every queued and running task has ended. */
+  drain(): Promise<void> {
+    this.draining = true;
+    return this.whenIdle();
+  }
+
+  whenIdle(): Promise<void> {
+    if (this.queue.length === 0 && this.processing === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  /** Ends every task now (drain timeout): clients get what they have, finish_reason 'length'. */
+  stopAll(): void {
+    for (const t of this.queue.splice(0)) t.finish('length');
+    for (const s of this.slots) if (s.task) this.release(s, () => s.task!.finish('length'));
+    this.checkIdle();
+  }
+
+  private wake(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // setImmediate: sockets (new requests, disconnects, drains) are served between steps.
+    setImmediate(() => {
+      this.scheduled = false;
+      const more = this.step();
+      if (more) this.wake();
+      else this.checkIdle();
+    });
+  }
+
+  private checkIdle(): void {
+    if (this.queue.length > 0 || this.processing > 0) return;
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** One scheduling step; true while there is runnable work. */
+  private step(): boolean {
+    for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.cancelled) this.queue.splice(i, 1);
+    for (const s of this.slots) if (s.task?.cancelled) this.release(s);
+    this.admit();
+    this.decodeStep();
+    this.prefillStep();
+    const runnable = this.slots.some((s) => s.task && (s.task.state === 'prefill' || (s.task.state === 'decode' && !s.task.paused)));
+    return runnable || this.queue.some((t) => t.ready && this.slotFor(t) !== null);
+  }
+
+  /** Moves queued tasks into idle slots, reusing the longest cached prefix they are allowed to read. */
+  private admit(): void {
+    for (let i = 0; i < this.queue.length; ) {
+      const task = this.queue[i]!;
+      const slot = task.ready ? this.slotFor(task) : null;
+      if (!slot) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      this.start(slot, task);
+    }
+  }
+
+  /** The idle slot a task should take, or null. */
+  private slotFor(task: Task): Slot | null {
+    if (task.params.slot !== undefined) {
+      const s = this.slots[task.params.slot]!;
+      return s.idle ? s : null;
+    }
+    let best: Slot | null = null;
+    let bestKeep = -1;
+    for (const s of this.slots) {
+      if (!s.idle) continue;
+      const keep = s.key === task.params.key ? sharedLength(s.tokens, task.params.prompt) : 0;
+      if (keep > bestKeep || (keep === bestKeep && s.used < best!.used)) {
+        best = s;
+        bestKeep = keep;
+      }
+    }
+    return best;
+  }
+
+  private start(slot: Slot, task: Task): void {
+    const { prompt, key } = task.params;
+    const own = slot.key === key ? sharedLength(slot.tokens, prompt) : 0;
+    const hit = this.prefix.enabled ? this.prefix.lookup(key, this.prefix.hashesFor(key, prompt), prompt) : null;
+    let keep: number;
+    if (hit && hit.depth * this.o.chunkTokens > own) {
+      // Restore from the prefix cache: a fork shares the entry's packed chunks (copy-on-write).
+      keep = hit.depth * this.o.chunkTokens;
+      const c = hit.entry.cache.fork();
+      if (c.length > keep) c.rewind(keep);
+      dropDecodeStart(c);
+      slot.replaceCache(c, prompt.slice(0, keep), key);
+      this.prefix.pin(hit.entry);
+      slot.entry = hit.entry;
+    } else if (slot.key === key) {
+      keep = reuseCached(slot.cache, slot.tokens, prompt, slot.decodeStart);
+      slot.tokens.length = keep;
+    } else {
+      // Another key's KV is never read: empty the slot first.
+      slot.erase();
+      keep = 0;
+    }
+    slot.key = key;
+    slot.used = ++this.clock;
+    slot.task = task;
+    slot.remaining = prompt.slice(keep);
+    task.slot = slot.id;
+    task.cachedTokens = keep;
+    task.state = 'prefill';
+    task.prefillStart = performance.now();
+    this.metrics.prefixQueries.inc(prompt.length);
+    if (keep > 0) this.metrics.prefixHits.inc(keep);
+    else this.metrics.prefixMisses.inc();
+  }
+
+  /** Every decoding slot's pending token through one forward pass (or one pass each without batching). */
+  private decodeStep(): void {
+    const active = this.slots.filter((s) => s.task?.state === 'decode' && !s.task.paused);
+    if (active.length === 0) return;
+    const seqs = active.map((s) => ({ tokens: [s.task!.pending], cache: s.cache }));
+    const logits = this.o.batching ? this.tryBatch(active, seqs) : active.map((s, i) => this.runOne(s, seqs[i]!));
+    this.metrics.decodeCalls.inc(this.o.batching ? 1 : active.length);
+    this.metrics.busyPerDecode.set(active.length);
+    const done = performance.now();
+    active.forEach((s, i) => {
+      const l = logits[i];
+      if (!l) return;
+      const task = s.task!;
+      s.tokens.push(task.pending);
+      this.metrics.interToken.observe((done - task.lastTokenAt) / 1000);
+      this.release(s, () => task.accept(l, s.cache.capacity - s.cache.length), false);
+    });
+  }
+
+  /** The batched pass; when it throws, each slot alone, so only the failing one fails. */
+  private tryBatch(active: Slot[], seqs: BatchSeq[]): (Float32Array | null)[] {
+    try {
+      return this.runner(this.model, seqs);
+    } catch {
+      return active.map((s, i) => this.runOne(s, seqs[i]!));
+    }
+  }
+
+  private runOne(s: Slot, seq: BatchSeq): Float32Array | null {
+    try {
+      return this.runner(this.model, [seq])[0]!;
+    } catch (e) {
+      this.fail(s, e);
+      return null;
+    }
+  }
+
+  /** One chunk of one prefilling slot's prompt (slots take turns). */
+  private prefillStep(): void {
+    const waiting = this.slots.filter((s) => s.task?.state === 'prefill');
+    if (waiting.length === 0) return;
+    const s = waiting[this.prefillTurn++ % waiting.length]!;
+    const task = s.task!;
+    const chunk = s.remaining.slice(0, this.o.prefillChunk);
+    const t0 = performance.now();
+    const logits = this.runOne(s, { tokens: chunk, cache: s.cache });
+    if (!logits) return;
+    this.metrics.promptTokens.inc(chunk.length);
+    this.metrics.promptSeconds.inc((performance.now() - t0) / 1000);
+    this.metrics.decodeCalls.inc();
+    s.tokens.push(...chunk);
+    s.remaining = s.remaining.slice(chunk.length);
+    if (s.remaining.length > 0) return;
+    // The prompt is in: decode anchors (seed 002) start at the first generated position.
+    s.cache.beginDecode();
+    s.decodeStart = s.cache.length;
+    task.state = 'decode';
+    if (task.params.maxTokens === 0) return this.release(s, () => task.finish('length'));
+    this.release(s, () => {
+      const going = task.accept(logits, s.cache.capacity - s.cache.length);
+      if (task.firstTokenAt > 0) this.metrics.ttft.observe((task.firstTokenAt - task.submitted) / 1000);
+      return going;
+    }, false);
+  }
+
+  /**
+   * Runs `step` for the slot's task (sampling, sending); frees the slot when the task has ended (or the step
+   * threw: that task fails). `always` frees it regardless (cancel, stop).
+   */
+  private release(s: Slot, step?: () => unknown, always = true): void {
+    const task = s.task;
+    if (!task) return;
+    try {
+      step?.();
+    } catch (e) {
+      task.fail(e);
+    }
+    if (!always && task.state !== 'done' && !task.cancelled) return;
+    task.state = 'done';
+    s.task = null;
+    this.metrics.predictedTokens.inc(task.tokens.length);
+    if (task.tokens.length > 1) this.metrics.predictedSeconds.inc((task.lastTokenAt - task.firstTokenAt) / 1000);
+    s.remaining = [];
+    if (s.entry) {
+      this.prefix.unpin(s.entry);
+      s.entry = null;
+    }
+    // Offer the slot's cached prefix (whole chunks) to the prefix cache; with decode anchors only the prompt.
+    const limit = this.o.policy.anchors && s.decodeStart !== undefined ? Math.min(s.decodeStart, s.tokens.length) : s.tokens.length;
+    const aligned = Math.floor(limit / this.o.chunkTokens) * this.o.chunkTokens;
+    if (s.key && aligned > 0) this.prefix.insert(s.key, s.tokens, aligned, s.cache);
+    this.wake();
+  }
+
+  private fail(s: Slot, e: unknown): void {
+    s.task?.fail(e);
+    // The forward pass rewound the cache to before the failed call: tokens stays in step with it.
+    s.tokens.length = s.cache.length;
+    this.release(s);
+  }
+
+  /** Frees every slot's cache (server shutdown). */
+  dispose(): void {
+    for (const s of this.slots) s.cache.dispose();
+    this.prefix.clear();
+  }
+}
+
+/** Common prefix of a slot's tokens and a prompt, leaving one prompt token to feed. */
+const sharedLength = (tokens: readonly number[], prompt: readonly number[]) => commonPrefix(tokens, prompt, prompt.length - 1);

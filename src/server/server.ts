@@ -1,0 +1,82 @@
+// Starting and stopping `kvpack serve`: listen first (GET /health answers 503 while the model loads), then
+// load and wire the engine; shutdown stops accepting, drains in-flight requests (bounded), then closes.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { basename } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { ArgumentError } from '../errors.js';
+import { loadModel, type Model } from '../model/model.js';
+import { buildApp, type AppOptions } from './app.js';
+import { ServerContext } from './context.js';
+import { Engine, type EngineOptions } from './engine.js';
+
+/** llama.cpp's default context when -c is not given (capped by the training context). */
+export const DEFAULT_CTX = 4096;
+
+export interface ServeOptions extends AppOptions, Omit<EngineOptions, 'ctx'> {
+  modelPath: string;
+  /** Name in responses and /v1/models (default: the file name). */
+  alias?: string;
+  host: string;
+  port: number;
+  /** Positions per slot; default min(training context, 4096). */
+  ctx?: number;
+  slotSavePath?: string;
+  /** Longest a shutdown waits for in-flight requests before ending them. */
+  drainTimeoutMs: number;
+  /** Loads the model (default loadModel); tests hold it to observe the loading state. */
+  load?: (path: string) => Model | Promise<Model>;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly app: FastifyInstance;
+  readonly ctx: ServerContext;
+  /** Resolves when the model is loaded (rejects when loading failed). */
+  readonly ready: Promise<void>;
+  /** Stops accepting, drains (at most drainTimeoutMs), closes the listener and frees the caches. */
+  shutdown(): Promise<void>;
+}
+
+/** sha256 of the model file, streamed (the event loop keeps answering /health meanwhile). */
+export function fileDigest(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(path).on('data', (b) => h.update(b)).on('error', reject).on('end', () => resolve(h.digest('hex')));
+  });
+}
+
+export async function startServer(o: ServeOptions): Promise<RunningServer> {
+  const ctx = new ServerContext(o.alias ?? basename(o.modelPath), o.slotSavePath);
+  const app = buildApp(ctx, o);
+  await app.listen({ host: o.host, port: o.port });
+  const addr = app.server.address();
+  const url = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
+  const ready = (async () => {
+    const digest = await fileDigest(o.modelPath);
+    const model = await (o.load ?? loadModel)(o.modelPath);
+    if (!model.tokenizer) throw new ArgumentError(`${o.modelPath}: ${model.tokenizerProblem ?? 'no tokenizer'}; serve needs a model with a tokenizer`);
+    const ctxSize = o.ctx ?? Math.min(model.hp.nCtxTrain, DEFAULT_CTX);
+    ctx.engine = new Engine(model, digest, { ...o, ctx: ctxSize });
+    if (ctx.state === 'loading') ctx.state = 'ready';
+  })();
+  ready.catch((e: Error) => {
+    ctx.state = 'failed';
+    ctx.problem = e.message;
+  });
+  let closing: Promise<void> | null = null;
+  const shutdown = () => (closing ??= (async () => {
+    ctx.state = 'draining';
+    const engine = ctx.engine;
+    if (engine) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((r) => (timer = setTimeout(r, o.drainTimeoutMs)));
+      await Promise.race([engine.scheduler.drain(), timeout]);
+      clearTimeout(timer);
+      engine.scheduler.stopAll();
+    }
+    await app.close();
+    engine?.dispose();
+  })());
+  return { url, app, ctx, ready, shutdown };
+}

@@ -90,6 +90,8 @@ export class RedisChunkStore implements ChunkStore {
   private readonly version: number;
   private readonly log: (line: string) => void;
   private draining: Promise<void> | null = null;
+  /** DELs of refused values still in flight (flush waits for them too). */
+  private deleting = new Set<Promise<unknown>>();
   private closed = false;
   /** True between a connection error and the next ready: one log line per outage, not per command. */
   private down = false;
@@ -196,7 +198,9 @@ export class RedisChunkStore implements ChunkStore {
       if (!d.ok) {
         c.add('corrupt');
         this.log(`refused ${full[j]}: ${d.reason}; deleted`);
-        this.client.del(full[j]!).catch(() => c.add('errors'));
+        const del = this.client.del(full[j]!).catch(() => c.add('errors'));
+        this.deleting.add(del);
+        void del.finally(() => this.deleting.delete(del));
         return j;
       }
       hits.push(d.payload);
@@ -256,7 +260,7 @@ export class RedisChunkStore implements ChunkStore {
   }
 
   async flush(): Promise<void> {
-    while (this.draining) await this.draining;
+    while (this.draining || this.deleting.size > 0) await Promise.all([this.draining, ...this.deleting]);
   }
 
   /** Sends what is queued (for at most flushTimeoutMs), then disconnects. */

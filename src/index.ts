@@ -49,3 +49,4 @@ export { exportChunk, importChunks } from './store/cache-chunks.js';
 export { encodeChunk, decodeChunk, type ChunkLayers } from './store/chunk-codec.js';
 export { StoreCounters, registerStoreMetrics, type CounterValues, type StoreMetricsOptions } from './store/counters.js';
 export { STORE_FORMAT_VERSION, storeKey } from './store/value.js';
+export { RemotePrefixTier, type PrefixTierOptions } from './store/prefix-tier.js';

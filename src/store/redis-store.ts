@@ -16,6 +16,8 @@ export interface ChunkStore {
   /** Resolves when every queued write was sent (and answered or failed). */
   flush(): Promise<void>;
   close(): Promise<void>;
+  /** Changes whenever written chunks may have been lost (a reconnect, a dropped or failed write). */
+  readonly generation: number;
 }
 
 export interface RedisStoreOptions {
@@ -93,6 +95,7 @@ export class RedisChunkStore implements ChunkStore {
   /** DELs of refused values still in flight (flush waits for them too). */
   private deleting = new Set<Promise<unknown>>();
   private closed = false;
+  private connects = 0;
   /** True between a connection error and the next ready: one log line per outage, not per command. */
   private down = false;
 
@@ -113,6 +116,7 @@ export class RedisChunkStore implements ChunkStore {
       this.log(`${this.where()} unavailable (${e.message}); serving without it, reconnecting`);
     });
     this.client.on('ready', () => {
+      this.connects++;
       if (this.down) this.log(`${this.where()} reconnected`);
       this.down = false;
     });
@@ -142,6 +146,11 @@ export class RedisChunkStore implements ChunkStore {
   /** Writes waiting to be sent, and their payload bytes. */
   pending(): { entries: number; bytes: number } {
     return { entries: this.queue.length, bytes: this.queue.bytes };
+  }
+
+  get generation(): number {
+    const v = this.counters.values;
+    return this.connects + v.failedWrites + v.droppedWrites;
   }
 
   stats(): CounterValues {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { KvCache } from '../cache/kvcache.js';
 import { schemePolicy } from '../cache/schemes.js';
 import type { CachePolicy } from '../cache/policy.js';
+import { attendAll } from '../../test/fixtures/attend-all.js';
 import { Prng } from '../numeric/prng.js';
 import { ArgumentError, EvictedError, FileFormatError } from '../errors.js';
 import { exportChunk, importChunks } from './cache-chunks.js';
@@ -27,14 +28,6 @@ function fill(cache: KvCache, from: number, to: number): void {
   }
 }
 
-function attendAll(cache: KvCache): Float32Array[] {
-  const q = new Prng(7).normals(4 * D);
-  return Array.from({ length: LAYERS }, (_, l) => {
-    const out = new Float32Array(q.length);
-    cache.attend(l, q, out);
-    return out;
-  });
-}
 
 for (const scheme of ['f16', 'q8_0', 'q4_0', 'q2k', 'kivi2']) {
   test(`${scheme}: imported chunks attend exactly like the source cache rewound to them, before and after more tokens`, () => {

@@ -4,6 +4,7 @@ import { reportSkip } from './harness.js';
 import { chainKeys, withRedis } from './fixtures.js';
 import { KvCache } from '../../src/cache/kvcache.js';
 import { schemePolicy } from '../../src/cache/schemes.js';
+import { attendAll } from '../fixtures/attend-all.js';
 import { Prng } from '../../src/numeric/prng.js';
 import { RemotePrefixTier } from '../../src/store/prefix-tier.js';
 import { importChunks, exportChunk } from '../../src/store/cache-chunks.js';
@@ -21,14 +22,6 @@ function filled(tokens: number): KvCache {
   return c;
 }
 
-function attendAll(cache: KvCache): Float32Array[] {
-  const q = new Prng(7).normals(4 * D);
-  return Array.from({ length: L }, (_, l) => {
-    const out = new Float32Array(q.length);
-    cache.attend(l, q, out);
-    return out;
-  });
-}
 
 test('two instances, one Redis: B extends its cache with the chunks A prefilled, bit for bit; other chains never hit', { skip }, () =>
   withRedis(async (r, open) => {

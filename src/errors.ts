@@ -80,3 +80,15 @@ export function assertFinite(where: string, values: ArrayLike<number>, offset = 
     if (!Number.isFinite(x)) throw new NonFiniteError(where, i, x);
   }
 }
+
+/** A remote store address (--kv-store) that cannot be used; the message says which part is wrong. */
+export class StoreUrlError extends KvpackError {
+  constructor(url: string, message: string) {
+    super('BAD_STORE_URL', `kv store '${redactUrl(url)}': ${message}`);
+  }
+}
+
+/** A URL with its password replaced, so error messages never print a secret. */
+function redactUrl(url: string): string {
+  return url.replace(/^([a-z-]+:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
+}

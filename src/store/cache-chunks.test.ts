@@ -1,0 +1,109 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { KvCache } from '../cache/kvcache.js';
+import { schemePolicy } from '../cache/schemes.js';
+import type { CachePolicy } from '../cache/policy.js';
+import { attendAll } from '../../test/fixtures/attend-all.js';
+import { Prng } from '../numeric/prng.js';
+import { ArgumentError, EvictedError, FileFormatError } from '../errors.js';
+import { exportChunk, importChunks } from './cache-chunks.js';
+import { decodeChunk, encodeChunk } from './chunk-codec.js';
+
+const H = 2;
+const D = 64;
+const C = 32;
+const LAYERS = 2;
+const W = 16;
+
+function make(policy: CachePolicy, capacity = 160): KvCache {
+  return new KvCache({ layers: LAYERS, kvHeads: H, headDim: D, capacity, policy, chunkTokens: C });
+}
+
+/** Appends positions [from, to) of a fixed random sequence to every layer. */
+function fill(cache: KvCache, from: number, to: number): void {
+  for (let l = 0; l < LAYERS; l++) {
+    const k = new Prng(100 + l).normals(to * H * D).subarray(from * H * D);
+    const v = new Prng(200 + l).normals(to * H * D).subarray(from * H * D);
+    cache.append(l, k, v);
+  }
+}
+
+
+for (const scheme of ['f16', 'q8_0', 'q4_0', 'q2k', 'kivi2']) {
+  test(`${scheme}: imported chunks attend exactly like the source cache rewound to them, before and after more tokens`, () => {
+    const policy = schemePolicy(scheme, { window: W, sinks: 4 });
+    const a = make(policy);
+    // Past 2 chunks + the window, so the rewound fork reads its window from the bulk too.
+    fill(a, 0, 2 * C + W + 8);
+    const chunks = [exportChunk(a, 0), exportChunk(a, 1)];
+    const ref = a.fork();
+    ref.rewind(2 * C);
+    const b = make(policy);
+    importChunks(b, chunks);
+    assert.equal(b.length, 2 * C);
+    assert.deepEqual(b.nbytes(), ref.nbytes());
+    assert.deepEqual(attendAll(b), attendAll(ref));
+    // Chunk by chunk into an empty cache = both at once.
+    const c = make(policy);
+    importChunks(c, [chunks[0]!]);
+    importChunks(c, [chunks[1]!], 1);
+    assert.deepEqual(attendAll(c), attendAll(ref));
+    fill(b, 2 * C, 2 * C + 40);
+    fill(ref, 2 * C, 2 * C + 40);
+    assert.deepEqual(attendAll(b), attendAll(ref));
+    for (const x of [a, ref, b, c]) x.dispose();
+  });
+}
+
+test('sink rows travel with the chunk that holds them (negative control: zeroed sink rows change attention)', () => {
+  const policy = schemePolicy('q4_0', { window: W, sinks: 4 });
+  const a = make(policy);
+  fill(a, 0, 2 * C + W);
+  const parts = decodeChunk(exportChunk(a, 0));
+  assert.ok(parts.every((l) => l[2]!.length > 0 && l[3]!.length > 0));
+  assert.ok(decodeChunk(exportChunk(a, 1)).every((l) => l[2]!.length === 0 && l[3]!.length === 0));
+  const good = make(policy);
+  importChunks(good, [exportChunk(a, 0)]);
+  const zeroed = make(policy);
+  importChunks(zeroed, [encodeChunk(parts.map(([k, v, sk, sv]) => [k!, v!, new Uint8Array(sk!.length), new Uint8Array(sv!.length)]))]);
+  assert.notDeepEqual(attendAll(zeroed), attendAll(good));
+  for (const x of [a, good, zeroed]) x.dispose();
+});
+
+test('export refuses incomplete, dropped and residual-mode chunks', () => {
+  const a = make(schemePolicy('q8_0'));
+  fill(a, 0, C + 5);
+  assert.throws(() => exportChunk(a, 1), (e: unknown) => e instanceof ArgumentError && /not complete/.test(e.message));
+  assert.throws(() => exportChunk(a, -1), ArgumentError);
+  const swa = make(schemePolicy('q8_0', { slidingWindow: C }));
+  // Appended a chunk at a time: each batch frees what its first query no longer reads.
+  for (let c = 0; c < 4; c++) fill(swa, c * C, (c + 1) * C);
+  assert.ok(swa.firstHeld(0) > 0);
+  assert.throws(() => exportChunk(swa, 0), EvictedError);
+  assert.doesNotThrow(() => exportChunk(swa, 3));
+  const residual = make(schemePolicy('q8_0', { windowMode: 'residual' }));
+  fill(residual, 0, 2 * C);
+  assert.throws(() => exportChunk(residual, 0), /overlay/);
+  for (const x of [a, swa, residual]) x.dispose();
+});
+
+test('import refuses chunks of another shape or policy, garbage, and caches not at the chunk boundary (nothing changed)', () => {
+  const policy = schemePolicy('q4_0', { window: W });
+  const a = make(policy);
+  fill(a, 0, 2 * C);
+  const chunk = exportChunk(a, 0);
+  const other = make(schemePolicy('q8_0', { window: W }));
+  assert.throws(() => importChunks(other, [chunk]), (e: unknown) => e instanceof FileFormatError && /parts of/.test(e.message));
+  const deeper = new KvCache({ layers: LAYERS + 1, kvHeads: H, headDim: D, capacity: 160, policy, chunkTokens: C });
+  assert.throws(() => importChunks(deeper, [chunk]), /has 2 layers, the cache has 3/);
+  const b = make(policy);
+  assert.throws(() => importChunks(b, [chunk, Buffer.from('garbage')]), FileFormatError);
+  assert.equal(b.length, 0);
+  assert.equal(b.nbytes().allocated, make(policy).nbytes().allocated);
+  assert.throws(() => importChunks(b, [chunk], 1), /starts at 32/);
+  fill(b, 0, 5);
+  assert.throws(() => importChunks(b, [chunk]), ArgumentError);
+  const small = make(policy, 32);
+  assert.throws(() => importChunks(small, [chunk, chunk]), /capacity/);
+  for (const x of [a, other, deeper, b, small]) x.dispose();
+});

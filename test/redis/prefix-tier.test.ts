@@ -1,0 +1,90 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { reportSkip } from './harness.js';
+import { chainKeys, withRedis } from './fixtures.js';
+import { KvCache } from '../../src/cache/kvcache.js';
+import { schemePolicy } from '../../src/cache/schemes.js';
+import { attendAll } from '../fixtures/attend-all.js';
+import { Prng } from '../../src/numeric/prng.js';
+import { RemotePrefixTier } from '../../src/store/prefix-tier.js';
+import { importChunks, exportChunk } from '../../src/store/cache-chunks.js';
+import type { RedisChunkStore } from '../../src/store/redis-store.js';
+
+const skip = reportSkip('test/redis/prefix-tier.test.ts');
+const [H, D, C, L] = [2, 64, 32, 2];
+const policy = schemePolicy('q2k', { window: 16 });
+
+const make = (p = policy) => new KvCache({ layers: L, kvHeads: H, headDim: D, capacity: 256, policy: p, chunkTokens: C });
+
+function filled(tokens: number): KvCache {
+  const c = make();
+  for (let l = 0; l < L; l++) c.append(l, new Prng(10 + l).normals(tokens * H * D), new Prng(20 + l).normals(tokens * H * D));
+  return c;
+}
+
+
+test('two instances, one Redis: B extends its cache with the chunks A prefilled, bit for bit; other chains never hit', { skip }, () =>
+  withRedis(async (r, open) => {
+    const a = new RemotePrefixTier(open(r.url).store, { log: () => {} });
+    const bLines: string[] = [];
+    const b = new RemotePrefixTier(open(r.url).store, { log: (l) => bLines.push(l) });
+    await Promise.all([a.store, b.store].map((s) => (s as RedisChunkStore).waitReady(5000)));
+    const src = filled(3 * C + 20);
+    const hashes = chainKeys('prompt', 3);
+    assert.equal(a.offer(hashes, src), 3);
+    await a.store.flush();
+    const ref = src.fork();
+    ref.rewind(3 * C);
+    const fresh = make();
+    assert.equal(await b.fetchInto(fresh, hashes), 3);
+    assert.deepEqual(attendAll(fresh), attendAll(ref));
+    // From a local base holding the first chunk: only the rest is fetched.
+    const base = make();
+    importChunks(base, [exportChunk(src, 0)]);
+    assert.equal(await b.fetchInto(base, hashes), 2);
+    assert.deepEqual(attendAll(base), attendAll(ref));
+    // Another salt, model or policy roots another chain: nothing shared.
+    assert.equal(await b.fetchInto(make(), chainKeys('other-salt', 3)), 0);
+    // Same chain, cache of another shape (a key collision or a bug): refused, never imported.
+    const other = make(schemePolicy('q4_0', { window: 16 }));
+    assert.equal(await b.fetchInto(other, hashes), 0);
+    assert.equal(other.length, 0);
+    assert.match(bLines.join('\n'), /refused 3 remote chunks/);
+    for (const c of [src, ref, fresh, base, other]) c.dispose();
+  }));
+
+test('offer sends each chunk once, again after it went missing (evicted, or Redis restarted empty)', { skip }, () =>
+  withRedis(async (r, open) => {
+    const { store } = open(r.url, { lookupTimeoutMs: 300, commandTimeoutMs: 300 });
+    const tier = new RemotePrefixTier(store, { log: () => {} });
+    assert.ok(await store.waitReady(5000));
+    const src = filled(3 * C);
+    const hashes = chainKeys('grow', 3);
+    assert.equal(tier.offer(hashes.slice(0, 2), src), 2);
+    assert.equal(tier.offer(hashes, src), 1, 'a longer prompt sends only its new chunk');
+    await store.flush();
+    await r.admin().del(store.fullKey(hashes[1]!));
+    assert.equal(await tier.fetchInto(make(), hashes), 1);
+    assert.equal(tier.offer(hashes, src), 2, 'the chunks past the miss are sent again');
+    await store.flush();
+    assert.equal(await tier.fetchInto(make(), hashes), 3);
+    await r.kill();
+    await r.restart();
+    assert.ok(await store.waitReady(5000));
+    assert.equal(tier.offer(hashes, src), 3, 'a reconnect forgets what was written');
+    await store.flush();
+    assert.equal(await tier.fetchInto(make(), hashes), 3);
+    src.dispose();
+  }));
+
+test('offer stops at a chunk a sliding-window layer dropped', { skip }, () =>
+  withRedis(async (r, open) => {
+    const { store } = open(r.url);
+    const lines: string[] = [];
+    const tier = new RemotePrefixTier(store, { log: (l) => lines.push(l) });
+    const swa = make(schemePolicy('q8_0', { slidingWindow: C }));
+    for (let c = 0; c < 3; c++) for (let l = 0; l < L; l++) swa.append(l, new Prng(c * 7 + l).normals(C * H * D), new Prng(c * 9 + l).normals(C * H * D));
+    assert.equal(tier.offer(chainKeys('swa', 3), swa), 0);
+    assert.match(lines[0]!, /dropped chunk 0/);
+    swa.dispose();
+  }));

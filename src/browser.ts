@@ -25,7 +25,11 @@ export { readGgufFrom, parseGguf, type GgufFile, type GgufTensorInfo } from './g
 export { memorySource, type ByteSource } from './gguf/source.js';
 export { arrayBufferSource, blobSource, urlSource, READ_STEP } from './gguf/web-sources.js';
 export { modelFromGguf, type LoadedModel, type ModelHparams, type ModelTensor } from './gguf/model.js';
-export { loadModelFrom, modelFromLoaded, Model, type LoadOptions, type CacheOptions } from './model/model.js';
+export { loadModelFrom, loadHfModelFrom, modelFromLoaded, Model, type LoadOptions, type CacheOptions } from './model/model.js';
+export { loadHfModel } from './hf/load.js';
+export { memoryFiles, isHfModelFile, type ModelFiles } from './hf/model-files.js';
+export { blobFiles, urlFiles, type PickedFile, type ServedFile } from './hf/web-files.js';
+export { readSafetensorsFrom, type SafetensorsFile, type SafetensorsTensor } from './hf/safetensors.js';
 export { generate, prefill, PREFILL_CHUNK, type GenerateOptions, type GenerateResult } from './model/generate.js';
 export { Sampler, argmax, type SamplerOptions } from './model/sampler.js';
 export { configureMatmul } from './model/matmul-wasm.js';

@@ -25,6 +25,8 @@ export { loadGgufModel, modelFromGguf, readHparams, type LoadedModel, type Model
 export { loadLlama2c } from './gguf/llama2c-file.js';
 export { convertLlama2c } from './gguf/convert.js';
 export { loadHfModel, isHfDir } from './hf/load.js';
+export { dirFiles } from './hf/dir-files.js';
+export { memoryFiles, isHfModelFile, type ModelFiles } from './hf/model-files.js';
 export { convertHfDir } from './hf/convert.js';
 export { readSafetensors, readSafetensorsFrom, type SafetensorsFile, type SafetensorsTensor } from './hf/safetensors.js';
 export { relL2, relRms, nmse, maxAbs, massInWindow, klMean, top1Agree, sameTopP, nllMean, nllDelta, matchedPrefix, exactMatch, type LogitRows, type ExactMatch } from './lab/metrics.js';
@@ -33,7 +35,7 @@ export { readCapture, writeCapture, type Capture, type CapturedLayer } from './l
 export { protocols, getProtocol, runProtocol } from './lab/protocol.js';
 export { auditRun } from './lab/audit.js';
 export { runLab, type LabOptions } from './lab/lab.js';
-export { loadModel, modelFromLoaded, Model, type LoadOptions, type CacheOptions, type ModelSource } from './model/model.js';
+export { loadModel, loadHfModelFrom, modelFromLoaded, Model, type LoadOptions, type CacheOptions, type ModelSource } from './model/model.js';
 export { generate, prefill, teacherForcedLogits, PREFILL_CHUNK, type GenerateOptions, type GenerateResult } from './model/generate.js';
 export { Sampler, argmax, type SamplerOptions } from './model/sampler.js';
 export { architectures, getArchitecture, type ArchSpec } from './model/arch/registry.js';

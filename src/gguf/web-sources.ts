@@ -70,18 +70,25 @@ function rangeRequest(url: string, offset: number, length: number): { status: nu
 
 /**
  * A URL served with HTTP Range support (`kvpack web --models DIR` does): the size comes from a 1-byte
- * request's Content-Range, then every read is one ranged GET of at most READ_STEP bytes. A server that
- * answers 200 (ignoring Range) is an error rather than a silent whole-file download per read.
+ * request's Content-Range (or from `size`, when a listing gave it), then every read is one ranged GET of
+ * at most READ_STEP bytes. A server that answers 200 (ignoring Range) is an error rather than a silent
+ * whole-file download per read.
  */
-export function urlSource(url: string, name = url): ByteSource {
+export function urlSource(url: string, name = url, size?: number): ByteSource {
+  return pieceSource(name, size ?? probeSize(url, name), (offset, length) => {
+    const r = rangeRequest(url, offset, length);
+    if (r.status === 404) throw new FileFormatError(name, 'not found (HTTP 404)');
+    if (r.status !== 206) throw new FileFormatError(name, `range ${offset}+${length}: HTTP ${r.status}`);
+    return r.body;
+  });
+}
+
+/** The file's size from a 1-byte request's Content-Range. */
+function probeSize(url: string, name: string): number {
   const first = rangeRequest(url, 0, 1);
   if (first.status === 404) throw new FileFormatError(name, 'not found (HTTP 404)');
   if (first.status !== 206) throw new FileFormatError(name, `the server does not answer Range requests (HTTP ${first.status})`);
   const total = /\/(\d+)\s*$/.exec(first.contentRange ?? '');
   if (!total) throw new FileFormatError(name, `no total size in Content-Range '${first.contentRange ?? ''}'`);
-  return pieceSource(name, Number(total[1]), (offset, length) => {
-    const r = rangeRequest(url, offset, length);
-    if (r.status !== 206) throw new FileFormatError(name, `range ${offset}+${length}: HTTP ${r.status}`);
-    return r.body;
-  });
+  return Number(total[1]);
 }

@@ -2,39 +2,36 @@
 // `model.safetensors.index.json` ({weight_map: {tensor: "model-00001-of-00002.safetensors"}}), merged into
 // one tensor map. The index is checked against the shards: every listed tensor is in its shard, no tensor
 // is in two shards, and shard names are plain file names inside the directory.
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
 import { FileFormatError } from '../errors.js';
-import { readSafetensors, type SafetensorsTensor } from './safetensors.js';
+import { hasFile, readJson, type ModelFiles } from './model-files.js';
+import { readSafetensorsFrom, type SafetensorsTensor } from './safetensors.js';
 
 export const SINGLE_FILE = 'model.safetensors';
 export const INDEX_FILE = 'model.safetensors.index.json';
 
 export interface Checkpoint {
-  /** The safetensors files read, in order. */
+  /** The safetensors files read (plain names in the directory), in order. */
   readonly files: readonly string[];
   /** Every tensor of every file, under its Hugging Face name. */
   readonly tensors: ReadonlyMap<string, SafetensorsTensor>;
 }
 
 /** Opens the directory's weights (headers only); the single file wins over an index, as in transformers. */
-export function openCheckpoint(dir: string): Checkpoint {
-  const single = join(dir, SINGLE_FILE);
-  if (existsSync(single)) return { files: [single], tensors: readSafetensors(single).tensors };
-  const index = join(dir, INDEX_FILE);
-  if (!existsSync(index)) {
-    throw new FileFormatError('hf', `${dir}: no ${SINGLE_FILE} or ${INDEX_FILE} (only safetensors checkpoints are read)`);
+export function openCheckpoint(dir: ModelFiles): Checkpoint {
+  if (hasFile(dir, SINGLE_FILE)) return { files: [SINGLE_FILE], tensors: readSafetensorsFrom(dir.open(SINGLE_FILE)).tensors };
+  if (!hasFile(dir, INDEX_FILE)) {
+    throw new FileFormatError('hf', `${dir.location}: no ${SINGLE_FILE} or ${INDEX_FILE} (only safetensors checkpoints are read)`);
   }
-  const weightMap = readWeightMap(index);
+  const index = dir.locate(INDEX_FILE);
+  const weightMap = readWeightMap(dir);
   const files = [...new Set(weightMap.values())];
   const tensors = new Map<string, SafetensorsTensor>();
   const owner = new Map<string, string>();
   for (const f of files) {
-    const path = join(dir, f);
-    if (!existsSync(path)) throw new FileFormatError('hf', `${index}: shard '${f}' does not exist`);
-    for (const [name, t] of readSafetensors(path).tensors) {
+    if (!hasFile(dir, f)) throw new FileFormatError('hf', `${index}: shard '${f}' does not exist`);
+    for (const [name, t] of readSafetensorsFrom(dir.open(f)).tensors) {
       const prev = owner.get(name);
-      if (prev) throw new FileFormatError('hf', `${dir}: tensor '${name}' is in both '${prev}' and '${f}'`);
+      if (prev) throw new FileFormatError('hf', `${dir.location}: tensor '${name}' is in both '${prev}' and '${f}'`);
       owner.set(name, f);
       tensors.set(name, t);
     }
@@ -42,23 +39,19 @@ export function openCheckpoint(dir: string): Checkpoint {
   for (const [name, f] of weightMap) {
     if (owner.get(name) !== f) throw new FileFormatError('hf', `${index}: tensor '${name}' is listed in '${f}' but is ${owner.has(name) ? `in '${owner.get(name)}'` : 'in no shard'}`);
   }
-  return { files: files.map((f) => join(dir, f)), tensors };
+  return { files, tensors };
 }
 
 /** The index's weight_map, each value a plain shard file name. */
-function readWeightMap(path: string): Map<string, string> {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new FileFormatError('hf', `${path}: not valid JSON (${(e as Error).message})`);
-  }
+function readWeightMap(dir: ModelFiles): Map<string, string> {
+  const path = dir.locate(INDEX_FILE);
+  const json = readJson(dir, INDEX_FILE);
   const wm = (json as { weight_map?: unknown } | null)?.weight_map;
   if (typeof wm !== 'object' || wm === null || Array.isArray(wm)) throw new FileFormatError('hf', `${path}: no weight_map object`);
   const out = new Map<string, string>();
   for (const [name, f] of Object.entries(wm)) {
     // A shard outside the directory ('../x', '/etc/x') is never followed.
-    if (typeof f !== 'string' || f !== basename(f) || f === '..' || f === '.' || !f.endsWith('.safetensors')) {
+    if (typeof f !== 'string' || /[/\\]/.test(f) || f === '..' || f === '.' || !f.endsWith('.safetensors')) {
       throw new FileFormatError('hf', `${path}: weight_map['${name}'] = ${JSON.stringify(f)} is not a .safetensors file name in the directory`);
     }
     out.set(name, f);

@@ -1,8 +1,7 @@
 // config.json of a Hugging Face model, with typed getters whose errors name the file and the key. A
 // multimodal config (Gemma3ForConditionalGeneration) keeps the language model's fields in `text_config`.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { FileFormatError } from '../errors.js';
+import { hasFile, readJson, type ModelFiles } from './model-files.js';
 
 export const CONFIG_FILE = 'config.json';
 
@@ -23,14 +22,10 @@ export class HfConfig {
     this.architecture = architecture;
   }
 
-  static read(dir: string): HfConfig {
-    const path = join(dir, CONFIG_FILE);
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(path, 'utf8'));
-    } catch (e) {
-      throw new FileFormatError('hf', `${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `not valid JSON (${(e as Error).message})`}`);
-    }
+  static read(files: ModelFiles): HfConfig {
+    const path = files.locate(CONFIG_FILE);
+    if (!hasFile(files, CONFIG_FILE)) throw new FileFormatError('hf', `${path}: missing`);
+    const json = readJson(files, CONFIG_FILE);
     if (!isObject(json)) throw new FileFormatError('hf', `${path}: not a JSON object`);
     const archs = json['architectures'];
     if (!Array.isArray(archs) || typeof archs[0] !== 'string') throw new FileFormatError('hf', `${path}: 'architectures' must list the model class`);

@@ -1,30 +1,23 @@
 // A Hugging Face model directory (config.json + safetensors + tokenizer files) as the same LoadedModel the
 // GGUF loader produces: GGUF tensor names and dims order, `<arch>.*` metadata from config.json, the
 // tokenizer's tokenizer.ggml.* keys. Tensors stay in the safetensors files until the engine places them.
-import { existsSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
-import { ArgumentError, FileFormatError } from '../errors.js';
+// Every file is read through the directory's ModelFiles, so the same loader runs in Node (a path) and in
+// a page (a picked folder, a served directory).
+import { FileFormatError } from '../errors.js';
 import { readHparams, type LoadedModel, type ModelTensor } from '../gguf/model.js';
 import { GGML } from '../gguf/types.js';
 import { gv, type GgufValue } from '../gguf/values.js';
 import { checkActivation } from './arch/common.js';
 import { hfArchitecture, type HfArch } from './arch/registry.js';
 import { openCheckpoint } from './checkpoint.js';
-import { CONFIG_FILE, HfConfig } from './config.js';
+import { HfConfig } from './config.js';
+import { asModelFiles } from './dir-files.js';
+import { hasFile, type ModelFiles } from './model-files.js';
 import type { SafetensorsTensor } from './safetensors.js';
 import { interleavedHalvesSource, matrixTensor, vectorTensor, type RowPermutation } from './tensors.js';
-import { hfTokenizerMetadata } from './tokenizer-json.js';
+import { hfTokenizerMetadata, TOKENIZER_FILE } from './tokenizer-json.js';
 
-/**
- * True for a directory holding a config.json (what `-m` treats as a Hugging Face model), false for a file;
- * a missing path or another directory is an error naming it (model loaders call this first).
- */
-export function isHfDir(path: string): boolean {
-  if (!existsSync(path)) throw new ArgumentError(`${path}: no such file or directory`);
-  if (!statSync(path).isDirectory()) return false;
-  if (!existsSync(join(path, CONFIG_FILE))) throw new FileFormatError('hf', `${path}: a directory without ${CONFIG_FILE} (not a Hugging Face model directory)`);
-  return true;
-}
+export { isHfDir } from './dir-files.js';
 
 /** llama.cpp's LLAMA_FTYPE for the matrices' dtype: all f32, mostly f16, mostly bf16. */
 const FILE_TYPE: Readonly<Record<number, number>> = { [GGML.F32]: 0, [GGML.F16]: 1, [GGML.BF16]: 32 };
@@ -34,20 +27,22 @@ const SKIPPED = ['.rotary_emb.inv_freq', '.attention.masked_bias', '.attention.b
 /** Multimodal checkpoints: the vision side is not part of the language model. */
 const VISION_PREFIXES = ['vision_tower.', 'multi_modal_projector.', 'model.vision_tower.', 'model.multi_modal_projector.'];
 
-export function loadHfModel(dir: string): LoadedModel {
-  const config = HfConfig.read(dir);
+/** The model in a directory: a path (Node) or any ModelFiles (a page's picked folder or served directory). */
+export function loadHfModel(dir: string | ModelFiles): LoadedModel {
+  const files = asModelFiles(dir);
+  const config = HfConfig.read(files);
   const arch = hfArchitecture(config.architecture);
   checkActivation(arch, config);
   const archMetadata = arch.metadata(config);
   // A weights-only directory loads without a tokenizer (ids only), as transformers' from_pretrained does.
-  const tokenizer = existsSync(join(dir, 'tokenizer.json')) ? hfTokenizerMetadata(dir) : [];
+  const tokenizer = hasFile(files, TOKENIZER_FILE) ? hfTokenizerMetadata(files) : [];
   const tokens = tokenizer.find(([k]) => k === 'tokenizer.ggml.tokens')?.[1];
   const vocabRows = arch.embedToVocab && tokens?.type === 'array' ? tokens.value.length : undefined;
-  const tensors = ggufTensors(arch, config, openCheckpoint(dir).tensors, vocabRows, dir);
+  const tensors = ggufTensors(arch, config, openCheckpoint(files).tensors, vocabRows, files.location);
 
   const metadata = new Map<string, GgufValue>([
     ['general.architecture', gv.str(arch.gguf)],
-    ['general.name', gv.str(basename(resolve(dir)))],
+    ['general.name', gv.str(files.name)],
     ...archMetadata,
     ['general.file_type', gv.u32(fileType(tensors))],
   ]);

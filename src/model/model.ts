@@ -8,6 +8,8 @@ import { checkpointName, llama2cFrom } from '../gguf/llama2c.js';
 import { modelFromGguf, type LoadedModel, type ModelTensor } from '../gguf/model.js';
 import { hasGgufMagic, readGgufFrom } from '../gguf/reader.js';
 import type { ByteSource } from '../gguf/source.js';
+import { loadHfModel } from '../hf/load.js';
+import type { ModelFiles } from '../hf/model-files.js';
 import { loadedFromPath } from './model-path.js';
 import { createTokenizer, type Tokenizer } from './tokenizer/index.js';
 import { getArchitecture, type ArchSpec } from './arch/registry.js';
@@ -203,6 +205,11 @@ export function loadModel(path: string, opts: LoadOptions = {}): Model {
 export function loadModelFrom(src: ByteSource, opts: LoadOptions = {}): Model {
   if (hasGgufMagic(src)) return new Model(modelFromGguf(readGgufFrom(src)), 'gguf', opts);
   return new Model(llama2cFrom(src, checkpointName(src.name)), 'llama2c', opts);
+}
+
+/** A Hugging Face directory's model from its ModelFiles (a page's picked folder or served directory). */
+export function loadHfModelFrom(files: ModelFiles, opts: LoadOptions = {}): Model {
+  return new Model(loadHfModel(files), 'hf', opts);
 }
 
 /** A model from tensors already in memory (tests, converted checkpoints). */

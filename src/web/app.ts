@@ -1,13 +1,16 @@
-// The `kvpack web` page: settings from the URL and the form, the served model list, and the engine Worker's
+// The `kvpack web` page: settings from the URL and the form, the served models (GGUF files and Hugging Face
+// directories) or a picked local GGUF / folder, and the engine Worker's
 // events drawn as streaming text with tokens/s, a bar of cache bytes per region against f16, and (compare
 // mode) where f16 and the scheme first diverge. When a run ends the token ids go to #kvpack-tokens and the
 // cache bytes to #kvpack-bytes, so a script (the browser tests) can read the result.
 import { schemes } from '../cache/schemes.js';
 import { hasRelaxedSimd } from '../kernels/features.js';
+import { isHfModelFile } from '../hf/model-files.js';
+import type { ServedFile } from '../hf/web-files.js';
 import type { CacheReadout, EngineEvent, EngineRequest, ModelRef } from './protocol.js';
 import { readSettings, settingsQuery, type PageSettings } from './settings.js';
 
-/** The select's value for "the file picked in the file input". */
+/** The select's value for "the file(s) or folder picked last". */
 const PICKED = '\u0000picked';
 const REGIONS = ['sinks', 'window', 'anchors', 'bulk', 'staging'] as const;
 
@@ -19,6 +22,7 @@ const $ = <T extends HTMLElement>(id: string): T => {
 const form = $<HTMLFormElement>('settings');
 const modelSel = $<HTMLSelectElement>('model');
 const fileInput = $<HTMLInputElement>('file');
+const folderInput = $<HTMLInputElement>('folder');
 const schemeSel = $<HTMLSelectElement>('scheme');
 const status = $('status');
 const arms = $('arms');
@@ -27,6 +31,10 @@ const numbers = ['n', 'window', 'sinks', 'anchors', 'threads'] as const;
 let engine: Worker | null = null;
 let armEls: { root: HTMLElement; stats: HTMLElement; text: HTMLElement }[] = [];
 let threadsNote = '';
+/** What the last pick (file input or folder input) holds. */
+let picked: ModelRef | null = null;
+/** The served Hugging Face directories by name, with their files (from models.json). */
+const servedDirs = new Map<string, ServedFile[]>();
 
 function setStatus(text: string, state?: 'running' | 'done' | 'error'): void {
   status.textContent = text;
@@ -54,27 +62,54 @@ function formSettings(): PageSettings {
   return settings;
 }
 
+type Listed = { kind: 'gguf'; name: string } | { kind: 'hf'; name: string; files: ServedFile[] };
+
 /** The served models (GET models.json); a `model` parameter not among them is kept as a URL. */
 async function listModels(wanted: string): Promise<void> {
-  let names: string[] = [];
+  let listed: Listed[] = [];
   try {
     const r = await fetch('models.json');
-    if (r.ok) names = ((await r.json()) as { name: string }[]).map((m) => m.name);
+    if (r.ok) listed = (await r.json()) as Listed[];
   } catch {
-    // No listing (a static copy of the page): a picked file or a model URL still works.
+    // No listing (a static copy of the page): a picked file or folder, or a model URL, still works.
   }
-  if (names.length) modelSel.replaceChildren(...names.map((n) => new Option(n, n)));
+  for (const m of listed) if (m.kind === 'hf') servedDirs.set(m.name, m.files);
+  const names = listed.map((m) => m.name);
+  if (names.length) modelSel.replaceChildren(...listed.map((m) => new Option(m.kind === 'hf' ? `${m.name} (Hugging Face directory)` : m.name, m.name)));
   if (wanted && !names.includes(wanted)) modelSel.add(new Option(wanted, wanted));
   if (wanted) modelSel.value = wanted;
 }
 
 function modelRef(): ModelRef {
-  const picked = fileInput.files?.[0];
-  if (modelSel.value === PICKED && picked) return { file: picked, name: picked.name };
+  if (modelSel.value === PICKED && picked) return picked;
   const v = modelSel.value;
-  if (!v) throw new Error('choose a model (none is served: start `kvpack web --models DIR`) or pick a local GGUF');
+  if (!v) throw new Error('choose a model (none is served: start `kvpack web --models DIR`) or pick a local GGUF or folder');
+  const files = servedDirs.get(v);
+  if (files) return { dir: `models/${encodeURIComponent(v)}/`, files, name: v };
   // A bare name is a served model; anything with a slash or scheme is a URL as given.
   return { url: /[/:]/.test(v) ? v : `models/${encodeURIComponent(v)}`, name: v };
+}
+
+/**
+ * What a pick holds: one GGUF file, or a Hugging Face directory (a folder, or its files picked together).
+ * The folder's name comes from the paths the browser gives its files.
+ */
+function pickedRef(list: FileList | null): ModelRef | null {
+  const files = Array.from(list ?? []);
+  if (files.length === 0) return null;
+  const one = files[0]!;
+  if (files.length === 1 && !one.webkitRelativePath && !isHfModelFile(one.name)) return { file: one, name: one.name };
+  const paths = files.map((f) => f.webkitRelativePath || f.name);
+  const folder = paths[0]!.includes('/') ? paths[0]!.split('/')[0]! : 'picked files';
+  return { picked: files.map((file, i) => ({ path: paths[i]!, file })), name: folder };
+}
+
+function onPick(input: HTMLInputElement): void {
+  picked = pickedRef(input.files);
+  if (!picked) return;
+  modelSel.querySelector(`option[value="${PICKED}"]`)?.remove();
+  modelSel.add(new Option('file' in picked ? `local file: ${picked.name}` : `local folder: ${picked.name}`, PICKED));
+  modelSel.value = PICKED;
 }
 
 function send(req: EngineRequest): void {
@@ -244,13 +279,7 @@ async function init(): Promise<void> {
     iso.textContent = `Not cross-origin isolated (no COOP/COEP headers): the engine runs on one thread.${simd}`;
     iso.classList.add('warn');
   }
-  fileInput.addEventListener('change', () => {
-    const f = fileInput.files?.[0];
-    if (!f) return;
-    modelSel.querySelector(`option[value="${PICKED}"]`)?.remove();
-    modelSel.add(new Option(`local file: ${f.name}`, PICKED));
-    modelSel.value = PICKED;
-  });
+  for (const input of [fileInput, folderInput]) input.addEventListener('change', () => onPick(input));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     run();

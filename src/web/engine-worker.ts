@@ -1,8 +1,11 @@
 // The page's engine, in a dedicated Worker: loading and generation block (synchronous reads, Atomics.wait
-// in the pool), which a page's main thread may not do. Loads a model from a URL (HTTP Range) or a picked
-// File, generates greedily over a cache of the chosen scheme and posts each token with tokens/s and the
+// in the pool), which a page's main thread may not do. Loads a GGUF from a URL (HTTP Range) or a picked
+// File, or a Hugging Face directory the server lists or the user picked; generates greedily over a cache of the chosen scheme and posts each token with tokens/s and the
 // cache's bytes per region; compare mode runs f16 first, then the scheme, on the same prompt.
-import { blobSource, coreCount, generate, kvBytes, loadModelFrom, poolFailure, poolStats, startThreads, urlSource, type KvCache, type Model } from '../browser.js';
+import {
+  blobFiles, blobSource, coreCount, generate, kvBytes, loadHfModelFrom, loadModelFrom, poolFailure, poolStats, startThreads, urlFiles, urlSource,
+  type KvCache, type Model,
+} from '../browser.js';
 import { runGate, SMALL_GRID } from '../../test/parity/gate.js';
 import { firstDivergence } from './divergence.js';
 import { pagePolicy } from './settings.js';
@@ -60,13 +63,29 @@ async function handle(req: EngineRequest): Promise<void> {
   post({ type: 'done', divergence: req.compare ? firstDivergence(ids[0]!, ids[1]!) : null, pool: poolStats() });
 }
 
-/** The model for `ref`, loaded once per URL (a picked File loads each time it is picked). */
+/** Identifies what `ref` reads: a run on the same one reuses the loaded model. */
+function refKey(ref: ModelRef): string {
+  const picked = (f: File) => `${f.name}:${f.size}:${f.lastModified}`;
+  if ('url' in ref) return `url:${ref.url}`;
+  if ('dir' in ref) return `dir:${ref.dir}`;
+  if ('file' in ref) return `file:${picked(ref.file)}`;
+  return `picked:${ref.picked.map((p) => `${p.path}:${p.file instanceof File ? picked(p.file) : p.file.size}`).join('|')}`;
+}
+
+function open(ref: ModelRef): Model {
+  if ('url' in ref) return loadModelFrom(urlSource(ref.url, ref.name));
+  if ('file' in ref) return loadModelFrom(blobSource(ref.file, ref.name));
+  if ('dir' in ref) return loadHfModelFrom(urlFiles(ref.dir, ref.files, ref.name));
+  return loadHfModelFrom(blobFiles(ref.picked, ref.name));
+}
+
+/** The model for `ref`, loaded once per source. */
 function load(ref: ModelRef): Model {
-  const key = 'url' in ref ? ref.url : `file:${ref.name}:${ref.file.size}:${ref.file.lastModified}`;
+  const key = refKey(ref);
   if (loaded?.key === key) return loaded.model;
   post({ type: 'status', text: `loading ${ref.name}...` });
   const t0 = performance.now();
-  const model = loadModelFrom('url' in ref ? urlSource(ref.url, ref.name) : blobSource(ref.file, ref.name));
+  const model = open(ref);
   loaded = { key, model };
   const hp = model.hp;
   post({

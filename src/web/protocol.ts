@@ -1,9 +1,18 @@
 // Messages between the page (app.ts) and its engine Worker (engine-worker.ts).
 import type { CacheBytes } from '../cache/kvcache.js';
+import type { PickedFile, ServedFile } from '../hf/web-files.js';
 import type { PageSettings } from './settings.js';
 
-/** Where the engine reads a model: a URL the server answers with Range, or a File the user picked. */
-export type ModelRef = { url: string; name: string } | { file: File; name: string };
+/**
+ * Where the engine reads a model: a GGUF at a URL the server answers with Range, or a GGUF File the user
+ * picked; a Hugging Face directory the server lists (`dir` is its URL, ending in '/'), or one the user
+ * picked (a folder, or the directory's files together).
+ */
+export type ModelRef =
+  | { url: string; name: string }
+  | { file: File; name: string }
+  | { dir: string; files: ServedFile[]; name: string }
+  | { picked: PickedFile[]; name: string };
 
 export type EngineRequest =
   | ({ type: 'run'; source: ModelRef } & Omit<PageSettings, 'model' | 'autorun'>)

@@ -1,13 +1,16 @@
 // `kvpack web`'s server (fastify + @fastify/static): the page bundle (dist/browser) with the headers that
-// make it cross-origin isolated (COOP/COEP, so Web Workers share the wasm memory), and the GGUF files of a
-// models directory: listed at /models.json and served under /models/ with HTTP Range support, which the
-// page's URL source reads tensor by tensor.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+// make it cross-origin isolated (COOP/COEP, so Web Workers share the wasm memory), and the models of a
+// models directory (GGUF files and Hugging Face directories, models-dir.ts): listed at /models.json and
+// served under /models/ with HTTP Range support, which the page's URL sources read tensor by tensor.
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { ArgumentError, KvpackError } from '../errors.js';
+import { listModels, servable } from './models-dir.js';
+
+export { listModels, type ModelEntry } from './models-dir.js';
 
 /** The bundle scripts/build-browser.mjs writes (relative to dist/src/web/server.js). */
 export const PAGE_ROOT = fileURLToPath(new URL('../../browser/', import.meta.url));
@@ -15,7 +18,7 @@ export const PAGE_ROOT = fileURLToPath(new URL('../../browser/', import.meta.url
 export interface WebServerOptions {
   port: number;
   host: string;
-  /** Directory whose .gguf files the page lists and loads. */
+  /** Directory whose .gguf files and Hugging Face directories the page lists and loads. */
   models?: string;
   /** Send COOP/COEP (default true); false serves the page without them (one thread). */
   isolation?: boolean;
@@ -25,19 +28,6 @@ export interface WebServer {
   /** http://host:port/ */
   readonly url: string;
   close(): Promise<void>;
-}
-
-export interface ModelEntry {
-  name: string;
-  size: number;
-}
-
-/** The .gguf files directly in `dir`, by name. */
-export function listModels(dir: string): ModelEntry[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isFile() && e.name.endsWith('.gguf'))
-    .map((e) => ({ name: e.name, size: statSync(join(dir, e.name)).size }))
-    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
@@ -55,8 +45,8 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   await app.register(fastifyStatic, { root: PAGE_ROOT, prefix: '/', index: 'index.html', cacheControl: false });
   app.get('/models.json', async () => (models === undefined ? [] : listModels(models)));
   if (models !== undefined) {
-    // Only the listed kind of file: the directory may hold other things that are not the page's to serve.
-    await app.register(fastifyStatic, { root: models, prefix: '/models/', decorateReply: false, acceptRanges: true, cacheControl: false, allowedPath: (p) => p.endsWith('.gguf') });
+    // Only listed files: the directory may hold other things that are not the page's to serve.
+    await app.register(fastifyStatic, { root: models, prefix: '/models/', decorateReply: false, acceptRanges: true, cacheControl: false, allowedPath: (p) => servable(models, p) });
   }
   try {
     await app.listen({ port: o.port, host: o.host });

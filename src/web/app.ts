@@ -75,7 +75,7 @@ async function listModels(wanted: string): Promise<void> {
   }
   for (const m of listed) if (m.kind === 'hf') servedDirs.set(m.name, m.files);
   const names = listed.map((m) => m.name);
-  if (names.length) modelSel.replaceChildren(...listed.map((m) => new Option(m.kind === 'hf' ? `${m.name} (Hugging Face directory)` : m.name, m.name)));
+  if (names.length) modelSel.replaceChildren(...listed.map((m) => new Option(m.kind === 'hf' ? `${m.name} (Hugging Face)` : m.name, m.name)));
   if (wanted && !names.includes(wanted)) modelSel.add(new Option(wanted, wanted));
   if (wanted) modelSel.value = wanted;
 }

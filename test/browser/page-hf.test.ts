@@ -73,7 +73,7 @@ test('page, served HF directory: listed, read with Range, f16 and q2k tokens equ
     const r = await readRun(page);
     const option = await page.textContent(`#model option[value="${NAME}"]`);
     await page.close();
-    assert.equal(option, `${NAME} (Hugging Face directory)`);
+    assert.equal(option, `${NAME} (Hugging Face)`);
     sameAsNode(r, errors, scheme);
     // Every read is ranged; the weights move tensor by tensor, each byte at most once, never the whole file.
     const size = statSync(join(DIR, 'model.safetensors')).size;

@@ -54,6 +54,8 @@ function probeCommand(o: ProbeOpts): void {
   if (o.json) {
     console.log(JSON.stringify(r));
   } else {
+    const kind = o.prompts ?? (model.tokenizer && !o.idPrompts ? 'calibration story openings + greedy text (never the eval set)' : 'seeded ids + greedy text');
+    console.log(`${sequences.length} probe sequences (${kind}; ${sequences.map((p) => p.tokens.length).join('/')} tokens)\n`);
     console.log(probeTable(r).join('\n'));
     console.log(`\nranking (most sensitive first): ${r.ranking.join(', ')}; protected (${o.protect}): ${r.protectedLayers.join(', ') || 'none'}`);
     console.log(`effective bits at ${r.ctx} positions: ${r.effectiveBits.toFixed(3)} (bare ${o.scheme}: ${r.schemeBits.toFixed(3)})${o.budget !== undefined ? `, budget ${o.budget}` : ''}`);

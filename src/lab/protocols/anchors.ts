@@ -6,7 +6,7 @@ import { runProbe, type ProbeResult } from '../probe.js';
 import type { PromptSource } from '../prompts.js';
 import { storyOpenings } from '../story-openings.js';
 import { storeErrorOk } from '../stored-error.js';
-import { needPrompts, auditModelProtocol, promptsCheck, runModelProtocol, savedDefaultPrompts, PROMPTS_FILE, type ModelProtocolHooks } from './model-runs.js';
+import { needPrompts, auditModelProtocol, promptsCheck, promptsLine, runModelProtocol, savedDefaultPrompts, PROMPTS_FILE, type ModelProtocolHooks } from './model-runs.js';
 import { anchorArms, anchorsHeadline, parseAnchors, probedSchemes, type AnchorArm, type AnchorsSpec } from './anchors-core.js';
 
 const probeFile = (scheme: string) => `probe/${scheme}.json`;
@@ -38,7 +38,12 @@ const hooks: ModelProtocolHooks<AnchorsSpec> = {
     w.writeJson(ARMS_FILE, arms, 'output');
     return arms;
   },
-  headline: (spec, scores, _records, _ref, read) => anchorsHeadline(spec, JSON.parse(read(ARMS_FILE)) as AnchorArm[], scores),
+  headline: (spec, scores, _records, _ref, read) => [
+    ...anchorsHeadline(spec, JSON.parse(read(ARMS_FILE)) as AnchorArm[], scores),
+    '',
+    promptsLine(read),
+    ...(probedSchemes(spec).length > 0 ? [promptsLine(read, PROBE_PROMPTS_FILE, 'Probe sequences (layer set "probe")')] : []),
+  ],
   checks: (spec, records, ref, read, checks) => {
     promptsCheck(ref, read, checks);
     const probed = probedSchemes(spec);

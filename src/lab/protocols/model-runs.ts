@@ -64,6 +64,15 @@ export function savedDefaultPrompts(model: Model, s: DefaultPromptSpec, w: RunWr
   return prompts;
 }
 
+/** The line under a table saying what the prompts were (read back from the saved sources). */
+export function promptsLine(read: (rel: string) => string, file = PROMPTS_FILE, what = 'Prompts'): string {
+  const sources = JSON.parse(read(file)) as PromptSource[];
+  const lengths = [...new Set(sources.map((p) => p.tokens.length))].join('/');
+  const first = sources[0];
+  const kind = first?.kind === 'story' ? `${first.set} story openings` : 'seeded token ids';
+  return `${what}: ${sources.length} x ${lengths} tokens, ${kind} continued by the model's own greedy f16 text (${file}).`;
+}
+
 /** Saved prompt sources must hold exactly the prompts the reference ran. */
 export function promptsCheck(ref: ReferenceSet, read: (rel: string) => string, checks: CheckList, file = PROMPTS_FILE): void {
   checks.try(`prompts: ${file} holds the reference's prompts, token for token`, () => {

@@ -218,6 +218,14 @@ export function recallTable(spec: NeedlesSpec, needles: readonly Needle[], recor
   });
 }
 
+/** What was planted, under the table (from the saved needles). */
+function needlesLine(spec: NeedlesSpec, needles: readonly Needle[]): string {
+  const lengths = needles.map((n) => n.length);
+  const span = `${Math.min(...lengths)}-${Math.max(...lengths)}-token prompts`;
+  if (needles[0]?.name === undefined) return `Needles: ${needles.length} random-id needles of ${spec.ids.needleTokens} tokens (cue ${spec.ids.cue}) in the model's own greedy text, ${span}; exact = every answer token, onset = the first.`;
+  return `Needles: ${needles.length / spec.depths.length} made-up names x ${spec.depths.length} depths, each planted as "${spec.text.plant}" in the story, cue "${spec.text.cue}", ${span}; exact = the name's every token, onset = up to its first token holding a letter. The f16 reference row is what the model itself recalls.`;
+}
+
 export function needlesHeadline(spec: NeedlesSpec, needles: readonly Needle[], records: readonly ArmRecord[], ref: ReferenceSet, scores: readonly ArmScore[]): string[] {
   const by = new Map(scores.map((s) => [s.arm, s]));
   const pct = (d: number) => `${Math.round(d * 100)}%`;
@@ -230,5 +238,7 @@ export function needlesHeadline(spec: NeedlesSpec, needles: readonly Needle[], r
       const cell = (x: Record<string, number>) => spec.depths.map((d) => `${x[String(d)]}/${r.perDepth}`).join(' | ');
       return `| ${r.arm} | ${cell(r.exact)} | ${cell(r.onset)} | ${s ? `${(100 * s.exactAt[h]!).toFixed(0)}%` : '-'} | ${s ? s.kl.toFixed(5) : '-'} | ${s ? s.effectiveBits.toFixed(2) : '16.00'} |`;
     }),
+    '',
+    needlesLine(spec, needles),
   ];
 }

@@ -34,3 +34,9 @@ export function headPacking(plan: LayerPlan, kvHeads: number, headDim: number): 
   }
   return { group, heads: kvHeads / group, headDim: group * headDim };
 }
+
+/** Token-axis formats of `plan` whose blocks still overhang the stored head (bytes then include padding). */
+export function paddedFormats(plan: LayerPlan, kvHeads: number, headDim: number): string[] {
+  const width = headPacking(plan, kvHeads, headDim).headDim;
+  return [...new Set(layerFormats(plan).filter((f) => f.axis === 'token' && f.blockValues > 1 && width % f.blockValues !== 0).map((f) => f.id))];
+}

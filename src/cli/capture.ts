@@ -27,7 +27,7 @@ export function register(program: Command): void {
     .requiredOption('-m, --model <path>', 'model file (.gguf or llama2.c .bin)')
     .option('-p, --prompt <text>', 'prompt text (needs a tokenizer)')
     .option('--tokens <ids>', 'prompt as comma-separated token ids', intListArg('--tokens', 0))
-    .option('--length <n>', 'no prompt: a default seeded prompt of n tokens (the model continuing its own text)', intArg('--length', 10))
+    .option('--length <n>', 'no prompt: a default prompt of n tokens (a held-out story opening, or seeded ids without a tokenizer, continued by the model)', intArg('--length', 10))
     .requiredOption('--layers <list>', 'layers to dump, e.g. 3,11', intListArg('--layers', 0))
     .requiredOption('--out <file>', 'capture file to write')
     .action((o: CaptureOpts) => captureCommand(o));
@@ -48,7 +48,7 @@ function captureCommand(o: CaptureOpts): void {
     source = 'token ids';
   } else {
     tokens = [...defaultPrompts(model, { count: 1, length: o.length!, seedTokens: 8, seed: 1 })[0]!.tokens];
-    source = `default prompt (seed 1, ${o.length} tokens)`;
+    source = `default prompt (${model.tokenizer ? 'a held-out story opening + greedy text' : 'seeded ids + greedy text'}, seed 1, ${o.length} tokens)`;
   }
   if (tokens.length > model.hp.nCtxTrain) throw new ArgumentError(`${tokens.length} tokens exceed the model's context ${model.hp.nCtxTrain}`);
   const t0 = performance.now();

@@ -8,6 +8,7 @@ import { runArm, scoreArm, evalTable, type EvalArm } from '../lab/eval.js';
 import { defaultPrompts, readPromptsFile } from '../lab/prompts.js';
 import { loadOrComputeReference, modelSha256, REFERENCE_POLICY } from '../lab/reference-logits.js';
 import { intArg } from './args.js';
+import { paddingNote } from './padding-note.js';
 
 interface EvalOpts {
   model: string;
@@ -20,6 +21,7 @@ interface EvalOpts {
   kvWindow: number;
   sinks: number;
   refCache: string;
+  idPrompts?: boolean;
   json?: boolean;
 }
 
@@ -32,10 +34,11 @@ export function register(program: Command): void {
     .requiredOption('-m, --model <path>', 'model file (.gguf or llama2.c .bin)')
     .option('--kv <list>', 'comma-separated schemes (see `kvpack memory`)', 'f16,q8_0,q4_0,q2k')
     .option('--prompts <file>', 'JSON lines: token ids ([1,2,3] or {"tokens": [...]}) or text ("..." or {"text": "..."})')
+    .option('--id-prompts', 'default prompts from seeded random ids even when the model has a tokenizer (id-level work)')
     .option('-c, --ctx-size <n>', 'positions per sequence: default prompts get ctx - horizon tokens (default 256)', intArg('-c', 2))
     .option('--horizon <n>', 'greedy tokens per prompt (exact-match horizons 50 and 100)', intArg('--horizon', 1), 100)
-    .option('--count <n>', 'default prompts: how many', intArg('--count', 1), 4)
-    .option('--seed <n>', 'default prompts: seed', intArg('--seed', 0), 1)
+    .option('--count <n>', 'default prompts: how many (held-out story openings with a tokenizer, else seeded ids)', intArg('--count', 1), 4)
+    .option('--seed <n>', 'default prompts: seed (which openings, or which ids)', intArg('--seed', 0), 1)
     .option('--kv-window <n>', 'exact recent window for every scheme (default 0: every position quantized)', intArg('--kv-window', 0), 0)
     .option('--sinks <n>', 'exact attention sinks for every scheme', intArg('--sinks', 0), 0)
     .option('--ref-cache <dir>', 'where reference logits are stored and reused', '.kvpack/reference')
@@ -50,7 +53,7 @@ function evalCommand(o: EvalOpts): void {
   if (o.prompts) prompts = readPromptsFile(o.prompts, model);
   else {
     if (ctx <= o.horizon + 9) throw new ArgumentError(`-c ${ctx} leaves no room for a prompt before ${o.horizon} generated tokens`);
-    prompts = defaultPrompts(model, { count: o.count, length: ctx - o.horizon, seedTokens: 8, seed: o.seed });
+    prompts = defaultPrompts(model, { count: o.count, length: ctx - o.horizon, seedTokens: 8, seed: o.seed, set: 'heldout', source: o.idPrompts ? 'ids' : 'auto' });
   }
   const over = prompts.find((p) => p.tokens.length + o.horizon - 1 > model.hp.nCtxTrain);
   if (over) throw new ArgumentError(`prompt ${over.id}: ${over.tokens.length} + ${o.horizon} tokens exceed the model's context ${model.hp.nCtxTrain}`);
@@ -66,7 +69,10 @@ function evalCommand(o: EvalOpts): void {
     return;
   }
   console.log(`reference: f16 cache, ${reused ? 'reused' : 'computed and stored'} ${path}`);
-  console.log(`${prompts.length} prompts (${prompts.map((p) => p.tokens.length).join('/')} tokens) + ${o.horizon} greedy tokens; window ${o.kvWindow}, sinks ${o.sinks}; ${secs.toFixed(1)} s\n`);
+  const kind = o.prompts ? o.prompts : model.tokenizer && !o.idPrompts ? 'held-out story openings + greedy text' : 'seeded ids + greedy text';
+  console.log(`${prompts.length} prompts (${kind}; ${prompts.map((p) => p.tokens.length).join('/')} tokens) + ${o.horizon} greedy tokens; window ${o.kvWindow}, sinks ${o.sinks}; ${secs.toFixed(1)} s\n`);
   console.log(evalTable(scores, HORIZONS).join('\n'));
-  if (model.hp.headDim < 32) console.log(`\nnote: head dim ${model.hp.headDim} < 32: block formats pad each head row to 32 values and the bytes count the padding, so effective bits are far above nominal.`);
+  const padded = paddingNote(model, arms.map((a) => a.policy));
+  if (padded) console.log(`\n${padded}`);
 }
+

@@ -8,6 +8,7 @@ import { loadModel } from '../model/model.js';
 import { runProbe, probeTable } from '../lab/probe.js';
 import { defaultPrompts, readPromptsFile } from '../lab/prompts.js';
 import { intArg, numArg } from './args.js';
+import { paddingNote } from './padding-note.js';
 
 interface ProbeOpts {
   model: string;
@@ -20,6 +21,7 @@ interface ProbeOpts {
   count: number;
   length: number;
   out?: string;
+  idPrompts?: boolean;
   json?: boolean;
 }
 
@@ -34,7 +36,8 @@ export function register(program: Command): void {
     .option('--anchors <n>', 'anchor count with --protect anchors', intArg('--anchors', 1), 32)
     .option('--anchor-precision <p>', 'f16 | int8 | int4', 'f16')
     .option('--prompts <file>', 'JSON lines of probe sequences (token ids or text)')
-    .option('--count <n>', 'default sequences', intArg('--count', 1), 2)
+    .option('--id-prompts', 'default sequences from seeded random ids even when the model has a tokenizer')
+    .option('--count <n>', 'default sequences (calibration story openings with a tokenizer, never the eval set)', intArg('--count', 1), 2)
     .option('--length <n>', 'default sequence length', intArg('--length', 10), 64)
     .option('--out <file>', 'write the policy JSON here')
     .option('--json', 'print the whole result as JSON')
@@ -45,16 +48,19 @@ function probeCommand(o: ProbeOpts): void {
   if (o.protect !== 'exact' && o.protect !== 'anchors') throw new ArgumentError(`--protect must be exact or anchors, got ${o.protect}`);
   if (!['f16', 'int8', 'int4'].includes(o.anchorPrecision)) throw new ArgumentError(`--anchor-precision must be f16, int8 or int4, got ${o.anchorPrecision}`);
   const model = loadModel(o.model);
-  const sequences = o.prompts ? readPromptsFile(o.prompts, model) : defaultPrompts(model, { count: o.count, length: o.length, seedTokens: 8, seed: 1 });
+  const sequences = o.prompts ? readPromptsFile(o.prompts, model) : defaultPrompts(model, { count: o.count, length: o.length, seedTokens: 8, seed: 1, set: 'calibration', source: o.idPrompts ? 'ids' : 'auto' });
   const r = runProbe(model, { scheme: o.scheme, sequences, budgetBits: o.budget, protect: o.protect, anchors: { count: o.anchors, precision: o.anchorPrecision as AnchorPrecision } });
   if (o.out) writeFileSync(o.out, JSON.stringify(r.policy, null, 2) + '\n');
   if (o.json) {
     console.log(JSON.stringify(r));
   } else {
+    const kind = o.prompts ?? (model.tokenizer && !o.idPrompts ? 'calibration story openings + greedy text (never the eval set)' : 'seeded ids + greedy text');
+    console.log(`${sequences.length} probe sequences (${kind}; ${sequences.map((p) => p.tokens.length).join('/')} tokens)\n`);
     console.log(probeTable(r).join('\n'));
     console.log(`\nranking (most sensitive first): ${r.ranking.join(', ')}; protected (${o.protect}): ${r.protectedLayers.join(', ') || 'none'}`);
     console.log(`effective bits at ${r.ctx} positions: ${r.effectiveBits.toFixed(3)} (bare ${o.scheme}: ${r.schemeBits.toFixed(3)})${o.budget !== undefined ? `, budget ${o.budget}` : ''}`);
-    if (model.hp.headDim < 32) console.log(`note: head dim ${model.hp.headDim} < 32: block formats pad to 32, so effective bits are far above nominal.`);
+    const padded = paddingNote(model, [r.policy]);
+    if (padded) console.log(padded);
     const bad = r.controls.filter((c) => !c.pass);
     console.log(`negative control (stored K/V read back in ${r.controls.length} configurations): ${bad.length === 0 ? 'PASS' : `FAIL in ${bad.map((c) => c.config).join('; ')}`}`);
     console.log(`${(r.ms / 1000).toFixed(1)} s${o.out ? `; wrote ${o.out}` : ''}`);

@@ -7,7 +7,7 @@ import { FileFormatError } from '../../errors.js';
 import { klLabel, type ArmScore, type EvalArm } from '../eval.js';
 import type { DefaultPromptSpec } from '../prompts.js';
 import { obj, num, nums, str, strs, isNonNegInt, isPosInt, type Json } from '../spec.js';
-import { parseModelEval, schemeList, type ModelEvalSpec } from './model-runs.js';
+import { parseModelEval, parsePromptSpec, schemeList, type ModelEvalSpec } from './model-runs.js';
 
 export type LayerSet = 'all' | 'probe' | 'layer0';
 export interface AnchorSweep {
@@ -31,7 +31,6 @@ export function parseAnchors(json: unknown): AnchorsSpec {
   if (str(o, 'name') !== 'anchors') throw new FileFormatError('protocol', 'name must be anchors');
   if (!Array.isArray(o.sweeps) || o.sweeps.length === 0) throw new FileFormatError('protocol', "field 'sweeps' must be a non-empty array");
   const p = obj(o.probe, 'probe');
-  const q = obj(p.sequences, 'probe.sequences');
   return {
     name: 'anchors',
     ...parseModelEval(o),
@@ -43,7 +42,7 @@ export function parseAnchors(json: unknown): AnchorsSpec {
       if (only?.some((x) => !all.includes(x))) throw new FileFormatError('protocol', `sweeps[${i}].schemes must be a subset of 'schemes'`);
       return { ...(only && { schemes: only }), counts: nums(s, 'counts', isNonNegInt), precisions: strs(s, 'precisions', ['f16', 'int8', 'int4'] as const), layerSets: strs(s, 'layerSets', ['all', 'probe', 'layer0'] as const) };
     }),
-    probe: { layers: num(p, 'layers', isPosInt), sequences: { count: num(q, 'count', isPosInt), length: num(q, 'length', isPosInt), seedTokens: num(q, 'seedTokens', isNonNegInt), seed: num(q, 'seed', isNonNegInt) } },
+    probe: { layers: num(p, 'layers', isPosInt), sequences: parsePromptSpec(p.sequences, 'probe.sequences') },
   };
 }
 

@@ -3,14 +3,18 @@
 import type { Protocol } from '../protocol-types.js';
 import { countFailures } from '../checks.js';
 import { runProbe, type ProbeResult } from '../probe.js';
-import { defaultPrompts } from '../prompts.js';
+import type { PromptSource } from '../prompts.js';
+import { storyOpenings } from '../story-openings.js';
 import { storeErrorOk } from '../stored-error.js';
-import { needPrompts, auditModelProtocol, runModelProtocol, type ModelProtocolHooks } from './model-runs.js';
+import { needPrompts, auditModelProtocol, promptsCheck, promptsLine, runModelProtocol, savedDefaultPrompts, PROMPTS_FILE, type ModelProtocolHooks } from './model-runs.js';
 import { anchorArms, anchorsHeadline, parseAnchors, probedSchemes, type AnchorArm, type AnchorsSpec } from './anchors-core.js';
 
 const probeFile = (scheme: string) => `probe/${scheme}.json`;
 const ARMS_FILE = 'arms.json';
-
+/** The probe's calibration sequences (seed 002: never the evaluation prompts). */
+const PROBE_PROMPTS_FILE = 'inputs/probe-prompts.json';
+/** Id prompts: leading tokens (BOS + seeded ids) a probe sequence must not share with an evaluation prompt. */
+const DISTINCT_PREFIX = 9;
 
 /** The probe's choice recomputed from its saved KLs: the top `n` by klOnlyQuantized (ties: lower klOnlyExact). */
 function rerank(p: ProbeResult, n: number): number[] {
@@ -18,12 +22,12 @@ function rerank(p: ProbeResult, n: number): number[] {
 }
 
 const hooks: ModelProtocolHooks<AnchorsSpec> = {
-  prompts: (model, spec) => defaultPrompts(model, needPrompts(spec)),
+  prompts: (model, spec, w) => savedDefaultPrompts(model, needPrompts(spec), w),
   arms: (model, spec, w) => {
     const chosen = new Map<string, number[]>();
     const probed = probedSchemes(spec);
     if (probed.length > 0) {
-      const sequences = defaultPrompts(model, spec.probe.sequences);
+      const sequences = savedDefaultPrompts(model, spec.probe.sequences, w, PROBE_PROMPTS_FILE);
       for (const scheme of probed) {
         const r = runProbe(model, { scheme, sequences, protect: 'anchors', errorFloor: spec.controls.errorFloor });
         w.writeJson(probeFile(scheme), r, 'output');
@@ -34,10 +38,25 @@ const hooks: ModelProtocolHooks<AnchorsSpec> = {
     w.writeJson(ARMS_FILE, arms, 'output');
     return arms;
   },
-  headline: (spec, scores, _records, _ref, read) => anchorsHeadline(spec, JSON.parse(read(ARMS_FILE)) as AnchorArm[], scores),
-  checks: (spec, records, _ref, read, checks) => {
+  headline: (spec, scores, _records, _ref, read) => [
+    ...anchorsHeadline(spec, JSON.parse(read(ARMS_FILE)) as AnchorArm[], scores),
+    '',
+    promptsLine(read),
+    ...(probedSchemes(spec).length > 0 ? [promptsLine(read, PROBE_PROMPTS_FILE, 'Probe sequences (layer set "probe")')] : []),
+  ],
+  checks: (spec, records, ref, read, checks) => {
+    promptsCheck(ref, read, checks);
     const probed = probedSchemes(spec);
     if (probed.length === 0) return;
+    checks.try('probe: its calibration sequences share no opening (story text) or leading ids with the evaluation prompts', () => {
+      const evals = JSON.parse(read(PROMPTS_FILE)) as PromptSource[];
+      const probe = JSON.parse(read(PROBE_PROMPTS_FILE)) as PromptSource[];
+      const openings = (s: readonly PromptSource[]) => new Set(s.flatMap((p) => (p.set ? (p.openings ?? []).map((i) => storyOpenings[p.set!][i]) : [])));
+      const evalOpenings = openings(evals);
+      const head = (t: readonly number[]) => t.slice(0, DISTINCT_PREFIX).join();
+      const evalHeads = new Set(evals.map((p) => head(p.tokens)));
+      return countFailures(probe, (p) => (p.kind === 'story' ? p.set === 'calibration' && ![...openings([p])].some((o) => evalOpenings.has(o)) : !evalHeads.has(head(p.tokens))), (p) => `${p.id} (${p.set ?? p.kind})`);
+    });
     const arms = JSON.parse(read(ARMS_FILE)) as AnchorArm[];
     const probes = probed.map((s) => ({ s, p: JSON.parse(read(probeFile(s))) as ProbeResult }));
     checks.add('probe: its stored K/V read-back control holds in every configuration', ...countFailures(probes.flatMap(({ s, p }) => p.controls.map((c) => ({ s, c }))),

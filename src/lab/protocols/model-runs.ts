@@ -11,9 +11,10 @@ import { CheckList, countFailures, near } from '../checks.js';
 import { armDigest, referenceDigests, runArm, scoreDigests, type ArmScore, type EvalArm, type ModelShape, type PromptOutcome, type ScoredOutcome } from '../eval.js';
 import { RunWriter } from '../manifest.js';
 import type { RunOptions, RunResult } from '../protocol-types.js';
-import type { DefaultPromptSpec } from '../prompts.js';
+import { defaultPromptSet, type DefaultPromptSpec, type PromptSource } from '../prompts.js';
 import { computeReference, modelSha256, readReference, writeReference, REFERENCE_POLICY, type EvalPrompt, type ReferenceSet } from '../reference-logits.js';
-import { num, nums, obj, isNonNegInt, isPosInt, type Json } from '../spec.js';
+import { num, nums, obj, str, isNonNegInt, isPosInt, type Json } from '../spec.js';
+import { STORY_SETS, type StorySet } from '../story-openings.js';
 import { digestWidth } from '../logit-digest.js';
 import { storeErrorOk } from '../stored-error.js';
 
@@ -29,10 +30,9 @@ export interface ModelEvalSpec {
 }
 
 export function parseModelEval(o: Json): ModelEvalSpec {
-  const p = o.prompts === undefined ? undefined : obj(o.prompts, 'prompts');
   const c = obj(o.controls, 'controls');
   return {
-    prompts: p && { count: num(p, 'count', isPosInt), length: num(p, 'length', isPosInt), seedTokens: num(p, 'seedTokens', isNonNegInt), seed: num(p, 'seed', isNonNegInt) },
+    prompts: o.prompts === undefined ? undefined : parsePromptSpec(o.prompts, 'prompts'),
     horizon: num(o, 'horizon', isPosInt),
     horizons: nums(o, 'horizons', isPosInt),
     topK: num(o, 'topK', isPosInt),
@@ -41,9 +41,45 @@ export function parseModelEval(o: Json): ModelEvalSpec {
   };
 }
 
+/** Default prompts: count, length, the id-prompt fields, and the story set (heldout unless named). */
+export function parsePromptSpec(x: unknown, field: string): DefaultPromptSpec {
+  const p = obj(x, field);
+  const set = p.set === undefined ? undefined : (str(p, 'set', STORY_SETS) as StorySet);
+  const source = p.source === undefined ? undefined : (str(p, 'source', ['auto', 'ids']) as 'auto' | 'ids');
+  return { count: num(p, 'count', isPosInt), length: num(p, 'length', isPosInt), seedTokens: num(p, 'seedTokens', isNonNegInt), seed: num(p, 'seed', isNonNegInt), ...(set && { set }), ...(source && { source }) };
+}
+
 export function needPrompts(spec: ModelEvalSpec): DefaultPromptSpec {
   if (!spec.prompts) throw new FileFormatError('protocol', "field 'prompts' is required");
   return spec.prompts;
+}
+
+/** Where the default prompts' sources (opening set and indices, text, ids) are saved. */
+export const PROMPTS_FILE = 'inputs/prompts.json';
+
+/** The default prompts for `s` (story text with a tokenizer, else ids), their sources saved as `file`. */
+export function savedDefaultPrompts(model: Model, s: DefaultPromptSpec, w: RunWriter, file = PROMPTS_FILE): EvalPrompt[] {
+  const { prompts, sources } = defaultPromptSet(model, s);
+  w.writeJson(file, sources, 'input');
+  return prompts;
+}
+
+/** The line under a table saying what the prompts were (read back from the saved sources). */
+export function promptsLine(read: (rel: string) => string, file = PROMPTS_FILE, what = 'Prompts'): string {
+  const sources = JSON.parse(read(file)) as PromptSource[];
+  const lengths = [...new Set(sources.map((p) => p.tokens.length))].join('/');
+  const first = sources[0];
+  const kind = first?.kind === 'story' ? `${first.set} story openings` : 'seeded token ids';
+  return `${what}: ${sources.length} x ${lengths} tokens, ${kind} continued by the model's own greedy f16 text (${file}).`;
+}
+
+/** Saved prompt sources must hold exactly the prompts the reference ran. */
+export function promptsCheck(ref: ReferenceSet, read: (rel: string) => string, checks: CheckList, file = PROMPTS_FILE): void {
+  checks.try(`prompts: ${file} holds the reference's prompts, token for token`, () => {
+    const sources = JSON.parse(read(file)) as PromptSource[];
+    if (sources.length !== ref.entries.length) return [false, `${sources.length} saved, ${ref.entries.length} run`];
+    return countFailures(ref.entries.map((e, i) => ({ e, s: sources[i]! })), ({ e, s }) => s.id === e.prompt.id && s.tokens.join() === e.prompt.tokens.join(), ({ e }) => e.prompt.id);
+  });
 }
 
 /** The reference policy re-run as an arm: must reproduce the stored reference bit for bit. */

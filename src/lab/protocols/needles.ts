@@ -1,5 +1,5 @@
-// needles (seed 000) runner and auditor: planted facts saved as inputs; recall recomputed from the saved
-// continuations; the planting itself re-checked against the saved prompts.
+// needles (seed 000) runner and auditor: planted needles saved as inputs; recall recomputed from the saved
+// continuations; the planting re-checked against the saved prompts.
 import type { Protocol } from '../protocol-types.js';
 import { countFailures } from '../checks.js';
 import { auditModelProtocol, runModelProtocol, type ModelProtocolHooks } from './model-runs.js';
@@ -17,17 +17,25 @@ const hooks: ModelProtocolHooks<NeedlesSpec> = {
   headline: (spec, scores, records, ref, read) => needlesHeadline(spec, JSON.parse(read(NEEDLES_FILE)) as Needle[], records, ref, scores),
   checks: (spec, _records, ref, read, checks) => {
     const needles = JSON.parse(read(NEEDLES_FILE)) as Needle[];
-    checks.add('needles: each prompt holds its needle at the recorded depth and ends with the cue', ...countFailures(needles, (n) => {
+    checks.add(`needles: each prompt is the one recorded, its needle within ${spec.depthTolerance} of its depth, the answer within the horizon`, ...countFailures(needles, (n) => {
       const p = ref.entries.find((e) => e.prompt.id === n.prompt)?.prompt.tokens;
-      if (!p || p.length !== spec.context + spec.cue) return false;
-      return p.slice(n.at, n.at + n.tokens.length).join() === n.tokens.join() && p.slice(spec.context).join() === n.tokens.slice(0, spec.cue).join() && Math.abs(n.at / spec.context - n.depth) < 0.01;
+      return !!p && p.length === n.length && Math.abs(n.at / n.length - n.depth) <= spec.depthTolerance && n.answer.length > 0 && n.answer.length <= spec.horizon && n.onset >= 0 && n.onset < n.answer.length;
     }, (n) => n.prompt));
+    // Id needles are checked token for token: the cue ends the prompt and the answer follows it at the needle.
+    const idNeedles = needles.filter((n) => n.name === undefined);
+    if (idNeedles.length > 0) {
+      const c = spec.ids.cue;
+      checks.add('needles (ids): the prompt ends with the needle\'s first tokens, which precede the answer where it was planted', ...countFailures(idNeedles, (n) => {
+        const p = ref.entries.find((e) => e.prompt.id === n.prompt)!.prompt.tokens;
+        return p.slice(n.at, n.at + c).join() === p.slice(p.length - c).join() && p.slice(n.at + c, n.at + c + n.answer.length).join() === n.answer.join();
+      }, (n) => n.prompt));
+    }
   },
 };
 
 export const needles: Protocol = {
   name: 'needles',
-  title: 'token-id facts planted at 25/50/90% depth, recalled exactly after a cue or not (seed 000)',
+  title: 'a made-up name (ids without a tokenizer) planted at 25/50/90% of a story, recalled by copying after a cue, f16 first (seed 000)',
   file: 'protocols/needles.json',
   needsModel: true,
   parse: parseNeedles,

@@ -1,13 +1,13 @@
 // window-sweep (seed 000) runner and auditor, on the shared model-protocol machinery.
 import type { Protocol } from '../protocol-types.js';
-import { defaultPrompts } from '../prompts.js';
-import { needPrompts, auditModelProtocol, runModelProtocol, type ModelProtocolHooks } from './model-runs.js';
+import { needPrompts, auditModelProtocol, promptsCheck, promptsLine, runModelProtocol, savedDefaultPrompts, type ModelProtocolHooks } from './model-runs.js';
 import { parseWindowSweep, sweepArms, sweepHeadline, type WindowSweepSpec } from './window-sweep-core.js';
 
 const hooks: ModelProtocolHooks<WindowSweepSpec> = {
-  prompts: (model, spec) => defaultPrompts(model, needPrompts(spec)),
+  prompts: (model, spec, w) => savedDefaultPrompts(model, needPrompts(spec), w),
   arms: (_model, spec) => sweepArms(spec),
-  headline: (spec, scores) => sweepHeadline(spec, scores),
+  headline: (spec, scores, _records, _ref, read) => [...sweepHeadline(spec, scores), '', promptsLine(read)],
+  checks: (_spec, _records, ref, read, checks) => promptsCheck(ref, read, checks),
 };
 
 export const windowSweep: Protocol = {

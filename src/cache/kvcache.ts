@@ -3,7 +3,7 @@ import { planLayers, type CachePolicy, type LayerPlan } from './policy.js';
 import { LayerCache } from './layer.js';
 import type { RegionBytes } from './accounting.js';
 import { sharedArena, type Arena } from '../kernels/arena.js';
-import { attend, type QPrecision, type VPrecision } from '../kernels/attend.js';
+import { attend, type AttendReport, type QPrecision, type VPrecision } from '../kernels/attend.js';
 import type { MixedView } from '../attention/view.js';
 import { Rotation } from '../numeric/hadamard.js';
 import { ArgumentError, EvictedError, ShapeError, assertFinite } from '../errors.js';
@@ -131,8 +131,8 @@ export class KvCache {
     return y;
   }
 
-  /** Attention of q [queries, heads, headDim] over the layer's cache into out (same shape). */
-  attend(layer: number, q: Float32Array, out: Float32Array, opts: AttendOptions = {}): void {
+  /** Attention of q [queries, heads, headDim] over the layer's cache into out (same shape); says what ran. */
+  attend(layer: number, q: Float32Array, out: Float32Array, opts: AttendOptions = {}): AttendReport {
     const l = this.layer(layer);
     const rot = this.rotations[layer]!;
     const qr = rot.k ? this.rotateRows(rot.k, q) : q;
@@ -140,8 +140,9 @@ export class KvCache {
     if (q.length % (nq * this.headDim) !== 0) throw new ShapeError(`attend: q length ${q.length} is not ${nq} queries x heads x ${this.headDim}`);
     const view = l.view();
     checkReach(layer, l.plan.slidingWindow, view.start ?? 0, view.length, opts);
-    attend({ view, q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision ?? this.attention.q, vPrecision: opts.vPrecision ?? this.attention.v });
+    const report = attend({ view, q: qr, heads: q.length / (nq * this.headDim), out, positions: opts.positions, scale: opts.scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision ?? this.attention.q, vPrecision: opts.vPrecision ?? this.attention.v });
     if (rot.v) for (let o = 0; o < out.length; o += this.headDim) rot.v.invert(out, o);
+    return report;
   }
 
   /** The mixed view of one layer (rotated coordinates when rotation is on). */

@@ -5,7 +5,7 @@
 // Node only (browsers get threads = 1); a failed start means single-threaded.
 import { KvpackError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
-import { THREAD_SCRATCH_BYTES, runUnit, type AttendJob, type UnitScratch } from './attend-unit.js';
+import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
 import { CALL_SLOT, CTL_WORDS, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, armTickets, takeUnit } from './pool-control.js';
 
@@ -117,7 +117,7 @@ export function stopPool(): void {
  * Runs every unit of the job on `nThreads` threads (this one included) and returns when all are done.
  * Falls back to running them all here when the pool cannot start.
  */
-export function runJob(k: WasmKernels, job: AttendJob, mainScratch: UnitScratch, nThreads: number): void {
+export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, nThreads: number): void {
   if (nThreads > 1 && backoff > 0) {
     backoff--;
     nThreads = 1;

@@ -138,9 +138,9 @@ export class LayerCache {
     this.plan = plan;
     this.heads = heads;
     this.headDim = headDim;
-    const rows = (f: LayerPlan['exact'], r: number) => ({ k: new RowStore(arena, f, heads, headDim, r), v: new RowStore(arena, f, heads, headDim, r) });
+    const rows = (f: LayerPlan['exact'], r: number) => ({ k: new RowStore(arena, f.k, heads, headDim, r), v: new RowStore(arena, f.v, heads, headDim, r) });
     this.sinks = rows(plan.exact, plan.sinks);
-    this.anchors = plan.anchors ? rows(plan.anchors.format, plan.anchors.count) : null;
+    this.anchors = plan.anchors ? rows(plan.anchors, plan.anchors.count) : null;
     this.ring = rows(plan.exact, plan.window);
     this.bulk = { k: new BulkTensor(arena, plan, 'k', heads, headDim, chunkTokens), v: new BulkTensor(arena, plan, 'v', heads, headDim, chunkTokens) };
     this.tmp = new Float32Array(2 * heads * headDim);

@@ -3,7 +3,7 @@
 // in (kernels named by their registry key, bound to callables once per job by bindJob), so the same code
 // runs on the main thread and in pool workers.
 import { getFormat } from '../formats/registry.js';
-import { KvpackError } from '../errors.js';
+import { KernelError } from '../errors.js';
 import { refKernel } from './ref-ops.js';
 import { tableRow, type Op } from './table.js';
 import type { Abi } from './abi.js';
@@ -132,7 +132,7 @@ export function unitKernel(key: string, ex: Exports, js?: (key: string) => Score
   const row = tableRow(key);
   if (row) {
     const fn = ex[row.export];
-    if (typeof fn !== 'function') throw new KvpackError('UNKNOWN_KERNEL', `kernel ${key}: the module has no export '${row.export}'`);
+    if (typeof fn !== 'function') throw new KernelError('UNKNOWN_KERNEL', `kernel ${key}: the module has no export '${row.export}'`);
     return { abi: row.abi, fn: fn as Fn };
   }
   const mine = js?.(key);
@@ -140,7 +140,7 @@ export function unitKernel(key: string, ex: Exports, js?: (key: string) => Score
   let ref = refKernels.get(key);
   if (!ref) {
     const [format, op, , impl] = key.split(':');
-    if (impl !== 'ref' || (op !== 'scores' && op !== 'accumulate')) throw new KvpackError('UNKNOWN_KERNEL', `kernel ${key} is not available on this thread`);
+    if (impl !== 'ref' || (op !== 'scores' && op !== 'accumulate')) throw new KernelError('UNKNOWN_KERNEL', `kernel ${key} is not available on this thread`);
     refKernels.set(key, (ref = { abi: 'js', fn: refKernel(getFormat(format!), op as Op) as ScoresKernel | AccumulateKernel }));
   }
   return ref;

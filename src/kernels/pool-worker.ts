@@ -4,7 +4,7 @@
 import { workerData } from 'node:worker_threads';
 import { bindJob, runUnit, scratchAt, unitKernel, type BoundJob, type UnitKernel } from './attend-unit.js';
 import { unpackJob } from './job-pack.js';
-import { CALL_SLOT, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, KIND, QUIT, READY, takeUnit } from './pool-control.js';
+import { CALL_SLOT, DONE, GEN, JOB_CALLS, JOB_LEN, KIND, QUIT, READY, recordError, takeUnit } from './pool-control.js';
 
 interface Init {
   id: number;
@@ -16,6 +16,8 @@ interface Init {
   /** The job's strings (JSON) and its numbers (job-pack.ts). */
   jobBytes: Uint8Array;
   jobNums: Float64Array;
+  /** The first failure's text (pool-control.ts recordError). */
+  errText: Uint8Array;
   scratch: number;
   spinMs: number;
 }
@@ -60,8 +62,8 @@ for (;;) {
     if (idx < 0) continue;
     try {
       fns[idx]!(...args);
-    } catch {
-      Atomics.store(ctl, ERR, 1);
+    } catch (e) {
+      recordError(ctl, init.errText, e);
     }
     Atomics.add(ctl, DONE, 1);
     Atomics.notify(ctl, DONE);
@@ -78,8 +80,8 @@ for (;;) {
     if (u < 0) break;
     try {
       runUnit(ex, memory, job, u, scratch);
-    } catch {
-      Atomics.store(ctl, ERR, 1);
+    } catch (e) {
+      recordError(ctl, init.errText, e);
     }
     Atomics.add(ctl, DONE, 1);
     Atomics.notify(ctl, DONE);

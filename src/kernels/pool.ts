@@ -3,11 +3,11 @@
 // call per worker (runCalls: a matmul's share of rows). The calling thread works too and then waits, so
 // callers stay synchronous. One set of spinners for everything: never more busy threads than cores.
 // Node only (browsers get threads = 1); a failed start means single-threaded.
-import { KvpackError } from '../errors.js';
+import { PoolError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
-import { CALL_SLOT, CTL_WORDS, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, armTickets, takeUnit } from './pool-control.js';
+import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, armTickets, recordedError, takeUnit } from './pool-control.js';
 
 type WorkerThreads = typeof import('node:worker_threads');
 const wt: WorkerThreads | null = typeof process !== 'undefined' && process.versions?.node ? await import('node:worker_threads').catch(() => null) : null;
@@ -42,6 +42,7 @@ interface Pool {
   readonly jobBytes: Uint8Array;
   readonly jobNums: Float64Array;
   readonly calls: Float64Array;
+  readonly errText: Uint8Array;
   /** Export name -> index in the module's export list (the order every worker sees too). */
   readonly exportIndex: ReadonlyMap<string, number>;
   readonly handles: { terminate(): unknown }[];
@@ -81,12 +82,13 @@ function ensurePool(k: WasmKernels, want: number): Pool | null {
     const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
     const jobNums = new Float64Array(new SharedArrayBuffer(packedLength(JOB_SEGS) * 8));
     const calls = new Float64Array(new SharedArrayBuffer(want * CALL_SLOT * 8));
+    const errText = new Uint8Array(new SharedArrayBuffer(ERR_BYTES));
     const handles = [];
     for (let i = 0; i < want; i++) {
       // Scratch taken from the arena now, so later jobs never grow memory on behalf of a worker.
       const scratch = k.arena.alloc(THREAD_SCRATCH_BYTES);
       const w = new wt.Worker(new URL('./pool-worker.js', import.meta.url), {
-        workerData: { id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, jobNums, calls, scratch, spinMs: SPIN_MS },
+        workerData: { id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, jobNums, calls, errText, scratch, spinMs: SPIN_MS },
       });
       w.unref();
       handles.push(w);
@@ -95,7 +97,7 @@ function ensurePool(k: WasmKernels, want: number): Pool | null {
     while (Atomics.load(ctl, READY) < want && Date.now() - t0 < START_TIMEOUT_MS) Atomics.wait(ctl, READY, Atomics.load(ctl, READY), 50);
     if (Atomics.load(ctl, READY) < want) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
     const exportIndex = new Map(WebAssembly.Module.exports(k.module).map((e, i) => [e.name, i]));
-    pool = { workers: want, ctl, jobBytes, jobNums, calls, exportIndex, handles };
+    pool = { workers: want, ctl, jobBytes, jobNums, calls, errText, exportIndex, handles };
     return pool;
   } catch (e) {
     poolFailed = (e as Error).message;
@@ -157,7 +159,8 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
       starved = 0;
     }
   } else starved = 0;
-  if (Atomics.load(ctl, ERR)) throw new KvpackError('E_THREADS', 'attend: a pool worker failed on its unit');
+  const failed = recordedError(ctl, p.errText);
+  if (failed) throw new PoolError(`attend: a pool worker failed on its unit (${failed.message})`, failed);
 }
 
 /** Spins for SPIN_MS, then sleeps, until the DONE word reaches `target`. */
@@ -191,7 +194,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
       }
       const [name, args] = calls[w + 1]!;
       const idx = p.exportIndex.get(name);
-      if (idx === undefined || args.length > MAX_CALL_ARGS) throw new KvpackError('E_THREADS', `pool: no kernel export '${name}' or more than ${MAX_CALL_ARGS} args`);
+      if (idx === undefined || args.length > MAX_CALL_ARGS) throw new PoolError(`pool: no kernel export '${name}' or more than ${MAX_CALL_ARGS} args`);
       p.calls[slot] = idx;
       p.calls[slot + 1] = args.length;
       p.calls.set(args, slot + 2);
@@ -207,6 +210,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
   for (let i = sent + 1; i < calls.length; i++) call(calls[i]!);
   if (p && sent > 0) {
     waitDone(p.ctl, sent);
-    if (Atomics.load(p.ctl, ERR)) throw new KvpackError('E_THREADS', 'pool: a worker kernel call trapped');
+    const failed = recordedError(p.ctl, p.errText);
+    if (failed) throw new PoolError(`pool: a worker kernel call failed (${failed.message})`, failed);
   }
 }

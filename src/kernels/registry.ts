@@ -3,7 +3,7 @@
 // kernel); reference kernels exist for every format, built from its encodeBlock/decodeBlock. The engine,
 // attention and the lab resolve kernels here, never by name (TF.js kernel_registry is the model).
 import { getFormat } from '../formats/registry.js';
-import { ArgumentError, KvpackError } from '../errors.js';
+import { ArgumentError, KernelError } from '../errors.js';
 import type { KvFormat } from '../formats/format.js';
 import { refKernel } from './ref-ops.js';
 import { abiFits } from './abi.js';
@@ -77,7 +77,7 @@ export function registerKernel<O extends Op>(formatId: string, op: O, impl: Impl
   getFormat(formatId);
   if (!OPS.includes(op)) throw new ArgumentError(`registerKernel: unknown op '${op}' (known: ${OPS.join(', ')})`);
   const k = kernelKey(formatId, op, 'f32', impl);
-  if (custom.has(k) || tableRow(k)) throw new KvpackError('DUPLICATE_KERNEL', `kernel '${k}' is already registered`);
+  if (custom.has(k) || tableRow(k)) throw new KernelError('DUPLICATE_KERNEL', `kernel '${k}' is already registered`);
   if (impl !== 'js' && impl !== 'ref') throw new ArgumentError(`registerKernel: wasm kernels are rows of the kernel table (src/kernels/table.ts); register a JS kernel as 'js'`);
   custom.set(k, fn as KernelFor[Op]);
   version++;

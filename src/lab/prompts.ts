@@ -1,6 +1,6 @@
 // Evaluation prompts: a JSON-lines file (token ids or text), or deterministic defaults for id-only models:
 // seeded random token ids continued by the model's own greedy text (natural-ish for the model).
-import { readFileSync } from 'node:fs';
+import { readWholeFile } from '../io/files.js';
 import { ArgumentError, FileFormatError } from '../errors.js';
 import type { Model } from '../model/model.js';
 import { Prng } from '../numeric/prng.js';
@@ -34,7 +34,7 @@ export function defaultPrompts(model: Model, s: DefaultPromptSpec): EvalPrompt[]
 
 /** JSON lines: `[1, 2, 3]`, `{"tokens": [...]}`, `"text"` or `{"text": "..."}` (text needs a tokenizer). */
 export function readPromptsFile(path: string, model: Model): EvalPrompt[] {
-  const lines = readFileSync(path, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = readWholeFile(path, 'prompts file').toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
   if (lines.length === 0) throw new FileFormatError('prompts', `${path} has no prompts`);
   return lines.map((line, i) => {
     let x: unknown;

@@ -1,11 +1,10 @@
 // A runnable model: loads a GGUF file or a llama2.c checkpoint (told apart by magic), binds its tensors to
 // an architecture's layer weights, and runs forward passes over a KvCache.
-import { closeSync, openSync, readSync } from 'node:fs';
 import { FileFormatError } from '../errors.js';
 import { KvCache, type AttentionPrecision } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
 import { withSlidingWindows } from '../cache/swa.js';
-import { GGUF_MAGIC } from '../gguf/limits.js';
+import { isGgufFile } from '../gguf/source.js';
 import { loadLlama2c } from '../gguf/llama2c.js';
 import { loadGgufModel, type LoadedModel, type ModelTensor } from '../gguf/model.js';
 import { createTokenizer, type Tokenizer } from './tokenizer/index.js';
@@ -189,22 +188,18 @@ function makeTokenizer(m: LoadedModel, source: 'gguf' | 'llama2c'): { tokenizer?
   }
 }
 
-/** True when the file starts with the GGUF magic. */
-function isGguf(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const b = Buffer.alloc(4);
-    if (readSync(fd, b, 0, 4, 0) < 4) return false;
-    return b.readUInt32LE(0) === GGUF_MAGIC;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Loads a GGUF model or a llama2.c `.bin` checkpoint (by magic). */
 export function loadModel(path: string, opts: LoadOptions = {}): Model {
-  if (isGguf(path)) return new Model(loadGgufModel(path), 'gguf', opts);
-  return new Model(loadLlama2c(path), 'llama2c', opts);
+  if (isGgufFile(path, 'model file')) return new Model(loadGgufModel(path), 'gguf', opts);
+  let m: LoadedModel;
+  try {
+    m = loadLlama2c(path);
+  } catch (e) {
+    // Without the GGUF magic the file could only be a llama2.c checkpoint: say both.
+    if (e instanceof FileFormatError) throw new FileFormatError(`model file '${path}'`, `not a GGUF file, nor a llama2.c checkpoint (${e.message})`);
+    throw e;
+  }
+  return new Model(m, 'llama2c', opts);
 }
 
 /** A model from tensors already in memory (tests, converted checkpoints). */

@@ -14,7 +14,7 @@ import { gv, type GgufValue } from '../gguf/values.js';
 import { writeGguf } from '../gguf/writer.js';
 import { generate } from '../model/generate.js';
 import { loadModel, type Model } from '../model/model.js';
-import { trainedBpeMetadata } from '../model/tokenizer/fixtures.js';
+import { trainedBpeMetadata } from '../../test/fixtures/tokenizer.js';
 import { crossModel } from '../../test/crosscheck/models.js';
 import { fromRoot } from '../../test/paths.js';
 import { ChatSession, chatLoop, register as registerChat } from './chat.js';

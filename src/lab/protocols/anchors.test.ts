@@ -1,5 +1,5 @@
 import { test } from 'node:test';
-import { runAndTamper } from './model-runs-testkit.js';
+import { runAndTamper } from '../../../test/fixtures/model-runs.js';
 
 const SMALL = {
   schemes: ['q4_0'],

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FileFormatError, UnknownTokenizerError } from '../../errors.js';
-import { trainedBpeMetadata, trainedSpmMetadata } from './fixtures.js';
+import { trainedBpeMetadata, trainedSpmMetadata } from '../../../test/fixtures/tokenizer.js';
 import { Keys } from './metadata.js';
 import { createTokenizer } from './tokenizer.js';
 import { loadVocab, NO_TOKEN } from './vocab.js';

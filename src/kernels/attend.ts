@@ -4,13 +4,12 @@ import { attendReference, type AttendArgs } from '../attention/reference.js';
 import { checkView, type MixedView } from '../attention/view.js';
 import { ArgumentError, ShapeError } from '../errors.js';
 import { rowBytes } from '../formats/format.js';
-import { jsKernel, route, variantPrecisions, type Route } from './registry.js';
+import { route, variantPrecisions, type Route } from './registry.js';
 import { inWasm, tableAddress, wasmKernels, MAX_WASM_HEAD_DIM, type WasmKernels } from './wasm.js';
-import { SCORES_BYTES, THREAD_SCRATCH_BYTES, bindSegs, scratchAt, slotBytes, unitCoords, unitKernel, MAX_UNIT_ROWS, type AttendJob, type BoundJob, type RunPlan } from './attend-unit.js';
+import { SCORES_BYTES, THREAD_SCRATCH_BYTES, scratchAt, slotBytes, unitCoords, MAX_UNIT_ROWS, type AttendJob, type BoundJob, type BoundRun } from './attend-unit.js';
 import { getThreads, runJob } from './pool.js';
 import type { PackedRun } from '../attention/view.js';
 import type { KvFormat } from '../formats/format.js';
-import type { AccumulateKernel, ScoresKernel } from './registry.js';
 
 export type { AttendArgs };
 
@@ -146,17 +145,15 @@ function routeRun(f: KvFormat, op: 'scores' | 'accumulate', precision: QPrecisio
   return (precision !== 'f32' ? route(f, op, precision, D, rows) : null) ?? route(f, op, 'f32', D, rows)!;
 }
 
-function runPlan(k: WasmKernels, run: PackedRun, D: number, r: Route): RunPlan {
+/** The run as job data, with the kernel the route bound for this thread. */
+function runPlan(k: WasmKernels, run: PackedRun, D: number, r: Route): BoundRun {
   const f = run.format;
   return {
     format: f.id, kernel: r.key,
     addr: run.bytes.byteOffset + run.offset, headStride: run.headStride, first: run.first,
-    rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0, table: r.row ? tableAddress(k, r.row) : 0,
+    rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0, table: r.row ? tableAddress(k, r.row) : 0, call: r.unit,
   };
 }
-
-/** Main-thread kernels: the table rows, then registered JS kernels, then the references. */
-const mainKernel = (k: WasmKernels) => (key: string) => unitKernel(key, k.exports, (x) => jsKernel(x) as ScoresKernel | AccumulateKernel | undefined);
 
 function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   const { view, heads } = args;
@@ -179,15 +176,14 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   const rows = qc * G;
   if (rows > MAX_UNIT_ROWS) throw new ShapeError(`attend: ${G} query heads per kv head exceeds ${MAX_UNIT_ROWS}`);
   const nQC = Math.ceil(nq / qc);
-  // Each distinct format is resolved once per call and op, not per segment.
-  const routes = { scores: new Map<KvFormat, Route>(), accumulate: new Map<KvFormat, Route>() };
+  // Routes are resolved once per format (registry.ts); a segment pays a lookup.
+  const used: Route[] = [];
   const routeOf = (f: KvFormat, op: 'scores' | 'accumulate') => {
-    let r = routes[op].get(f);
-    if (!r) routes[op].set(f, (r = routeRun(f, op, op === 'scores' ? qp : vp, D, rows)));
+    const r = routeRun(f, op, op === 'scores' ? qp : vp, D, rows);
+    if (!used.includes(r)) used.push(r);
     return r;
   };
-  const planned = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, routeOf(s.k.format, 'scores')), v: runPlan(k, s.v, D, routeOf(s.v.format, 'accumulate')) }));
-  const used = [...routes.scores.values(), ...routes.accumulate.values()];
+  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, routeOf(s.k.format, 'scores')), v: runPlan(k, s.v, D, routeOf(s.v.format, 'accumulate')) }));
   // Kernels given to registerKernel live on this thread only.
   const local = used.some((r) => r.custom);
   const nThreads = !local && work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
@@ -212,7 +208,6 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   const partOff = lohiOff + lohiB;
   // Integer kernels take q rows quantized here once per call.
   const useInt = used.some((r) => r.row?.abi === 'scores-int');
-  const segs = bindSegs(planned, mainKernel(k));
   for (let b0 = 0; b0 < nq; b0 += bq) {
     const n = Math.min(bq, nq - b0);
     // Scaled q of queries [b0, b0+n), reordered [nq, heads, D] -> [kvHeads, n, G, D]: a unit's rows are contiguous.
@@ -237,7 +232,7 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
     buf = k.arena.memory.buffer;
     mergeUnits(job, buf, heads, args.out, b0);
   }
-  return { path: 'fast', kernels: [...new Set(used.map((r) => r.key))], threads: nThreads };
+  return { path: 'fast', kernels: used.map((r) => r.key), threads: nThreads };
 }
 
 /**

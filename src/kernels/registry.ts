@@ -10,6 +10,7 @@ import { abiFits } from './abi.js';
 import { KERNEL_TABLE, kernelKey, tableRow, type KernelRow, type Op, type Precision } from './table.js';
 import { wasmKernels } from './wasm.js';
 import { wasmAdapter } from './wasm-ops.js';
+import { unitKernel, type UnitKernel } from './attend-unit.js';
 
 export type { Op, Precision, KernelRow };
 /** 'wasm': a kernel table row. 'js': a JS kernel given to registerKernel. 'ref': the reference kernel. */
@@ -49,12 +50,14 @@ export interface Resolved<O extends Op> {
 /**
  * How one run is read in one attention call: a wasm table row, or a JS kernel (typed arrays over arena
  * memory). `custom`: a registerKernel kernel, which exists on this thread only (pool workers cannot call it).
+ * `unit`: the callable runUnit takes, bound by attend-unit.ts unitKernel as the pool workers bind theirs.
  */
 export interface Route {
   readonly key: string;
   readonly impl: Impl;
   readonly row: KernelRow | null;
   readonly custom: boolean;
+  readonly unit: UnitKernel;
 }
 
 /** registerKernel's kernels ('js' and 'ref' keys), f32 precision. */
@@ -143,21 +146,50 @@ export function lookupKernel<O extends Op>(formatId: string, op: O, impl?: Impl,
   return refFor(f, op);
 }
 
+/** What may serve one format's op at one precision (a JS kernel, a table row, the reference), found once. */
+interface Candidates {
+  readonly js: Route | null;
+  readonly wasm: Route | null;
+  readonly ref: Route | null;
+}
+type Memo = { scores: Partial<Record<Precision, Candidates>>; accumulate: Partial<Record<Precision, Candidates>> };
+let memo = new WeakMap<KvFormat, Memo>();
+let memoVersion = -1;
+
+function candidates(f: KvFormat, op: 'scores' | 'accumulate', precision: Precision): Candidates {
+  if (memoVersion !== version) {
+    memo = new WeakMap();
+    memoVersion = version;
+  }
+  let m = memo.get(f);
+  if (!m) memo.set(f, (m = { scores: {}, accumulate: {} }));
+  let c = m[op][precision];
+  if (!c) {
+    const k = wasmKernels();
+    const make = (key: string, impl: Impl, row: KernelRow | null, isCustom: boolean): Route => ({ key, impl, row, custom: isCustom, unit: unitKernel(key, k?.exports ?? {}, (x) => jsKernel(x) as ScoresKernel | AccumulateKernel | undefined) });
+    const jsKey = kernelKey(f.id, op, 'f32', 'js');
+    const refKey = kernelKey(f.id, op, 'f32', 'ref');
+    const row = loadedRow(f.id, op, precision);
+    m[op][precision] = c = {
+      js: precision === 'f32' && custom.has(jsKey) ? make(jsKey, 'js', null, true) : null,
+      wasm: row ? make(kernelKey(f.id, op, precision, 'wasm'), 'wasm', row, false) : null,
+      ref: precision === 'f32' ? make(refKey, 'ref', null, custom.has(refKey)) : null,
+    };
+  }
+  return c;
+}
+
 /**
  * How attention reads a run of format f for `op` at `precision` with head dim D and `rows` query rows per
  * call: a registered JS kernel (f32), else the wasm row if its ABI serves the shape, else (f32) the
- * reference; null when nothing computes at that precision here (callers then use f32).
+ * reference; null when nothing computes at that precision here (callers then use f32). Resolved once per
+ * format and registry state, so a call pays a lookup and the ABI's shape test.
  */
 export function route(f: KvFormat, op: 'scores' | 'accumulate', precision: Precision, D: number, rows: number): Route | null {
-  if (precision === 'f32') {
-    const k = kernelKey(f.id, op, 'f32', 'js');
-    if (custom.has(k)) return { key: k, impl: 'js', row: null, custom: true };
-  }
-  const row = loadedRow(f.id, op, precision);
-  if (row && abiFits(row.abi, f, D, rows)) return { key: kernelKey(f.id, op, precision, 'wasm'), impl: 'wasm', row, custom: false };
-  if (precision !== 'f32') return null;
-  const k = kernelKey(f.id, op, 'f32', 'ref');
-  return { key: k, impl: 'ref', row: null, custom: custom.has(k) };
+  const c = candidates(f, op, precision);
+  if (c.js) return c.js;
+  if (c.wasm && abiFits(c.wasm.row!.abi, f, D, rows)) return c.wasm;
+  return c.ref;
 }
 
 /** The JS kernel (registered or reference) behind a 'js' / 'ref' key; undefined for other keys. */

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { tinyLlama } from '../src/gguf/tiny.js';
+import { tinyLlama } from '../test/fixtures/tiny.js';
 import { writeGguf } from '../src/gguf/writer.js';
 import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
 import { encode } from '../src/formats/codec.js';

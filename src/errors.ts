@@ -3,17 +3,91 @@
 /** Base class: `code` is a stable machine-readable tag, the message says what to fix. */
 export class KvpackError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
+  /** `cause`: the error behind this one (an OS error, a pool worker's exception). */
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = new.target.name;
     this.code = code;
   }
 }
 
-/** An unknown format id, scheme name or kernel. */
-export class UnknownFormatError extends KvpackError {
+/**
+ * Codes are UPPER_SNAKE words saying what went wrong (BAD_* for malformed input, UNKNOWN_* for a name no
+ * registry holds), one per error class; errors.test.ts checks the convention.
+ */
+
+/** A name no registry holds; each registry has its own subclass and code. */
+export class UnknownNameError extends KvpackError {
+  /** The name asked for. */
+  readonly id: string;
+  readonly known: readonly string[];
+  constructor(code: string, what: string, id: string, known: readonly string[]) {
+    super(code, `unknown ${what} '${id}' (known: ${known.join(', ')})`);
+    this.id = id;
+    this.known = known;
+  }
+}
+
+/** An unknown KV format id (or ggml tensor type). */
+export class UnknownFormatError extends UnknownNameError {
   constructor(what: string, id: string, known: readonly string[]) {
-    super('UNKNOWN_FORMAT', `unknown ${what} '${id}' (known: ${known.join(', ')})`);
+    super('UNKNOWN_FORMAT', what, id, known);
+  }
+}
+
+/** An unknown cache scheme name (cache/schemes.ts). */
+export class UnknownSchemeError extends UnknownNameError {
+  constructor(id: string, known: readonly string[]) {
+    super('UNKNOWN_SCHEME', 'scheme', id, known);
+  }
+}
+
+/** An unknown model architecture (GGUF general.architecture; model/arch/registry.ts). */
+export class UnknownArchitectureError extends UnknownNameError {
+  constructor(id: string, known: readonly string[]) {
+    super('UNKNOWN_ARCHITECTURE', 'architecture', id, known);
+  }
+}
+
+/** An unknown lab protocol name (lab/protocol.ts). */
+export class UnknownProtocolError extends UnknownNameError {
+  constructor(id: string, known: readonly string[]) {
+    super('UNKNOWN_PROTOCOL', 'protocol', id, known);
+  }
+}
+
+/** An unknown tokenizer model or pre-tokenizer (what says which). */
+export class UnknownTokenizerError extends UnknownNameError {
+  constructor(what: string, id: string, known: readonly string[]) {
+    super('UNKNOWN_TOKENIZER', what, id, known);
+  }
+}
+
+/** A kernel key nothing serves, or a second registration of one (kernels/registry.ts). */
+export class KernelError extends KvpackError {
+  constructor(code: 'DUPLICATE_KERNEL' | 'UNKNOWN_KERNEL', message: string) {
+    super(code, message);
+  }
+}
+
+/** The wasm kernels did not load (wasmFailure() says why) and the call has no JS path. */
+export class WasmUnavailableError extends KvpackError {
+  constructor(message: string) {
+    super('WASM_UNAVAILABLE', message);
+  }
+}
+
+/** A pool worker failed (its exception is the cause) or the pool is closed. */
+export class PoolError extends KvpackError {
+  constructor(message: string, cause?: unknown) {
+    super('POOL_FAILED', message, { cause });
+  }
+}
+
+/** Arena (wasm linear) memory cannot hold what a call needs. */
+export class OutOfMemoryError extends KvpackError {
+  constructor(message: string) {
+    super('OUT_OF_MEMORY', message);
   }
 }
 
@@ -56,6 +130,15 @@ export class UnsupportedTokenizerError extends KvpackError {
   }
 }
 
+/** A file the user named cannot be read: missing, a directory, no permission (the OS error is the cause). */
+export class FileAccessError extends KvpackError {
+  readonly path: string;
+  constructor(what: string, path: string, reason: string, cause?: unknown) {
+    super('FILE_ACCESS', `${what} '${path}': ${reason}`, { cause });
+    this.path = path;
+  }
+}
+
 /** A bad argument to a public function (out-of-range numbers, wrong state). */
 export class ArgumentError extends KvpackError {
   constructor(message: string) {
@@ -91,4 +174,11 @@ export class StoreUrlError extends KvpackError {
 /** A URL with its password replaced, so error messages never print a secret. */
 function redactUrl(url: string): string {
   return url.replace(/^([a-z-]+:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
+}
+
+/** Something this platform cannot do (a browser has no file paths; synchronous reads need a Worker). */
+export class PlatformError extends KvpackError {
+  constructor(message: string) {
+    super('PLATFORM', message);
+  }
 }

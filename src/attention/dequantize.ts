@@ -1,5 +1,6 @@
 // Reads every stored K or V value back out of a mixed view: for tests, negative controls and the lab
 // ("dequantize, then float attention" is the comparison packed attention must match).
+import { blockScratch } from '../formats/format.js';
 import { readTile, tileSpan, type MixedView } from './view.js';
 
 /** Returns the stored values as rows [length, kvHeads*headDim]. */
@@ -8,7 +9,7 @@ export function readStored(view: MixedView, which: 'k' | 'v'): Float32Array {
   const H = view.kvHeads;
   const out = new Float32Array(view.length * H * D);
   const tile = new Float32Array(32 * D);
-  const scratch = new Float32Array(256);
+  const scratch = blockScratch();
   for (const seg of view.segments) {
     const run = seg[which];
     for (let i = 0; i < seg.count; ) {

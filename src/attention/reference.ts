@@ -1,4 +1,5 @@
 // Reference attention over a mixed cache view: the definition every fast kernel is tested against.
+import { blockScratch } from '../formats/format.js';
 import { checkView, readTile, tileSpan, type MixedView } from './view.js';
 import { ShapeError, ArgumentError } from '../errors.js';
 
@@ -40,7 +41,7 @@ export function attendReference(args: AttendArgs): void {
   const scale = args.scale ?? 1 / Math.sqrt(D);
   const group = heads / view.kvHeads;
   const tile = new Float32Array(TILE * D);
-  const scratch = new Float32Array(256);
+  const scratch = blockScratch();
   const scores = new Float64Array(view.length);
   const acc = new Float64Array(D);
 

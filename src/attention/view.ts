@@ -1,5 +1,5 @@
 // The mixed cache view: positions 0..length-1 of one layer, each read from exactly one packed run.
-import { rowBytes, type KvFormat } from '../formats/format.js';
+import { checkScratch, rowBytes, type KvFormat } from '../formats/format.js';
 import { ShapeError } from '../errors.js';
 
 /**
@@ -67,6 +67,7 @@ export function channelBlockOffset(run: PackedRun, headDim: number, h: number, g
 export function readTile(run: PackedRun, headDim: number, h: number, from: number, count: number, tile: Float32Array, scratch: Float32Array): void {
   const f = run.format;
   const B = f.blockValues;
+  checkScratch(f, scratch);
   if (f.axis === 'token') {
     const nb = Math.ceil(headDim / B);
     for (let i = 0; i < count; i++) {

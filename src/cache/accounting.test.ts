@@ -18,7 +18,7 @@ test("seed 000's memory table: f16 2048 B/cell 6.00 GiB, q4_0 576 / 1.69, q2k 44
     assert.equal((b.total / GiB).toFixed(2), gib, name);
     assert.equal(b.staging + b.window + b.sinks + b.anchors, 0);
   }
-  const rows = memoryTable({ ...seed000, window: 0, sinks: 0, windowMode: 'overlay' });
+  const rows = memoryTable({ ...seed000, kvWindow: 0, sinks: 0, windowMode: 'overlay' });
   assert.equal(rows.length, schemes.size);
   assert.equal(rows.find((r) => r.scheme === 'q2k')!.bytesPerCell, 448);
 });
@@ -69,7 +69,7 @@ test('a gemma3-4B-shaped cache at 32K: the 29 sliding-window layers hold 1024 po
   // Mid-prefill (a 256-token batch from 32512) the local layers still hold that batch's whole reach.
   const mid = kvBytes({ ...shape, policy: withSlidingWindows(policy, windows), batchStart: 32512 });
   assert.equal(mid.total, (5 * 32768 + 29 * (32768 - 31488)) * cell);
-  const rows = memoryTable({ ...shape, window: 0, sinks: 0, windowMode: 'overlay', slidingWindow: 1024, swaPattern: 6 });
+  const rows = memoryTable({ ...shape, kvWindow: 0, sinks: 0, windowMode: 'overlay', slidingWindow: 1024, swaPattern: 6 });
   const f16 = rows.find((r) => r.scheme === 'f16')!;
   assert.deepEqual([f16.totalBytes, f16.keepAllBytes, f16.bytesPerCell], [swa.total, full.total, cell]);
 });

@@ -94,12 +94,12 @@ export function bulkBytes(f: KvFormat, stream: number, kvHeads: number, headDim:
 /** Region bytes of one layer holding the given counts. */
 export function layerBytes(plan: LayerPlan, c: RegionCounts, modelKvHeads: number, modelHeadDim: number): RegionBytes {
   const { heads: kvHeads, headDim } = headPacking(plan, modelKvHeads, modelHeadDim);
-  const exactRow = kvHeads * rowBytes(plan.exact, headDim) * 2;
+  const exactRow = kvHeads * (rowBytes(plan.exact.k, headDim) + rowBytes(plan.exact.v, headDim));
   const k = bulkBytes(plan.k, c.stream, kvHeads, headDim);
   const v = bulkBytes(plan.v, c.stream, kvHeads, headDim);
   const r: RegionBytes = {
     sinks: c.sinks * exactRow,
-    anchors: plan.anchors ? c.anchors * kvHeads * rowBytes(plan.anchors.format, headDim) * 2 : 0,
+    anchors: plan.anchors ? c.anchors * kvHeads * (rowBytes(plan.anchors.k, headDim) + rowBytes(plan.anchors.v, headDim)) : 0,
     bulk: k.bulk + v.bulk,
     window: c.window * exactRow,
     staging: k.staging + v.staging,

@@ -1,7 +1,8 @@
 // Cache files: a versioned binary snapshot (header JSON, packed bytes, sha256) written atomically.
-import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync, renameSync, rmSync } from 'node:fs';
 import { FileFormatError, KvpackError } from '../errors.js';
+import { writeAtomic } from '../io/atomic.js';
+import { readFrame, writeFrame, type FrameSpec } from '../io/framed.js';
+import { readWholeFile } from '../io/files.js';
 import type { KvCache, KvCacheOptions } from './kvcache.js';
 import type { CachePolicy } from './policy.js';
 
@@ -13,11 +14,9 @@ import type { CachePolicy } from './policy.js';
  * adjacent heads when a block is longer than a head (head-packing.ts); older files of such caches padded
  * each head and are refused.
  */
-const MAGIC = 0x4b50564b; // "KVPK" little-endian
 export const CACHE_FILE_VERSION = 3;
-const READABLE_VERSIONS = [1, 2, 3];
-/** A header larger than this is not a cache header (guards JSON.parse against a corrupt length). */
-const MAX_HEADER = 16 << 20;
+/** The frame (io/framed.ts); a header over 16 MiB is not a cache header (guards JSON.parse). */
+const FRAME: FrameSpec = { kind: 'cache file', magic: 'KVPK', versions: [1, 2, 3], maxHeader: 16 << 20, checksum: true };
 
 interface StreamState {
   length: number;
@@ -51,7 +50,7 @@ interface Header {
 }
 
 /** The cache as one cache-file image (header, payload, checksum): what saveCache writes, also for stores that hold bytes. */
-export function encodeCache(cache: KvCache): Buffer {
+export function encodeCache(cache: KvCache): Uint8Array {
   const parts: Uint8Array[] = [];
   const state: LayerState[] = [];
   for (let i = 0; i < cache.layers; i++) {
@@ -66,29 +65,12 @@ export function encodeCache(cache: KvCache): Buffer {
   }
   const payloadBytes = parts.reduce((s, p) => s + p.length, 0);
   const header: Header = { layers: cache.layers, kvHeads: cache.kvHeads, headDim: cache.headDim, capacity: cache.capacity, chunkTokens: cache.chunkTokens, policy: cache.policy, state, payloadBytes };
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
-  const pre = Buffer.alloc(12);
-  pre.writeUInt32LE(MAGIC, 0);
-  pre.writeUInt32LE(CACHE_FILE_VERSION, 4);
-  pre.writeUInt32LE(json.length, 8);
-  const body = Buffer.concat([pre, json, ...parts]);
-  return Buffer.concat([body, createHash('sha256').update(body).digest()]);
+  return writeFrame(FRAME, header, parts, CACHE_FILE_VERSION);
 }
 
 export function saveCache(cache: KvCache, path: string): void {
-  writeFileAtomic(path, encodeCache(cache));
-}
-
-/** Writes beside the target then renames, so a crash never leaves a half-written file. */
-export function writeFileAtomic(path: string, data: Uint8Array | string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
+  // Written beside the target then renamed: a crash never leaves a half-written cache file.
+  writeAtomic(path, encodeCache(cache));
 }
 
 function bad(message: string): never {
@@ -97,33 +79,13 @@ function bad(message: string): never {
 
 /** Reads and verifies a cache file completely before building anything. */
 export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(path);
-  } catch (e) {
-    throw new FileFormatError('cache file', `cannot read ${path}: ${(e as Error).message}`);
-  }
-  return decodeCache(buf, path, make);
+  return decodeCache(readWholeFile(path, 'cache file'), path, make);
 }
 
 /** Verifies a cache-file image completely, then builds the cache it holds; `path` names it in errors. */
-export function decodeCache(buf: Buffer, path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
-  if (buf.length < 12 + 32) bad(`${path} is truncated (${buf.length} bytes)`);
-  if (buf.readUInt32LE(0) !== MAGIC) bad(`${path} is not a kvpack cache file (bad magic)`);
-  const version = buf.readUInt32LE(4);
-  if (!READABLE_VERSIONS.includes(version)) bad(`${path} has version ${version}; this kvpack reads versions ${READABLE_VERSIONS.join(', ')}`);
-  const hlen = buf.readUInt32LE(8);
-  if (hlen > MAX_HEADER || 12 + hlen + 32 > buf.length) bad(`${path} is truncated (header of ${hlen} bytes does not fit)`);
-  const body = buf.subarray(0, buf.length - 32);
-  const sum = createHash('sha256').update(body).digest();
-  if (!sum.equals(buf.subarray(buf.length - 32))) bad(`${path} is corrupted or truncated (checksum mismatch)`);
-  let h: Header;
-  try {
-    h = JSON.parse(buf.subarray(12, 12 + hlen).toString('utf8')) as Header;
-  } catch {
-    bad(`${path} has an unreadable header`);
-  }
-  if (12 + hlen + h.payloadBytes !== body.length) bad(`${path}: payload is ${body.length - 12 - hlen} bytes, header says ${h.payloadBytes}`);
+export function decodeCache(buf: Uint8Array, path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
+  const { version, header: h, body: payload } = readFrame<Header>(FRAME, buf, path);
+  if (payload.length !== h.payloadBytes) bad(`${path}: payload is ${payload.length} bytes, header says ${h.payloadBytes}`);
   let cache: KvCache;
   try {
     cache = make({ layers: h.layers, kvHeads: h.kvHeads, headDim: h.headDim, capacity: h.capacity, policy: h.policy, chunkTokens: h.chunkTokens });
@@ -136,10 +98,10 @@ export function decodeCache(buf: Buffer, path: string, make: (o: KvCacheOptions)
     bad(`${path} (version ${version}) pads each ${h.headDim}-value head to whole blocks; this kvpack packs such heads together: re-create the cache`);
   }
   try {
-    let off = 12 + hlen;
+    let off = 0;
     const take = (n: number) => {
-      if (off + n > body.length) bad(`${path}: payload shorter than its header describes`);
-      const s = body.subarray(off, off + n);
+      if (off + n > payload.length) bad(`${path}: payload shorter than its header describes`);
+      const s = payload.subarray(off, off + n);
       off += n;
       return s;
     };
@@ -166,7 +128,7 @@ export function decodeCache(buf: Buffer, path: string, make: (o: KvCacheOptions)
       l.streamEnd = st.streamEnd;
       l.evicted = st.evicted;
     });
-    if (off !== body.length) bad(`${path}: ${body.length - off} trailing payload bytes`);
+    if (off !== payload.length) bad(`${path}: ${payload.length - off} trailing payload bytes`);
   } catch (e) {
     cache.dispose();
     throw e;

@@ -14,7 +14,7 @@ export interface HeadPacking {
 
 /** Every format a layer stores rows in (bulk, exact regions, anchors). */
 function layerFormats(plan: LayerPlan): KvFormat[] {
-  return [plan.k, plan.v, plan.exact, ...(plan.anchors ? [plan.anchors.format] : [])];
+  return [plan.k, plan.v, plan.exact.k, plan.exact.v, ...(plan.anchors ? [plan.anchors.k, plan.anchors.v] : [])];
 }
 
 /**

@@ -13,7 +13,7 @@ import { readStored } from '../attention/dequantize.js';
 import { attendNaive } from '../attention/naive.js';
 import { attendReference } from '../attention/reference.js';
 import { roundFp16 } from '../numeric/half.js';
-import { FileFormatError, NonFiniteError, PolicyError, ArgumentError } from '../errors.js';
+import { FileAccessError, FileFormatError, NonFiniteError, PolicyError, ArgumentError } from '../errors.js';
 
 const H = 2;
 const D = 64;
@@ -215,7 +215,7 @@ test('restore rejects truncated, corrupted and wrong-version files with a typed 
     writeFileSync(p, bytes);
     assert.throws(() => KvCache.restore(p), (e: unknown) => e instanceof FileFormatError && /cache file/.test(e.message), name);
   }
-  assert.throws(() => KvCache.restore(join(dir, 'missing.kvc')), FileFormatError);
+  assert.throws(() => KvCache.restore(join(dir, 'missing.kvc')), FileAccessError);
   // A well-formed file (valid checksum) whose header describes an impossible cache.
   const hlen = good.readUInt32LE(8);
   const header = JSON.parse(good.subarray(12, 12 + hlen).toString('utf8'));

@@ -3,7 +3,7 @@ import { planLayers, type CachePolicy, type LayerPlan } from './policy.js';
 import { LayerCache } from './layer.js';
 import type { RegionBytes } from './accounting.js';
 import { sharedArena, type Arena } from '../kernels/arena.js';
-import { attend, type QPrecision, type VPrecision } from '../kernels/attend.js';
+import { attend, type AttendReport, type QPrecision, type VPrecision } from '../kernels/attend.js';
 import type { MixedView } from '../attention/view.js';
 import { Rotation } from '../numeric/hadamard.js';
 import { ArgumentError, EvictedError, ShapeError, assertFinite } from '../errors.js';
@@ -135,8 +135,8 @@ export class KvCache {
     return y;
   }
 
-  /** Attention of q [queries, heads, headDim] over the layer's cache into out (same shape). */
-  attend(layer: number, q: Float32Array, out: Float32Array, opts: AttendOptions = {}): void {
+  /** Attention of q [queries, heads, headDim] over the layer's cache into out (same shape); says what ran. */
+  attend(layer: number, q: Float32Array, out: Float32Array, opts: AttendOptions = {}): AttendReport {
     const l = this.layer(layer);
     const rot = this.rotations[layer]!;
     const qr = rot.k ? this.rotateRows(rot.k, q) : q;
@@ -149,9 +149,10 @@ export class KvCache {
     const packed = pack.group > 1 ? packQueries(qr, heads, this.kvHeads, this.headDim, pack.group) : qr;
     const packedOut = pack.group > 1 ? new Float32Array(packed.length) : out;
     const scale = opts.scale ?? 1 / Math.sqrt(this.headDim);
-    attend({ view, q: packed, heads, out: packedOut, positions: opts.positions, scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision ?? this.attention.q, vPrecision: opts.vPrecision ?? this.attention.v });
+    const report = attend({ view, q: packed, heads, out: packedOut, positions: opts.positions, scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision ?? this.attention.q, vPrecision: opts.vPrecision ?? this.attention.v });
     if (pack.group > 1) unpackOutputs(packedOut, out, heads, this.kvHeads, this.headDim, pack.group);
     if (rot.v) for (let o = 0; o < out.length; o += this.headDim) rot.v.invert(out, o);
+    return report;
   }
 
   /** The mixed view of one layer (rotated coordinates when rotation is on). */

@@ -5,6 +5,7 @@ import { BulkStream } from './stream.js';
 import type { Arena } from '../kernels/arena.js';
 import type { MixedView, PackedRun, Segment } from '../attention/view.js';
 import { f32 } from '../formats/f32.js';
+import { blockScratch, checkScratch } from '../formats/format.js';
 import type { RegionBytes } from './accounting.js';
 import { firstPositionOf, keptStreamStart, streamIndexOf } from './swa.js';
 import { EvictedError } from '../errors.js';
@@ -77,6 +78,7 @@ export class BulkTensor {
     const st = this.staging!;
     const f = this.stream.format;
     const staged = st.f32();
+    checkScratch(f, scratch);
     const bytes = this.stream.chunkBytesAt(Math.floor(g0 / this.stream.chunkTokens));
     const groupInChunk = (g0 % this.stream.chunkTokens) / f.blockValues;
     for (let h = 0; h < st.heads; h++) {
@@ -131,16 +133,16 @@ export class LayerCache {
   bulk: { k: BulkTensor; v: BulkTensor };
   private readonly arena: Arena;
   private readonly tmp: Float32Array; // [heads*headDim] one moved row
-  private readonly scratch = new Float32Array(256);
+  private readonly scratch = blockScratch();
 
   constructor(arena: Arena, plan: LayerPlan, heads: number, headDim: number, chunkTokens: number) {
     this.arena = arena;
     this.plan = plan;
     this.heads = heads;
     this.headDim = headDim;
-    const rows = (f: LayerPlan['exact'], r: number) => ({ k: new RowStore(arena, f, heads, headDim, r), v: new RowStore(arena, f, heads, headDim, r) });
+    const rows = (f: LayerPlan['exact'], r: number) => ({ k: new RowStore(arena, f.k, heads, headDim, r), v: new RowStore(arena, f.v, heads, headDim, r) });
     this.sinks = rows(plan.exact, plan.sinks);
-    this.anchors = plan.anchors ? rows(plan.anchors.format, plan.anchors.count) : null;
+    this.anchors = plan.anchors ? rows(plan.anchors, plan.anchors.count) : null;
     this.ring = rows(plan.exact, plan.window);
     this.bulk = { k: new BulkTensor(arena, plan, 'k', heads, headDim, chunkTokens), v: new BulkTensor(arena, plan, 'v', heads, headDim, chunkTokens) };
     this.tmp = new Float32Array(2 * heads * headDim);

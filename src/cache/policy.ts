@@ -2,6 +2,7 @@
 import { PolicyError, UnknownFormatError } from '../errors.js';
 import { formats } from '../formats/registry.js';
 import type { KvFormat } from '../formats/format.js';
+import { DEFAULT_ANCHOR_PRECISION, DEFAULT_EXACT, DEFAULT_SINKS, DEFAULT_WINDOW } from './defaults.js';
 
 /** Where recent positions live: `overlay` (seed 000: bulk holds every position, an exact copy of the last
  * W overlays it) or `residual` (KIVI/HF/seed 003: a position enters the bulk only when it leaves the window). */
@@ -47,16 +48,28 @@ export interface CachePolicy extends LayerOverride {
   k: string;
   v: string;
   windowMode?: WindowMode;
-  /** Precision of the exact regions (sinks, window, f16 anchors are always f16): 'f16' (seed 000) or 'f32' (seed 003). */
+  /**
+   * Precision of a lossy tensor's sinks and window: 'f16' (seed 000, the default) or 'f32' (seed 003). An
+   * exact tensor's regions use its own format, so they never read less exactly than its bulk.
+   */
   exact?: 'f16' | 'f32';
   /** Per-layer overrides keyed by layer index. */
   layers?: Record<string, LayerOverride>;
 }
 
-export const DEFAULT_WINDOW = 128;
-export const DEFAULT_SINKS = 4;
+export { DEFAULT_WINDOW, DEFAULT_SINKS };
 
-/** One layer's policy with every default applied and every format resolved. */
+/** K and V formats of one region. */
+export interface TensorFormats {
+  readonly k: KvFormat;
+  readonly v: KvFormat;
+}
+
+/**
+ * One layer's policy with every default applied and every format resolved. Exact regions (window, sinks,
+ * anchors) exist only over a lossy bulk: with exact K and V (f32/f16/bf16) all three are 0 / null and every
+ * position is held once. An exact tensor beside a lossy one keeps its regions in its own format.
+ */
 export interface LayerPlan {
   readonly layer: number;
   readonly k: KvFormat;
@@ -64,8 +77,9 @@ export interface LayerPlan {
   readonly window: number;
   readonly sinks: number;
   readonly windowMode: WindowMode;
-  readonly exact: KvFormat;
-  readonly anchors: { count: number; format: KvFormat } | null;
+  /** Formats of the sinks and the window. */
+  readonly exact: TensorFormats;
+  readonly anchors: ({ count: number } & TensorFormats) | null;
   readonly rotation: { k: boolean; v: boolean; seed: number } | null;
   /** Positions attention can see (a query at p reads [p - N + 1, p]); older bulk chunks are freed. 0 = all. */
   readonly slidingWindow: number;
@@ -89,9 +103,11 @@ export function planLayers(policy: CachePolicy, layers: number, capacity: number
   if (policy === null || typeof policy !== 'object') throw new PolicyError('', 'expected an object');
   const mode = policy.windowMode ?? 'overlay';
   if (mode !== 'overlay' && mode !== 'residual') throw new PolicyError('windowMode', `expected 'overlay' or 'residual', got ${JSON.stringify(mode)}`);
-  const exactId = policy.exact ?? 'f16';
+  const exactId = policy.exact ?? DEFAULT_EXACT;
   if (exactId !== 'f16' && exactId !== 'f32') throw new PolicyError('exact', `expected 'f16' or 'f32', got ${JSON.stringify(exactId)}`);
   const exact = fmt('exact', exactId);
+  // A region copy of an exact tensor is in the tensor's own format: never less exact than its bulk.
+  const regionFormat = (bulk: KvFormat, lossy: KvFormat) => (bulk.exact ? bulk : lossy);
   for (const key of Object.keys(policy.layers ?? {})) {
     const i = Number(key);
     if (!Number.isInteger(i) || i < 0 || i >= layers) throw new PolicyError(`layers.${key}`, `no such layer (the model has ${layers})`);
@@ -103,8 +119,13 @@ export function planLayers(policy: CachePolicy, layers: number, capacity: number
     const pick = <K extends keyof LayerOverride>(key: K): LayerOverride[K] => (key in o ? o[key] : policy[key]);
     const k = fmt(at('k'), pick('k'));
     const v = fmt(at('v'), pick('v'));
-    const window = count(at('window'), pick('window') ?? DEFAULT_WINDOW, capacity, 'capacity');
-    const sinks = count(at('sinks'), pick('sinks') ?? DEFAULT_SINKS, capacity, 'capacity');
+    // A default never exceeds the capacity (an explicit value that does is an error).
+    const window0 = count(at('window'), pick('window') ?? Math.min(DEFAULT_WINDOW, capacity), capacity, 'capacity');
+    const sinks0 = count(at('sinks'), pick('sinks') ?? Math.min(DEFAULT_SINKS, capacity), capacity, 'capacity');
+    // Over exact K and V a region would only be a second copy of what the bulk holds.
+    const lossy = !k.exact || !v.exact;
+    const window = lossy ? window0 : 0;
+    const sinks = lossy ? sinks0 : 0;
     // No capacity bound: a window at least as long as the cache simply never drops anything.
     const slidingWindow = count(at('slidingWindow'), pick('slidingWindow') ?? 0, Number.MAX_SAFE_INTEGER, 'the largest safe integer');
     for (const [name, f] of [['k', k], ['v', v]] as const) {
@@ -120,9 +141,10 @@ export function planLayers(policy: CachePolicy, layers: number, capacity: number
       if (ls !== 'all' && (!Array.isArray(ls) || ls.some((x) => !Number.isInteger(x) || x < 0 || x >= layers))) {
         throw new PolicyError(`${at('anchors')}.layers`, `expected 'all' or layer indices in [0, ${layers})`);
       }
-      const prec = a.precision ?? 'f16';
+      const prec = a.precision ?? DEFAULT_ANCHOR_PRECISION;
       if (!(prec in ANCHOR_FORMATS)) throw new PolicyError(`${at('anchors')}.precision`, `expected f16 | int8 | int4, got ${JSON.stringify(prec)}`);
-      if (c > 0 && (ls === 'all' || ls.includes(layer))) anchors = { count: c, format: fmt(`${at('anchors')}.precision`, ANCHOR_FORMATS[prec]) };
+      const af = fmt(`${at('anchors')}.precision`, ANCHOR_FORMATS[prec]);
+      if (lossy && c > 0 && (ls === 'all' || ls.includes(layer))) anchors = { count: c, k: regionFormat(k, af), v: regionFormat(v, af) };
     }
     let rotation: LayerPlan['rotation'] = null;
     const r = pick('rotation');
@@ -131,7 +153,7 @@ export function planLayers(policy: CachePolicy, layers: number, capacity: number
       if (!Number.isInteger(seed)) throw new PolicyError(`${at('rotation')}.seed`, `expected an integer, got ${JSON.stringify(seed)}`);
       rotation = { k: !!r.k, v: !!r.v, seed };
     }
-    plans.push({ layer, k, v, window, sinks, windowMode: mode, exact, anchors, rotation, slidingWindow });
+    plans.push({ layer, k, v, window, sinks, windowMode: mode, exact: { k: regionFormat(k, exact), v: regionFormat(v, exact) }, anchors, rotation, slidingWindow });
   }
   return plans;
 }

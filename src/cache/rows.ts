@@ -1,5 +1,5 @@
 // RowStore: a fixed block of per-head token rows in wasm memory (sinks, window ring, anchors, staging).
-import { rowBytes, type KvFormat } from '../formats/format.js';
+import { checkScratch, rowBytes, type KvFormat } from '../formats/format.js';
 import type { Arena } from '../kernels/arena.js';
 import type { PackedRun } from '../attention/view.js';
 import { encodeRows } from '../kernels/encode.js';
@@ -39,6 +39,7 @@ export class RowStore {
   /** Decodes head h of `slot` into dst[dstOff .. dstOff+headDim). */
   read(slot: number, h: number, dst: Float32Array, dstOff: number, scratch: Float32Array): void {
     const f = this.format;
+    checkScratch(f, scratch);
     const mem = this.arena.u8();
     const base = this.offset + (h * this.rows + slot) * this.rowBytes;
     for (let ib = 0; ib * f.blockValues < this.headDim; ib++) {

@@ -1,6 +1,6 @@
 // Named schemes: presets of CachePolicy (K and V formats; window/sinks left to the caller).
 import type { CachePolicy } from './policy.js';
-import { UnknownFormatError } from '../errors.js';
+import { UnknownSchemeError } from '../errors.js';
 
 export interface Scheme {
   readonly name: string;
@@ -28,6 +28,6 @@ export const schemes: ReadonlyMap<string, Scheme> = new Map(rows.map((s) => [s.n
 /** A scheme as a CachePolicy, with optional extra fields (window, sinks, anchors...). */
 export function schemePolicy(name: string, extra: Partial<CachePolicy> = {}): CachePolicy {
   const s = schemes.get(name);
-  if (!s) throw new UnknownFormatError('scheme', name, [...schemes.keys()]);
+  if (!s) throw new UnknownSchemeError(name, [...schemes.keys()]);
   return { ...extra, k: s.k, v: s.v };
 }

@@ -1,5 +1,6 @@
 // Flag parsers shared by subcommands: out-of-range values fail with a message naming the flag.
 import { InvalidArgumentError } from 'commander';
+import { ArgumentError } from '../errors.js';
 
 /** Parser for an integer flag in [min, max]. */
 export function intArg(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (v: string) => number {
@@ -27,15 +28,28 @@ export function intListArg(flag: string, min: number, max = Number.MAX_SAFE_INTE
   return (v: string) => v.split(',').filter((s) => s.trim() !== '').map((s) => one(s.trim()));
 }
 
-/** llama.cpp spells some flags with multi-letter single dashes (-ctk); commander wants long flags. */
+/**
+ * llama.cpp spells some flags with multi-letter single dashes (-ctk); commander wants long flags. `--window`
+ * is the older spelling of `--kv-window` (every command that builds a cache spells it the llama.cpp way).
+ */
 const ALIASES: Record<string, string> = {
-  '-ctk': '--cache-type-k', '-ctv': '--cache-type-v', '-ngl': '--n-gpu-layers',
+  '-ctk': '--cache-type-k', '-ctv': '--cache-type-v', '--window': '--kv-window',
   // llama-server's
   '-np': '--parallel', '-cram': '--cache-ram', '-to': '--timeout', '-ub': '--ubatch-size', '-nocb': '--no-cont-batching',
 };
 
+/** llama.cpp flags kvpack has nothing behind: a clear error instead of commander reading `-ngl` as `-n gl`. */
+const UNSUPPORTED: Record<string, string> = {
+  '-ngl': 'kvpack runs on the CPU: there are no GPU layers to offload (drop -ngl)',
+  '--n-gpu-layers': 'kvpack runs on the CPU: there are no GPU layers to offload (drop --n-gpu-layers)',
+};
+
 export function normalizeArgv(argv: string[]): string[] {
-  return argv.map((a) => ALIASES[a] ?? a);
+  return argv.map((a) => {
+    const [flag, value] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('='))] : [a, ''];
+    if (flag in UNSUPPORTED) throw new ArgumentError(UNSUPPORTED[flag]!);
+    return flag in ALIASES ? ALIASES[flag]! + value : a;
+  });
 }
 
 /** Renders rows as an aligned text table (first row = header). */

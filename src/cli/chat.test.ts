@@ -3,7 +3,7 @@
 // and the line loop handles /reset, /exit and errors from piped stdin.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -13,7 +13,9 @@ import type { CachePolicy } from '../cache/policy.js';
 import { writeGguf } from '../gguf/writer.js';
 import { generate } from '../model/generate.js';
 import { loadModel, type Model } from '../model/model.js';
+import { trainedBpeMetadata } from '../../test/fixtures/tokenizer.js';
 import { crossModel } from '../../test/crosscheck/models.js';
+import { fromRoot } from '../../test/paths.js';
 import { CHATML, writeChatModel } from '../../test/fixtures/chat-model.js';
 import { ChatSession, chatLoop, register as registerChat } from './chat.js';
 import { register as registerRun } from './run.js';
@@ -73,9 +75,9 @@ test('a rendering that diverges early rewinds the cache to the common prefix', (
   cache.dispose();
 });
 
-async function runLines(model: Model, lines: string[], capacity = 512): Promise<{ out: string; err: string }> {
+async function runLines(model: Model, lines: string[], capacity = 512, maxTokens = GREEDY.maxTokens): Promise<{ out: string; err: string }> {
   const cache = model.createCache({ policy: { k: 'f16', v: 'f16', window: 0, sinks: 0 }, capacity });
-  const s = new ChatSession(model, cache, GREEDY);
+  const s = new ChatSession(model, cache, { ...GREEDY, maxTokens });
   const output = new PassThrough();
   const error = new PassThrough();
   let out = '';
@@ -102,6 +104,36 @@ test('a turn that does not fit the context is reported and the loop goes on', as
   const hello = (await runLines(chatml, ['Hello there'], 40)).out;
   const hi = (await runLines(chatml, ['Hi'], 40)).out;
   assert.equal(out, hello + hi);
+});
+
+test('a reply longer than the context left stops where the context ends, and says so', async () => {
+  const probe = new ChatSession(chatml, chatml.createCache({ policy: F32, capacity: 512 }), GREEDY);
+  const p = probe.promptTokens([{ role: 'user', content: 'Hello there' }]);
+  const want = fromScratch(chatml, p, 3);
+  assert.equal(want.length, 3, 'the greedy reply must run past the context for this test to mean anything');
+  // Capacity p + 2: room for three reply tokens (the last is never fed back); the turn asks for 50.
+  const cache = chatml.createCache({ policy: F32, capacity: p.length + 2 });
+  const s = new ChatSession(chatml, cache, { maxTokens: 50, sampler: { temperature: 0 } });
+  const r = s.reply('Hello there', () => {});
+  assert.deepEqual(r.tokens, want);
+  assert.equal(s.lastTurn.contextFull, true);
+  assert.ok(cache.length <= cache.capacity);
+  cache.dispose();
+  const { err } = await runLines(chatml, ['Hello there'], p.length + 2, 50);
+  assert.match(err, new RegExp(`context of ${p.length + 2} positions is full`));
+});
+
+test('tinystories-656k: the first chat message is answered within the 512-position context, not refused', (t) => {
+  const path = fromRoot('..', 'shared', 'models', 'tinystories-656k.gguf');
+  if (!existsSync(path)) return void t.skip(`${path} not present`);
+  const model = loadModel(path);
+  const cache = model.createCache({ policy: { k: 'f16', v: 'f16' }, capacity: Math.min(model.hp.nCtxTrain, 4096) });
+  const s = new ChatSession(model, cache, { maxTokens: 512, sampler: { temperature: 0 } });
+  const r = s.reply('Once upon a time', () => {});
+  assert.ok(r.prompt.length + r.tokens.length - 1 <= cache.capacity);
+  assert.ok(r.tokens.length > 0);
+  assert.equal(s.lastTurn.contextFull, r.stopReason === 'length');
+  cache.dispose();
 });
 
 test('no chat template: ChatML stands in, with a notice', () => {
@@ -139,7 +171,7 @@ test('gemma3: when sliding-window layers dropped what the shared prefix needs, t
   };
   const swa = turns(F32);
   assert.ok(swa.dropped > 0, 'the first turn dropped chunks on the local layers');
-  assert.deepEqual(swa.stats, { reused: 0, fed: swa.p2.length, refilled: true });
+  assert.deepEqual(swa.stats, { reused: 0, fed: swa.p2.length, refilled: true, contextFull: false });
   assert.deepEqual(swa.second.tokens, fromScratch(model, swa.p2, GREEDY.maxTokens));
   // Control: keeping every position, the same turn reuses the shared prefix.
   const all = turns({ ...F32, slidingWindow: 0 });

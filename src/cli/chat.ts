@@ -30,6 +30,8 @@ export interface TurnStats {
   fed: number;
   /** The shared prefix could not be kept (sliding-window layers had dropped what it needs): all was fed again. */
   refilled: boolean;
+  /** The reply stopped because the context was full (not at EOS or the token limit). */
+  contextFull: boolean;
 }
 
 /** A conversation over one model and one KV cache. */
@@ -41,7 +43,7 @@ export class ChatSession {
   /** Token ids held by the cache, in position order. */
   private cached: number[] = [];
   private readonly sampler: Sampler;
-  lastTurn: TurnStats = { reused: 0, fed: 0, refilled: false };
+  lastTurn: TurnStats = { reused: 0, fed: 0, refilled: false, contextFull: false };
 
   constructor(private readonly model: Model, private readonly cache: KvCache, private readonly o: ChatSessionOptions) {
     if (!model.tokenizer) throw new ArgumentError(`chat needs a model with a tokenizer: ${model.tokenizerProblem ?? 'none found'}`);
@@ -59,6 +61,11 @@ export class ChatSession {
     this.cached = [];
   }
 
+  /** Positions the conversation may use. */
+  get capacity(): number {
+    return this.cache.capacity;
+  }
+
   get history(): readonly ChatMessage[] {
     return this.messages;
   }
@@ -72,9 +79,10 @@ export class ChatSession {
   reply(user: string, onText: (text: string) => void): GenerateResult {
     const messages = [...this.messages, { role: 'user', content: user }];
     const prompt = this.promptTokens(messages);
-    if (prompt.length + this.o.maxTokens > this.cache.capacity) {
-      throw new ArgumentError(`the conversation needs ${prompt.length} + ${this.o.maxTokens} positions, the context holds ${this.cache.capacity}; /reset to start over`);
-    }
+    const C = this.cache.capacity;
+    if (prompt.length > C) throw new ArgumentError(`the conversation needs ${prompt.length} positions, the context holds ${C}; /reset to start over`);
+    // The reply may use the context left: n tokens take n - 1 positions after the prompt (the last is not fed).
+    const maxTokens = Math.min(this.o.maxTokens, C - prompt.length + 1);
     // Keep the longest cached prefix the new rendering shares; at least one token is fed for fresh logits.
     let shared = 0;
     while (shared < this.cached.length && shared < prompt.length - 1 && this.cached[shared] === prompt[shared]) shared++;
@@ -82,7 +90,7 @@ export class ChatSession {
     this.cached = prompt.slice(0, keep);
     let r: GenerateResult;
     try {
-      r = generate(this.model, this.cache, prompt.slice(keep), { maxTokens: this.o.maxTokens, sampler: this.sampler, onToken: (_id, text) => onText(text) });
+      r = generate(this.model, this.cache, prompt.slice(keep), { maxTokens, sampler: this.sampler, onToken: (_id, text) => onText(text) });
     } catch (e) {
       // The cache may hold part of the turn: start the next one from an empty cache.
       this.cache.clear();
@@ -91,7 +99,7 @@ export class ChatSession {
     }
     // The cache holds the prompt and every generated token that was fed back (all but the last).
     this.cached = [...prompt, ...r.tokens].slice(0, this.cache.length);
-    this.lastTurn = { reused: keep, fed: prompt.length - keep, refilled: keep < shared };
+    this.lastTurn = { reused: keep, fed: prompt.length - keep, refilled: keep < shared, contextFull: r.stopReason === 'length' && maxTokens < this.o.maxTokens };
     this.messages = [...messages, { role: 'assistant', content: r.text }];
     return r;
   }
@@ -126,6 +134,7 @@ export async function chatLoop(session: ChatSession, io: ChatIo): Promise<void> 
           io.output.write(text);
         });
         io.output.write('\n');
+        if (session.lastTurn.contextFull) io.error.write(`(the reply stopped: the context of ${session.capacity} positions is full; /reset to start over)\n`);
       } catch (e) {
         if (!(e instanceof KvpackError)) throw e;
         // End a reply cut short mid-line; a turn refused up front printed nothing.

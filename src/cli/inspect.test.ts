@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tinyLlama } from '../gguf/tiny.js';
+import { tinyLlama } from '../../test/fixtures/tiny.js';
 import { writeGguf } from '../gguf/writer.js';
 import { inspectFile } from './inspect.js';
 import { crossModel } from '../../test/crosscheck/models.js';

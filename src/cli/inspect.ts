@@ -1,6 +1,5 @@
 // `kvpack inspect FILE`: a GGUF's (or llama2.c checkpoint's, or Hugging Face directory's) metadata, tensors, parameter count, and
 // the KV-cache bytes each scheme needs at a context.
-import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from 'commander';
 import { kvBytes } from '../cache/accounting.js';
 import { schemePolicy, schemes } from '../cache/schemes.js';
@@ -8,7 +7,7 @@ import { withSlidingWindows } from '../cache/swa.js';
 import { getArchitecture } from '../model/arch/registry.js';
 import { engineHparams } from '../model/hparams.js';
 import { layerWindows } from '../model/model.js';
-import { GGUF_MAGIC } from '../gguf/limits.js';
+import { isGgufFile } from '../gguf/file-source.js';
 import { loadLlama2c } from '../gguf/llama2c-file.js';
 import { readHparams, tensorBytes, type LoadedModel, type ModelHparams } from '../gguf/model.js';
 import type { Metadata } from '../gguf/metadata.js';
@@ -79,16 +78,6 @@ function modelWindows(arch: string, hparams: ModelHparams, metadata: Metadata): 
   }
 }
 
-function isGguf(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const b = new Uint8Array(4);
-    return readSync(fd, b, 0, 4, 0) === 4 && new DataView(b.buffer).getUint32(0, true) === GGUF_MAGIC;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Everything `inspect` reports, as data (the CLI prints it; tests read it). */
 export function inspectFile(path: string, ctx?: number) {
   let format: string;
@@ -97,7 +86,7 @@ export function inspectFile(path: string, ctx?: number) {
   let hparams: ModelHparams | undefined;
   let hparamsError: string | undefined;
   let arch = 'llama';
-  if (!isHfDir(path) && isGguf(path)) {
+  if (!isHfDir(path) && isGgufFile(path)) {
     const f = readGguf(path);
     format = `GGUF v${f.version} (alignment ${f.alignment})`;
     metadata = f.metadata;

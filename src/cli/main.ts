@@ -1,6 +1,6 @@
 // The kvpack CLI entry: registers one subcommand per file; the only place the process exits.
 import { Command, CommanderError } from 'commander';
-import { KvpackError } from '../errors.js';
+import { ArgumentError, KvpackError, PolicyError, UnknownNameError } from '../errors.js';
 import { normalizeArgv } from './args.js';
 import * as formats from './formats.js';
 import * as memory from './memory.js';
@@ -28,10 +28,21 @@ export async function main(argv: string[]): Promise<void> {
     await program.parseAsync(normalizeArgv(argv), { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);
+    // One line, no stack: 2 for a bad invocation (flags, names, policies), 1 for what happened running it
+    // (files missing or malformed, OS errors on a path the user named).
     if (e instanceof KvpackError) {
       console.error(`kvpack: ${e.message}`);
-      process.exit(2);
+      process.exit(e instanceof ArgumentError || e instanceof PolicyError || e instanceof UnknownNameError ? 2 : 1);
+    }
+    if (isSystemError(e)) {
+      console.error(`kvpack: ${e.message}`);
+      process.exit(1);
     }
     throw e;
   }
+}
+
+/** Node's errors from the OS (ENOENT, EACCES, ...): they carry a code and the failed syscall. */
+function isSystemError(e: unknown): e is NodeJS.ErrnoException {
+  return e instanceof Error && typeof (e as NodeJS.ErrnoException).code === 'string' && typeof (e as NodeJS.ErrnoException).syscall === 'string';
 }

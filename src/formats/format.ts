@@ -1,4 +1,5 @@
 // The KvFormat contract: one object per packed format, carrying every fact about it.
+import { ShapeError } from '../errors.js';
 
 /**
  * Grouping axis of a block.
@@ -67,8 +68,27 @@ export function bytesFor(f: KvFormat, tokens: number, dims: number): number {
   return blocksFor(f, tokens) * dims * f.blockBytes;
 }
 
-/** Helper for defining formats: checks the layout sums to the block size at definition time. */
+/**
+ * Most values one block holds: reference decoders write one block into a scratch buffer of this size
+ * (blockScratch), so a longer block would be cut short. The longest today is int*_g128's 128.
+ */
+export const MAX_BLOCK_VALUES = 256;
+
+/** A decode scratch buffer for one block of any format. */
+export function blockScratch(): Float32Array {
+  return new Float32Array(MAX_BLOCK_VALUES);
+}
+
+/** Throws ShapeError when `scratch` cannot take one block of f (a format built around defineFormat). */
+export function checkScratch(f: KvFormat, scratch: Float32Array): void {
+  if (scratch.length < f.blockValues) throw new ShapeError(`format ${f.id}: blocks of ${f.blockValues} values exceed the ${scratch.length}-value decode scratch (MAX_BLOCK_VALUES = ${MAX_BLOCK_VALUES})`);
+}
+
+/** Helper for defining formats: checks the layout sums to the block size and bounds blockValues. */
 export function defineFormat(f: KvFormat): KvFormat {
+  if (!Number.isInteger(f.blockValues) || f.blockValues < 1 || f.blockValues > MAX_BLOCK_VALUES) {
+    throw new Error(`format ${f.id}: blockValues ${f.blockValues} outside [1, ${MAX_BLOCK_VALUES}] (MAX_BLOCK_VALUES)`);
+  }
   const sum = f.layout.reduce((s, x) => s + x.bytes, 0);
   if (sum !== f.blockBytes) throw new Error(`format ${f.id}: layout sums to ${sum} B, blockBytes is ${f.blockBytes}`);
   return Object.freeze(f);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { dequantizeTensor } from './dequant.js';
 import { loadGgufModel, modelToGgufInput } from './model.js';
 import { readGguf } from './reader.js';
-import { tinyLlama } from './tiny.js';
+import { tinyLlama } from '../../test/fixtures/tiny.js';
 import { GGML } from './types.js';
 import { encodeGguf, writeGguf } from './writer.js';
 

@@ -9,7 +9,7 @@ import { ArgumentError } from '../errors.js';
 import { modelFromGguf, readTensor, tensorBytes } from './model.js';
 import { readGguf, readGgufFrom } from './reader.js';
 import { memorySource, type ByteSource } from './source.js';
-import { tinyLlama } from './tiny.js';
+import { tinyLlama } from '../../test/fixtures/tiny.js';
 import { encodeGguf, writeGguf } from './writer.js';
 
 /** Counts bytes returned by `read` (each a fresh allocation from a file) past the header. */

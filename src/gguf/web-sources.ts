@@ -2,7 +2,7 @@
 // are synchronous (the parsers and loaders are), which browsers allow only in a Worker: FileReaderSync and
 // synchronous XHR. A tensor read into the arena moves in READ_STEP pieces, so a large GGUF reaches wasm
 // memory without a second full copy anywhere.
-import { FileFormatError, KvpackError } from '../errors.js';
+import { FileFormatError, PlatformError } from '../errors.js';
 import { checkRange, memorySource, type ByteSource } from './source.js';
 
 /** Largest piece one read moves: bounds the transient copy a Blob slice or a Range response makes. */
@@ -45,7 +45,7 @@ type SyncReader = new () => { readAsArrayBuffer(b: Blob): ArrayBuffer };
 /** A File or Blob (a file the user picked), read slice by slice with FileReaderSync (Workers only). */
 export function blobSource(blob: Blob, name = (blob as File).name || '<Blob>'): ByteSource {
   const Reader = (globalThis as { FileReaderSync?: SyncReader }).FileReaderSync;
-  if (!Reader) throw new KvpackError('E_PLATFORM', `${name}: Blob sources read synchronously (FileReaderSync): use them inside a Worker`);
+  if (!Reader) throw new PlatformError(`${name}: Blob sources read synchronously (FileReaderSync): use them inside a Worker`);
   const reader = new Reader();
   return pieceSource(name, blob.size, (offset, length) => new Uint8Array(reader.readAsArrayBuffer(blob.slice(offset, offset + length))));
 }
@@ -57,7 +57,7 @@ function rangeRequest(url: string, offset: number, length: number): { status: nu
   try {
     xhr.responseType = 'arraybuffer';
   } catch {
-    throw new KvpackError('E_PLATFORM', `${url}: URL sources read synchronously: use them inside a Worker`);
+    throw new PlatformError(`${url}: URL sources read synchronously: use them inside a Worker`);
   }
   xhr.setRequestHeader('Range', `bytes=${offset}-${offset + length - 1}`);
   try {

@@ -12,8 +12,8 @@ import { hasFile, noSuchFile, type ModelFiles } from './model-files.js';
  * a missing path or another directory is an error naming it (model loaders call this first).
  */
 export function isHfDir(path: string): boolean {
-  if (!existsSync(path)) throw new ArgumentError(`${path}: no such file or directory`);
-  if (!statSync(path).isDirectory()) return false;
+  // A missing path is not an HF directory: the file loaders that follow say what is wrong with it.
+  if (!existsSync(path) || !statSync(path).isDirectory()) return false;
   if (!existsSync(join(path, CONFIG_FILE))) throw new FileFormatError('hf', `${path}: a directory without ${CONFIG_FILE} (not a Hugging Face model directory)`);
   return true;
 }

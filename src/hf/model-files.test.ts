@@ -11,7 +11,7 @@ import { writeHfDir } from '../../test/fixtures/hf-dir.js';
 import { dirFiles } from './dir-files.js';
 import { loadHfModel } from './load.js';
 import { isHfModelFile, memoryFiles, readJson, type ModelFiles } from './model-files.js';
-import { spmFixture } from './tokenizer-fixtures.js';
+import { spmFixture } from '../../test/fixtures/hf-tokenizer.js';
 import { blobFiles, urlFiles } from './web-files.js';
 
 function withDir(fn: (dir: string) => void): void {

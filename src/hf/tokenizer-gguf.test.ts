@@ -11,10 +11,10 @@ import { fromRoot } from '../../test/paths.js';
 import { readGguf } from '../gguf/reader.js';
 import { gv, type GgufValue } from '../gguf/values.js';
 import { writeGguf } from '../gguf/writer.js';
-import { SAMPLES } from '../model/tokenizer/fixtures.js';
-import { llamaCppVocabLoader } from '../model/tokenizer/fixtures-gguf.js';
+import { SAMPLES } from '../../test/fixtures/tokenizer.js';
+import { llamaCppVocabLoader } from '../../test/fixtures/tokenizer-gguf.js';
 import { createTokenizer } from '../model/tokenizer/index.js';
-import { byteLevelFixture, spmFixture, type HfFixture } from './tokenizer-fixtures.js';
+import { byteLevelFixture, spmFixture, type HfFixture } from '../../test/fixtures/hf-tokenizer.js';
 import { hfTokenizerMetadata, hfTokenizerMetadataFromJson } from './tokenizer-json.js';
 
 const TINY = fromRoot('..', 'shared', 'models', 'tinystories-656k');

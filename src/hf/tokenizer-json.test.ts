@@ -11,7 +11,7 @@ import { fromRoot } from '../../test/paths.js';
 import { FileFormatError, KvpackError, UnsupportedTokenizerError } from '../errors.js';
 import { readGguf } from '../gguf/reader.js';
 import { createTokenizer, HF_PIPELINE_KEY } from '../model/tokenizer/index.js';
-import { byteLevelFixture } from './tokenizer-fixtures.js';
+import { byteLevelFixture } from '../../test/fixtures/hf-tokenizer.js';
 import { hfTokenizerMetadata, hfTokenizerMetadataFromJson } from './tokenizer-json.js';
 
 const DIR = fromRoot('..', 'shared', 'models', 'tinystories-656k');

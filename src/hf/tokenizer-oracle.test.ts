@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { createTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
-import { SAMPLES } from '../model/tokenizer/fixtures.js';
+import { SAMPLES } from '../../test/fixtures/tokenizer.js';
 import { Prng } from '../numeric/prng.js';
-import { byteLevelFixture, spmFixture, type HfFixture } from './tokenizer-fixtures.js';
+import { byteLevelFixture, spmFixture, type HfFixture } from '../../test/fixtures/hf-tokenizer.js';
 import { hfTokenizerMetadataFromJson } from './tokenizer-json.js';
 
 const STORIES = [

@@ -1,24 +1,28 @@
 // One attention work unit over arena memory: a kv head, a chunk of queries and a stretch of positions,
 // producing unnormalized partial results (acc, running max, running sum) that attend.ts merges. Plain data
-// in, raw wasm exports called by address, so the same code runs on the main thread and in pool workers.
+// in (kernels named by their registry key, bound to callables once per job by bindJob), so the same code
+// runs on the main thread and in pool workers.
 import { getFormat } from '../formats/registry.js';
+import { KernelError } from '../errors.js';
 import { refKernel } from './ref-ops.js';
+import { tableRow, type Op } from './table.js';
+import type { Abi } from './abi.js';
+import type { AccumulateKernel, ScoresKernel } from './registry.js';
 import { TILE_BYTES } from './wasm.js';
 
 /** Where one segment's K or V run lives and which kernel reads it. */
 export interface RunPlan {
   readonly format: string;
-  /** Wasm export `<format>_scores` / `<format>_accum`; '' = the reference kernel (JS). */
-  readonly fn: string;
-  /** Integer-q scores export (`<format>_scores_i`), '' when absent or not requested. */
-  readonly fnInt: string;
-  readonly channel: boolean;
+  /** Registry key of the kernel (`format:op:precision:impl`): a kernel table row, or a JS kernel. */
+  readonly kernel: string;
   /** Absolute address of head 0's origin, bytes between kv heads, origin-relative token of the segment start. */
   readonly addr: number;
   readonly headStride: number;
   readonly first: number;
   /** Token-axis row bytes (0 for channel runs). */
   readonly rowBytes: number;
+  /** Arena address of the kernel's lookup table (0: none). */
+  readonly table: number;
 }
 
 export interface SegPlan {
@@ -54,8 +58,6 @@ export interface AttendJob {
   readonly part: number;
   readonly slotBytes: number;
   readonly units: number;
-  /** Lookup tables (q2c_0 levels), shared read-only. */
-  readonly table: number;
 }
 
 /** Per-thread scratch: the kernels' decode tile, the scores chunk [rows, chunk] f32, lohi [rows, 2] i32. */
@@ -110,15 +112,55 @@ export function unitSpan(job: AttendJob, lohi: Int32Array, qci: number, sp: numb
   return [a, sp === job.splits - 1 ? L1 : Math.min(L1, a + step)];
 }
 
-const refCache = new Map<string, { scores: ReturnType<typeof refKernel<'scores'>>; accumulate: ReturnType<typeof refKernel<'accumulate'>> }>();
-function refOps(id: string) {
-  let r = refCache.get(id);
-  if (!r) refCache.set(id, (r = { scores: refKernel(getFormat(id), 'scores'), accumulate: refKernel(getFormat(id), 'accumulate') }));
-  return r;
+/**
+ * A kernel ready to call: a wasm export (checked present) with its ABI, or a JS kernel over typed arrays.
+ * runUnit calls exports as `ex[name](...)`: V8 ran the kernels ~3% slower through a function held in a
+ * per-job object (bench: q4_0/q2k decode at 1K positions, main vs branch alternated).
+ */
+export type UnitKernel = { readonly abi: Abi; readonly name: string } | { readonly abi: 'js'; readonly fn: ScoresKernel | AccumulateKernel };
+
+export interface BoundRun extends RunPlan {
+  readonly call: UnitKernel;
+}
+export interface BoundJob extends AttendJob {
+  readonly segs: readonly { readonly start: number; readonly count: number; readonly k: BoundRun; readonly v: BoundRun }[];
+}
+
+const refKernels = new Map<string, UnitKernel>();
+
+/**
+ * The callable behind a registry key: a kernel table row's export, else `js(key)` (the main thread's
+ * registered kernels), else the reference kernel for a `:ref` key. Throws for keys nothing serves here.
+ */
+export function unitKernel(key: string, ex: Exports, js?: (key: string) => ScoresKernel | AccumulateKernel | undefined): UnitKernel {
+  const row = tableRow(key);
+  if (row) {
+    if (typeof ex[row.export] !== 'function') throw new KernelError('UNKNOWN_KERNEL', `kernel ${key}: the module has no export '${row.export}'`);
+    return { abi: row.abi, name: row.export };
+  }
+  const mine = js?.(key);
+  if (mine) return { abi: 'js', fn: mine };
+  let ref = refKernels.get(key);
+  if (!ref) {
+    const [format, op, , impl] = key.split(':');
+    if (impl !== 'ref' || (op !== 'scores' && op !== 'accumulate')) throw new KernelError('UNKNOWN_KERNEL', `kernel ${key} is not available on this thread`);
+    refKernels.set(key, (ref = { abi: 'js', fn: refKernel(getFormat(format!), op as Op) as ScoresKernel | AccumulateKernel }));
+  }
+  return ref;
+}
+
+/** Binds every run to its kernel, once per job (never per unit or block). */
+export function bindSegs(segs: readonly SegPlan[], resolve: (key: string) => UnitKernel): BoundJob['segs'] {
+  const bind = (r: RunPlan): BoundRun => ({ ...r, call: resolve(r.kernel) });
+  return segs.map((s) => ({ start: s.start, count: s.count, k: bind(s.k), v: bind(s.v) }));
+}
+
+export function bindJob(job: AttendJob, resolve: (key: string) => UnitKernel): BoundJob {
+  return { ...job, segs: bindSegs(job.segs, resolve) };
 }
 
 /** Runs unit u: fills its partial slot (acc, m, l) from nothing. */
-export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: AttendJob, u: number, sc: UnitScratch): void {
+export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, u: number, sc: UnitScratch): void {
   const { D, G, qc, nq } = job;
   const buf = memory.buffer;
   const jl = new Int32Array(buf, job.lohi, nq * 2);
@@ -167,15 +209,15 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: AttendJob,
       const t0 = k.first + (s0 - seg.start);
       const base = k.addr + h * k.headStride;
       const out = sc.scores + (s0 - c0) * 4;
-      if (k.fn === '') {
-        const mem = new Uint8Array(buf);
-        refOps(k.format).scores(new Float32Array(buf, qAddr, rows * D), 0, rows, D, mem, base, t0, s1 - s0, new Float32Array(buf, sc.scores, rows * span), s0 - c0, span);
-      } else if (k.channel) {
-        (ex[k.fn] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, job.table);
-      } else if (job.qi !== 0 && k.fnInt !== '') {
-        (ex[k.fnInt] as Fn)(qiAddr, qdAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span);
+      const call = k.call;
+      if (call.abi === 'js') {
+        (call.fn as ScoresKernel)(new Float32Array(buf, qAddr, rows * D), 0, rows, D, new Uint8Array(buf), base, t0, s1 - s0, new Float32Array(buf, sc.scores, rows * span), s0 - c0, span);
+      } else if (call.abi === 'scores-channel') {
+        (ex[call.name] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, k.table);
+      } else if (call.abi === 'scores-int') {
+        (ex[call.name] as Fn)(qiAddr, qdAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span);
       } else {
-        (ex[k.fn] as Fn)(qAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span, sc.tile);
+        (ex[call.name] as Fn)(qAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span, sc.tile);
       }
     }
     if (job.softcap) softcapRows(new Float32Array(buf, sc.scores, rows * span), rows, span, lohi, job.softcap);
@@ -189,13 +231,13 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: AttendJob,
       const t0 = v.first + (s0 - seg.start);
       const base = v.addr + h * v.headStride;
       const w = sc.scores + (s0 - c0) * 4;
-      if (v.fn === '') {
-        const mem = new Uint8Array(buf);
-        refOps(v.format).accumulate(new Float32Array(buf, sc.scores, rows * span), s0 - c0, span, rows, D, mem, base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
-      } else if (v.channel) {
-        (ex[v.fn] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, job.table);
+      const call = v.call;
+      if (call.abi === 'js') {
+        (call.fn as AccumulateKernel)(new Float32Array(buf, sc.scores, rows * span), s0 - c0, span, rows, D, new Uint8Array(buf), base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
+      } else if (call.abi === 'accum-channel') {
+        (ex[call.name] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, v.table);
       } else {
-        (ex[v.fn] as Fn)(w, span, rows, D, base + t0 * v.rowBytes, s1 - s0, accAddr, sc.tile);
+        (ex[call.name] as Fn)(w, span, rows, D, base + t0 * v.rowBytes, s1 - s0, accAddr, sc.tile);
       }
     }
   }

@@ -4,10 +4,9 @@ import { attendReference, type AttendArgs } from '../attention/reference.js';
 import { checkView, type MixedView } from '../attention/view.js';
 import { ArgumentError, ShapeError } from '../errors.js';
 import { rowBytes } from '../formats/format.js';
-import { hasKernel } from './registry.js';
-import { inWasm, wasmKernels, MAX_WASM_HEAD_DIM, TILE_BYTES, type WasmKernels } from './wasm.js';
-import { wasmHeadDimOk } from './wasm-ops.js';
-import { SCORES_BYTES, THREAD_SCRATCH_BYTES, scratchAt, slotBytes, unitCoords, MAX_UNIT_ROWS, type AttendJob, type RunPlan } from './attend-unit.js';
+import { route, variantPrecisions, type Route } from './registry.js';
+import { inWasm, tableAddress, wasmKernels, MAX_WASM_HEAD_DIM, type WasmKernels } from './wasm.js';
+import { SCORES_BYTES, THREAD_SCRATCH_BYTES, scratchAt, slotBytes, unitCoords, MAX_UNIT_ROWS, type AttendJob, type BoundJob, type BoundRun } from './attend-unit.js';
 import { getThreads, runJob } from './pool.js';
 import type { PackedRun } from '../attention/view.js';
 import type { KvFormat } from '../formats/format.js';
@@ -56,19 +55,31 @@ const MIN_SPLIT = 1024;
 /** Units (heads x query chunks x splits) per thread a parallel call aims for: finer balance, see splits. */
 const UNITS_PER_THREAD = 8;
 
+/** What an attend() call ran. */
+export interface AttendReport {
+  /** 'fast': the unit scheduler over arena memory with registry kernels; 'reference': attendReference. */
+  readonly path: 'fast' | 'reference';
+  /** Registry keys of the kernels that read K and V (`format:op:precision:impl`), each once. */
+  readonly kernels: readonly string[];
+  /** Threads the call could use (1 when a kernel exists on this thread only, or the call is small). */
+  readonly threads: number;
+}
+
+const REFERENCE_REPORT: AttendReport = Object.freeze({ path: 'reference', kernels: Object.freeze([]) as readonly string[], threads: 1 });
+
 /**
  * Decode (one query) or causal prefill (many queries), GQA, same contract as attendReference.
  * Fast path numerics: q pre-scaled, dots and weighted sums in float32, online softmax numerators in
  * float32 with their sums in float64; the gate bounds the difference from the float64 reference (NMSE).
  * Synchronous: with threads, this thread takes units too and waits for the workers.
  */
-export function attend(args: FastAttendArgs): void {
+export function attend(args: FastAttendArgs): AttendReport {
   const k = wasmKernels();
   if (!k || forceReference || !fastPathApplies(k, args.view)) {
     attendReference(args);
-    return;
+    return REFERENCE_REPORT;
   }
-  attendFast(k, args);
+  return attendFast(k, args);
 }
 
 let forceReference = false;
@@ -119,40 +130,32 @@ function ensureScratch(k: WasmKernels, bytes: number): number {
 
 const align = (n: number) => Math.ceil(n / 64) * 64;
 
-/** Score kernel export for an integer q precision, '' when the format has none (f32 dots then). */
-function intScoresFn(k: WasmKernels, f: KvFormat, D: number, q: QPrecision): string {
-  const name = `${f.id}_scores_i`;
-  return q !== 'f32' && D % 32 === 0 && f.axis === 'token' && typeof k.exports[name] === 'function' ? name : '';
-}
-
 /** The integer q precisions the wasm kernels offer for this format's K (the gate checks each). */
 export function integerQPrecisions(f: KvFormat): QPrecision[] {
-  const k = wasmKernels();
-  if (!k) return [];
-  return (['int8', 'int16'] as const).filter((q) => intScoresFn(k, f, 32, q) !== '');
+  return variantPrecisions(f, 'scores') as QPrecision[];
 }
 
 /** True when the wasm kernels accumulate this format's V with 'int16' weights. */
 export function hasIntegerV(f: KvFormat): boolean {
-  return typeof wasmKernels()?.exports[`${f.id}_accum_w16`] === 'function';
+  return variantPrecisions(f, 'accumulate').includes('int16');
 }
 
-function runPlan(k: WasmKernels, run: PackedRun, D: number, rows: number, op: 'scores' | 'accumulate', q: QPrecision, v: VPrecision): RunPlan {
+/** The kernel reading a run: the requested precision where a kernel computes at it, else f32. */
+function routeRun(f: KvFormat, op: 'scores' | 'accumulate', precision: QPrecision | VPrecision, D: number, rows: number): Route {
+  return (precision !== 'f32' ? route(f, op, precision, D, rows) : null) ?? route(f, op, 'f32', D, rows)!;
+}
+
+/** The run as job data, with the kernel the route bound for this thread. */
+function runPlan(k: WasmKernels, run: PackedRun, D: number, r: Route): BoundRun {
   const f = run.format;
-  // Channel-axis scores fold the scales into q in the tile: rows x D f32 must fit.
-  const fits = f.axis === 'token' || op === 'accumulate' || rows * D * 4 <= TILE_BYTES;
-  const wasm = fits && wasmHeadDimOk(f, D) && hasKernel(f.id, op, 'wasm');
-  const w16 = `${f.id}_accum_w16`;
-  const fn = !wasm ? '' : op === 'scores' ? `${f.id}_scores` : v === 'int16' && typeof k.exports[w16] === 'function' ? w16 : `${f.id}_accum`;
-  const fnInt = wasm && op === 'scores' ? intScoresFn(k, f, D, q) : '';
   return {
-    format: f.id, fn, fnInt, channel: f.axis === 'channel',
+    format: f.id, kernel: r.key,
     addr: run.bytes.byteOffset + run.offset, headStride: run.headStride, first: run.first,
-    rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0,
+    rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0, table: r.row ? tableAddress(k, r.row) : 0, call: r.unit,
   };
 }
 
-function attendFast(k: WasmKernels, args: FastAttendArgs): void {
+function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   const { view, heads } = args;
   const { nq, group: G } = validate(args);
   const D = view.headDim;
@@ -173,7 +176,17 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): void {
   const rows = qc * G;
   if (rows > MAX_UNIT_ROWS) throw new ShapeError(`attend: ${G} query heads per kv head exceeds ${MAX_UNIT_ROWS}`);
   const nQC = Math.ceil(nq / qc);
-  const nThreads = work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
+  // Routes are resolved once per format (registry.ts); a segment pays a lookup.
+  const used: Route[] = [];
+  const routeOf = (f: KvFormat, op: 'scores' | 'accumulate') => {
+    const r = routeRun(f, op, op === 'scores' ? qp : vp, D, rows);
+    if (!used.includes(r)) used.push(r);
+    return r;
+  };
+  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, routeOf(s.k.format, 'scores')), v: runPlan(k, s.v, D, routeOf(s.v.format, 'accumulate')) }));
+  // Kernels given to registerKernel live on this thread only.
+  const local = used.some((r) => r.custom);
+  const nThreads = !local && work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
   // Split a head's positions until there are UNITS_PER_THREAD units per thread: threads take units as they
   // finish, so a core that runs slower (a busy or throttled vCPU) takes fewer instead of setting the pace.
   const splits = nThreads > 1 ? Math.max(1, Math.min(Math.ceil((UNITS_PER_THREAD * nThreads) / (H * nQC)), Math.floor(L / MIN_SPLIT))) : 1;
@@ -193,9 +206,8 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): void {
   const qdOff = qiOff + qiB;
   const lohiOff = qdOff + qdB;
   const partOff = lohiOff + lohiB;
-  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, rows, 'scores', qp, vp), v: runPlan(k, s.v, D, rows, 'accumulate', qp, vp) }));
   // Integer kernels take q rows quantized here once per call.
-  const useInt = segs.some((s) => s.k.fnInt !== '');
+  const useInt = used.some((r) => r.row?.abi === 'scores-int');
   for (let b0 = 0; b0 < nq; b0 += bq) {
     const n = Math.min(bq, nq - b0);
     // Scaled q of queries [b0, b0+n), reordered [nq, heads, D] -> [kvHeads, n, G, D]: a unit's rows are contiguous.
@@ -212,14 +224,15 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): void {
     }
     new Int32Array(buf, lohiOff, n * 2).set(lohiJs.subarray(2 * b0, 2 * (b0 + n)));
     if (useInt) k.exports.quantizeRows(qOff, H * n * G, D, Q_MAX[qp as Exclude<QPrecision, 'f32'>], qiOff, qdOff);
-    const job: AttendJob = {
+    const job: BoundJob = {
       D, G, kvHeads: H, nq: n, qc, splits, chunk, q: qOff, qi: useInt ? qiOff : 0, qd: useInt ? qdOff : 0, lohi: lohiOff,
-      softcap: args.softcap ?? 0, segs, part: partOff, slotBytes: slot, units: H * Math.ceil(n / qc) * splits, table: k.tables,
+      softcap: args.softcap ?? 0, segs, part: partOff, slotBytes: slot, units: H * Math.ceil(n / qc) * splits,
     };
     runJob(k, job, scratchAt(off), nThreads);
     buf = k.arena.memory.buffer;
     mergeUnits(job, buf, heads, args.out, b0);
   }
+  return { path: 'fast', kernels: used.map((r) => r.key), threads: nThreads };
 }
 
 /**

@@ -2,10 +2,12 @@
 // kernel registry: the wasm encoder when dst is arena memory (JS inputs are staged), else the reference.
 import type { KvFormat } from '../formats/format.js';
 import { formats } from '../formats/registry.js';
-import { lookupKernel, type EncodeKernel } from './registry.js';
+import { lookupKernel, registryVersion, type EncodeKernel } from './registry.js';
 import { refKernel } from './ref-ops.js';
 
 const unregistered = new WeakMap<KvFormat, EncodeKernel>();
+/** The encoder each registered format resolved to, valid while the registry version is unchanged. */
+const resolved = new WeakMap<KvFormat, { version: number; fn: EncodeKernel }>();
 
 /**
  * Encodes `tokens` tokens of one head: src row t starts at srcOff + t*srcStride (headDim values).
@@ -19,7 +21,13 @@ export function encodeRows(format: KvFormat, src: Float32Array, srcOff: number, 
 
 function encoderFor(format: KvFormat): EncodeKernel {
   // Formats built outside the registry (tests, experiments) use their own reference encoder.
-  if (formats.get(format.id) === format) return lookupKernel(format.id, 'encode').fn;
+  if (formats.get(format.id) === format) {
+    const r = resolved.get(format);
+    if (r && r.version === registryVersion()) return r.fn;
+    const fn = lookupKernel(format.id, 'encode').fn;
+    resolved.set(format, { version: registryVersion(), fn });
+    return fn;
+  }
   let k = unregistered.get(format);
   if (!k) unregistered.set(format, (k = refKernel(format, 'encode')));
   return k;

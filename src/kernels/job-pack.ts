@@ -1,9 +1,9 @@
-// An AttendJob as numbers in a shared Float64Array (plus its few distinct strings), for the pool workers:
+// An AttendJob as numbers in a shared Float64Array (plus its few distinct strings: formats and kernel keys), for the pool workers:
 // JSON of a 32K-context job (130 segments, 37 KB) cost ~130 us to write and ~155 us to read per layer.
 import type { AttendJob, RunPlan, SegPlan } from './attend-unit.js';
 
-const HEADER = 17;
-const RUN = 8;
+const HEADER = 16;
+const RUN = 7;
 const SEG = 2 + 2 * RUN;
 
 /** Numbers a job with `segs` segments needs. */
@@ -20,17 +20,16 @@ export function packJob(job: AttendJob, nums: Float64Array): string[] {
     if (i === undefined) index.set(s, (i = strings.push(s) - 1));
     return i;
   };
-  const h = [job.D, job.G, job.kvHeads, job.nq, job.qc, job.splits, job.chunk, job.q, job.qi, job.qd, job.lohi, job.softcap, job.part, job.slotBytes, job.units, job.table, job.segs.length];
+  const h = [job.D, job.G, job.kvHeads, job.nq, job.qc, job.splits, job.chunk, job.q, job.qi, job.qd, job.lohi, job.softcap, job.part, job.slotBytes, job.units, job.segs.length];
   nums.set(h, 0);
   const run = (r: RunPlan, o: number) => {
     nums[o] = str(r.format);
-    nums[o + 1] = str(r.fn);
-    nums[o + 2] = str(r.fnInt);
-    nums[o + 3] = r.channel ? 1 : 0;
-    nums[o + 4] = r.addr;
-    nums[o + 5] = r.headStride;
-    nums[o + 6] = r.first;
-    nums[o + 7] = r.rowBytes;
+    nums[o + 1] = str(r.kernel);
+    nums[o + 2] = r.addr;
+    nums[o + 3] = r.headStride;
+    nums[o + 4] = r.first;
+    nums[o + 5] = r.rowBytes;
+    nums[o + 6] = r.table;
   };
   job.segs.forEach((s, i) => {
     const o = HEADER + i * SEG;
@@ -45,12 +44,12 @@ export function packJob(job: AttendJob, nums: Float64Array): string[] {
 /** The job packJob wrote. */
 export function unpackJob(nums: Float64Array, strings: readonly string[]): AttendJob {
   const run = (o: number): RunPlan => ({
-    format: strings[nums[o]!]!, fn: strings[nums[o + 1]!]!, fnInt: strings[nums[o + 2]!]!, channel: nums[o + 3] === 1,
-    addr: nums[o + 4]!, headStride: nums[o + 5]!, first: nums[o + 6]!, rowBytes: nums[o + 7]!,
+    format: strings[nums[o]!]!, kernel: strings[nums[o + 1]!]!,
+    addr: nums[o + 2]!, headStride: nums[o + 3]!, first: nums[o + 4]!, rowBytes: nums[o + 5]!, table: nums[o + 6]!,
   });
   const segs: SegPlan[] = [];
   // Bounded by the buffer: a worker may read numbers a newer job is overwriting (its units then refuse it).
-  const count = Math.min(nums[16]!, Math.floor((nums.length - HEADER) / SEG));
+  const count = Math.min(nums[15]!, Math.floor((nums.length - HEADER) / SEG));
   for (let i = 0; i < count; i++) {
     const o = HEADER + i * SEG;
     segs.push({ start: nums[o]!, count: nums[o + 1]!, k: run(o + 2), v: run(o + 2 + RUN) });
@@ -58,6 +57,6 @@ export function unpackJob(nums: Float64Array, strings: readonly string[]): Atten
   const n = (i: number) => nums[i]!;
   return {
     D: n(0), G: n(1), kvHeads: n(2), nq: n(3), qc: n(4), splits: n(5), chunk: n(6), q: n(7), qi: n(8), qd: n(9), lohi: n(10),
-    softcap: n(11), part: n(12), slotBytes: n(13), units: n(14), table: n(15), segs,
+    softcap: n(11), part: n(12), slotBytes: n(13), units: n(14), segs,
   };
 }

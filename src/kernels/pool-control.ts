@@ -9,7 +9,25 @@ export const READY = 4; // workers that finished instantiation
 export const JOB_LEN = 5; // bytes of the JSON job
 export const ERR = 6; // 1 when a worker's unit or call threw
 export const KIND = 7; // JOB_UNITS or JOB_CALLS
-export const CTL_WORDS = 8;
+export const ERR_LEN = 8; // bytes of the first failure's text in the error buffer
+export const CTL_WORDS = 9;
+/** Bytes of the error buffer: the first failing worker's exception, as text (the caller's error cause). */
+export const ERR_BYTES = 2048;
+
+/** Records the first failure of a job (later ones only set ERR): its name and message, for the caller. */
+export function recordError(ctl: Int32Array, errText: Uint8Array, e: unknown): void {
+  if (Atomics.compareExchange(ctl, ERR, 0, 1) !== 0) return;
+  const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const bytes = new TextEncoder().encode(text).subarray(0, ERR_BYTES);
+  errText.set(bytes);
+  Atomics.store(ctl, ERR_LEN, bytes.length);
+}
+
+/** The failure recordError kept, as an Error to pass as a cause (null when no worker failed). */
+export function recordedError(ctl: Int32Array, errText: Uint8Array): Error | null {
+  if (!Atomics.load(ctl, ERR)) return null;
+  return new Error(new TextDecoder().decode(errText.slice(0, Atomics.load(ctl, ERR_LEN))));
+}
 
 export const JOB_UNITS = 0;
 export const JOB_CALLS = 1;

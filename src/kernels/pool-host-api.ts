@@ -12,6 +12,8 @@ export interface PoolInit {
   /** The job's strings (JSON) and its numbers (job-pack.ts). */
   jobBytes: Uint8Array;
   jobNums: Float64Array;
+  /** The first failure's text (pool-control.ts recordError). */
+  errText: Uint8Array;
   scratch: number;
   spinMs: number;
 }

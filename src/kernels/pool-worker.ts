@@ -3,9 +3,9 @@
 // left; kernel calls: run the one in this worker's slot. Report each through the DONE word.
 import { workerData } from './pool-worker-init.js';
 import type { PoolInit as Init } from './pool-host-api.js';
-import { runUnit, scratchAt, type AttendJob } from './attend-unit.js';
+import { bindJob, runUnit, scratchAt, unitKernel, type BoundJob, type UnitKernel } from './attend-unit.js';
 import { unpackJob } from './job-pack.js';
-import { CALL_SLOT, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, KIND, QUIT, READY, takeUnit } from './pool-control.js';
+import { CALL_SLOT, DONE, GEN, JOB_CALLS, JOB_LEN, KIND, QUIT, READY, recordError, takeUnit } from './pool-control.js';
 
 const init = workerData as Init;
 const { ctl, jobBytes, memory } = init;
@@ -13,6 +13,13 @@ const instance = new WebAssembly.Instance(init.module, { env: { memory } });
 const ex = instance.exports as Record<string, unknown>;
 // Export list order: the index pool.ts's runCalls puts in a call slot.
 const fns = Object.values(ex) as ((...a: number[]) => void)[];
+// Registry keys -> kernels, resolved from the kernel table as the main thread does (kept across jobs).
+const kernels = new Map<string, UnitKernel>();
+const resolve = (key: string): UnitKernel => {
+  let kn = kernels.get(key);
+  if (!kn) kernels.set(key, (kn = unitKernel(key, ex)));
+  return kn;
+};
 const slot = init.id * CALL_SLOT;
 const args: number[] = [];
 const scratch = scratchAt(init.scratch);
@@ -40,16 +47,16 @@ for (;;) {
     if (idx < 0) continue;
     try {
       fns[idx]!(...args);
-    } catch {
-      Atomics.store(ctl, ERR, 1);
+    } catch (e) {
+      recordError(ctl, init.errText, e);
     }
     Atomics.add(ctl, DONE, 1);
     Atomics.notify(ctl, DONE);
     continue;
   }
-  let job: AttendJob;
+  let job: BoundJob;
   try {
-    job = unpackJob(init.jobNums, JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as string[]);
+    job = bindJob(unpackJob(init.jobNums, JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as string[]), resolve);
   } catch {
     continue; // rewritten by a newer job while we read it: that job's units carry a newer generation tag
   }
@@ -58,8 +65,8 @@ for (;;) {
     if (u < 0) break;
     try {
       runUnit(ex, memory, job, u, scratch);
-    } catch {
-      Atomics.store(ctl, ERR, 1);
+    } catch (e) {
+      recordError(ctl, init.errText, e);
     }
     Atomics.add(ctl, DONE, 1);
     Atomics.notify(ctl, DONE);

@@ -9,6 +9,7 @@ import { getFormat } from '../formats/registry.js';
 import { bytesFor } from '../formats/format.js';
 import { encodeRows } from './encode.js';
 import { Prng } from '../numeric/prng.js';
+import { PoolError } from '../errors.js';
 import type { MixedView } from '../attention/view.js';
 
 /** One bulk segment of `id` K/V, kvHeads x L tokens, in arena memory. */
@@ -114,4 +115,19 @@ test('pool: kernel calls and attention units share the workers; interleaved jobs
   assert.throws(() => runCalls(k, [['scaleF32', [buf, n, 3]], ['noSuchKernel', []]]), /noSuchKernel/);
   k.arena.free(buf);
   free();
+});
+
+test('pool: a worker\'s exception is the cause of the caller\'s error, not swallowed', (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('wasm kernels unavailable');
+  if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
+  const buf = k.arena.alloc(64);
+  // The second call runs on a worker and reads far outside arena memory: the module traps there.
+  assert.throws(
+    () => runCalls(k, [['scaleF32', [buf, 16, 3]], ['scaleF32', [0xfffff000, 1024, 2]]]),
+    (e: unknown) => e instanceof PoolError && e.cause instanceof Error && /RuntimeError: memory access out of bounds/.test(e.cause.message) && /out of bounds/.test(e.message),
+  );
+  // The pool stays usable.
+  runCalls(k, [['scaleF32', [buf, 16, 1]], ['scaleF32', [buf, 16, 1]]]);
+  k.arena.free(buf);
 });

@@ -4,11 +4,11 @@
 // callers stay synchronous. One set of spinners for everything: never more busy threads than cores.
 // Workers come from the platform (pool-host.ts: worker_threads; pool-host.browser.ts: Web Workers, started
 // ahead of use by startPool); a failed start means single-threaded.
-import { KvpackError } from '../errors.js';
+import { PoolError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
-import { THREAD_SCRATCH_BYTES, runUnit, type AttendJob, type UnitScratch } from './attend-unit.js';
+import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
-import { CALL_SLOT, CTL_WORDS, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, armTickets, takeUnit } from './pool-control.js';
+import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, armTickets, recordedError, takeUnit } from './pool-control.js';
 import { host } from './pool-host.js';
 
 const cores = host.cores;
@@ -42,6 +42,7 @@ interface Pool {
   readonly jobBytes: Uint8Array;
   readonly jobNums: Float64Array;
   readonly calls: Float64Array;
+  readonly errText: Uint8Array;
   /** Export name -> index in the module's export list (the order every worker sees too). */
   readonly exportIndex: ReadonlyMap<string, number>;
   readonly handles: { terminate(): unknown }[];
@@ -120,14 +121,15 @@ function spawnPool(k: WasmKernels, want: number): Pool {
   const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
   const jobNums = new Float64Array(new SharedArrayBuffer(packedLength(JOB_SEGS) * 8));
   const calls = new Float64Array(new SharedArrayBuffer(want * CALL_SLOT * 8));
+  const errText = new Uint8Array(new SharedArrayBuffer(ERR_BYTES));
   const handles = [];
   for (let i = 0; i < want; i++) {
     // Scratch taken from the arena now, so later jobs never grow memory on behalf of a worker.
     const scratch = k.arena.alloc(THREAD_SCRATCH_BYTES);
-    handles.push(host.spawn({ id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, jobNums, calls, scratch, spinMs: SPIN_MS }));
+    handles.push(host.spawn({ id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, jobNums, calls, errText, scratch, spinMs: SPIN_MS }));
   }
   const exportIndex = new Map(WebAssembly.Module.exports(k.module).map((e, i) => [e.name, i]));
-  return { workers: want, ctl, jobBytes, jobNums, calls, exportIndex, handles };
+  return { workers: want, ctl, jobBytes, jobNums, calls, errText, exportIndex, handles };
 }
 
 /** Attention jobs and kernel calls handed to workers since start. */
@@ -152,7 +154,7 @@ export function stopPool(): void {
  * Runs every unit of the job on `nThreads` threads (this one included) and returns when all are done.
  * Falls back to running them all here when the pool cannot start.
  */
-export function runJob(k: WasmKernels, job: AttendJob, mainScratch: UnitScratch, nThreads: number): void {
+export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, nThreads: number): void {
   if (nThreads > 1 && backoff > 0) {
     backoff--;
     nThreads = 1;
@@ -193,7 +195,8 @@ export function runJob(k: WasmKernels, job: AttendJob, mainScratch: UnitScratch,
       starved = 0;
     }
   } else starved = 0;
-  if (Atomics.load(ctl, ERR)) throw new KvpackError('E_THREADS', 'attend: a pool worker failed on its unit');
+  const failed = recordedError(ctl, p.errText);
+  if (failed) throw new PoolError(`attend: a pool worker failed on its unit (${failed.message})`, failed);
 }
 
 /** Spins for SPIN_MS, then sleeps, until the DONE word reaches `target`. */
@@ -228,7 +231,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
       }
       const [name, args] = calls[w + 1]!;
       const idx = p.exportIndex.get(name);
-      if (idx === undefined || args.length > MAX_CALL_ARGS) throw new KvpackError('E_THREADS', `pool: no kernel export '${name}' or more than ${MAX_CALL_ARGS} args`);
+      if (idx === undefined || args.length > MAX_CALL_ARGS) throw new PoolError(`pool: no kernel export '${name}' or more than ${MAX_CALL_ARGS} args`);
       p.calls[slot] = idx;
       p.calls[slot + 1] = args.length;
       p.calls.set(args, slot + 2);
@@ -244,6 +247,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
   for (let i = sent + 1; i < calls.length; i++) call(calls[i]!);
   if (p && sent > 0) {
     waitDone(p.ctl, sent);
-    if (Atomics.load(p.ctl, ERR)) throw new KvpackError('E_THREADS', 'pool: a worker kernel call trapped');
+    const failed = recordedError(p.ctl, p.errText);
+    if (failed) throw new PoolError(`pool: a worker kernel call failed (${failed.message})`, failed);
   }
 }

@@ -1,5 +1,5 @@
 // Reference kernels for any KvFormat, built from its encodeBlock/decodeBlock: slow, and the definition.
-import { blocksFor, rowBytes, type KvFormat } from '../formats/format.js';
+import { blocksFor, rowBytes, MAX_BLOCK_VALUES, type KvFormat } from '../formats/format.js';
 import { readTile, type PackedRun } from '../attention/view.js';
 import { ShapeError } from '../errors.js';
 import type { AccumulateKernel, DecodeKernel, EncodeKernel, KernelFor, Op, ScoresKernel } from './registry.js';
@@ -36,7 +36,7 @@ function refEncode(f: KvFormat): EncodeKernel {
 function forTiles(f: KvFormat, src: Uint8Array, base: number, t0: number, tokens: number, headDim: number, fn: (tile: Float32Array, t: number, n: number) => void): void {
   const run: PackedRun = { format: f, bytes: src, offset: base, headStride: 0, first: 0 };
   const tile = new Float32Array(TILE * headDim);
-  const scratch = new Float32Array(Math.max(256, f.blockValues));
+  const scratch = new Float32Array(Math.max(MAX_BLOCK_VALUES, f.blockValues));
   let t = 0;
   while (t < tokens) {
     const runT = t0 + t;

@@ -3,6 +3,7 @@
 // every caller uses the reference kernels.
 import { WASM_BASE64 } from './wasm-binary.js';
 import { sharedArena, type Arena } from './arena.js';
+import { rowTables, type KernelRow } from './table.js';
 
 type Ptr = number;
 
@@ -34,16 +35,19 @@ export interface WasmKernels {
   readonly tile: number;
   /** Arena address of the staging area where JS-side inputs are copied before an encode (STAGE_BYTES). */
   readonly stage: number;
-  /** Arena address of lookup tables some kernels read (TABLE_BYTES; filled by wasm-ops.ts). */
-  readonly tables: number;
+  /** Arena address of each table row's lookup table (table.ts), placed once at load. */
+  readonly tables: ReadonlyMap<readonly number[], number>;
+}
+
+/** Arena address of the lookup table a row's kernel reads, 0 when it reads none. */
+export function tableAddress(k: WasmKernels, row: KernelRow): number {
+  return row.table ? k.tables.get(row.table)! : 0;
 }
 
 /** Tile scratch: tileBytes(D) is 16 KiB up to D = 1024 and 16*D bytes above, so this covers D <= 4096. */
 export const TILE_BYTES = 65536;
 /** Staging for encode inputs that live in JS arrays; bigger inputs are encoded in chunks. */
 export const STAGE_BYTES = 262144;
-/** Lookup tables: q2c_0 uses 256 x 16 bytes (a code byte -> its four tokens' levels). */
-export const TABLE_BYTES = 4096;
 /** Largest head dim the wasm kernels accept (the tile is sized for it). */
 export const MAX_WASM_HEAD_DIM = 4096;
 
@@ -77,7 +81,12 @@ export function wasmKernels(): WasmKernels | null {
     // Scratch is taken once here so later kernel calls never grow memory (a grow would stale callers' views).
     const tile = arena.alloc(TILE_BYTES);
     const stage = arena.alloc(STAGE_BYTES);
-    const tables = arena.alloc(TABLE_BYTES);
+    const tables = new Map<readonly number[], number>();
+    for (const t of rowTables()) {
+      const at = arena.alloc(t.length * 4);
+      new Float32Array(arena.memory.buffer, at, t.length).set(t);
+      tables.set(t, at);
+    }
     loaded = { arena, module, exports: instance.exports as unknown as WasmExports, tile, stage, tables };
   } catch (e) {
     failure = `instantiation failed: ${(e as Error).message}`;

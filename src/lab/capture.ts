@@ -1,14 +1,13 @@
 // Capture files: Q/K/V per layer dumped from a live model, so protocols can probe real caches (seed 000).
 // `kvpack capture` (engine side, later) writes these; the lab only reads them.
 //
-// Layout (little-endian):
-//   8 B  magic "KVPKCAP1"
-//   4 B  u32 header length H
-//   H B  JSON header (UTF-8), space-padded so the data starts 4-byte aligned
-//   data: float32 arrays at header offsets (bytes, from the start of the data)
+// Layout (a framed file, io/framed.ts): 8 B magic "KVPKCAP1" | u32 header length H | H B JSON header (UTF-8),
+// space-padded so the data starts 4-byte aligned | data: float32 arrays at header offsets (bytes, from the
+// start of the data).
 // Per layer: q [tokens, heads, headDim] and k, v [kvHeads, tokens, headDim], as attention sees them (after
 // RoPE and any q/k norm), so the lab needs no model code to use them.
 import { FileFormatError } from '../errors.js';
+import { readFrame, writeFrame, type FrameSpec } from '../io/framed.js';
 import { f32Bytes, readF32 } from './arrays.js';
 
 export const CAPTURE_MAGIC = 'KVPKCAP1';
@@ -17,6 +16,7 @@ export const MAX_CAPTURE_HEADER = 16 << 20;
 /** Guards against absurd shapes from a corrupt header (no real head has more dims, no capture more tokens). */
 export const MAX_CAPTURE_DIM = 1 << 16;
 export const MAX_CAPTURE_TOKENS = 1 << 22;
+const FRAME: FrameSpec = { kind: 'capture', magic: CAPTURE_MAGIC, maxHeader: MAX_CAPTURE_HEADER, pad: true };
 
 export interface CapturedLayer {
   readonly layer: number;
@@ -72,16 +72,7 @@ export function writeCapture(c: Capture): Uint8Array {
     return { layer: l.layer, tokens: l.tokens, heads: l.heads, kvHeads: l.kvHeads, headDim: l.headDim, q: blob(l.q), k: blob(l.k), v: blob(l.v) };
   });
   const header: Header = { format: 'kvpack-capture', version: 1, meta: c.meta, layers };
-  let json = JSON.stringify(header);
-  while ((12 + Buffer.byteLength(json)) % 4) json += ' ';
-  const hb = Buffer.from(json, 'utf8');
-  const data = f32Bytes(...c.layers.flatMap((l) => [l.q, l.k, l.v]));
-  const out = new Uint8Array(12 + hb.length + data.length);
-  out.set(Buffer.from(CAPTURE_MAGIC, 'latin1'), 0);
-  new DataView(out.buffer).setUint32(8, hb.length, true);
-  out.set(hb, 12);
-  out.set(data, 12 + hb.length);
-  return out;
+  return writeFrame(FRAME, header, [f32Bytes(...c.layers.flatMap((l) => [l.q, l.k, l.v]))]);
 }
 
 function checkShape(layer: number, tokens: number, heads: number, kvHeads: number, D: number, qn: number, kn: number, vn: number): void {
@@ -97,17 +88,8 @@ function checkShape(layer: number, tokens: number, heads: number, kvHeads: numbe
 
 /** Parses a capture file; every length and offset is checked before any array is read. */
 export function readCapture(bytes: Uint8Array): Capture {
-  if (bytes.length < 12 || Buffer.from(bytes.subarray(0, 8)).toString('latin1') !== CAPTURE_MAGIC) throw new FileFormatError('capture', 'wrong magic (not a kvpack capture file)');
-  const H = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(8, true);
-  if (H > MAX_CAPTURE_HEADER || 12 + H > bytes.length) throw new FileFormatError('capture', `header length ${H} exceeds the file or the ${MAX_CAPTURE_HEADER} B limit`);
-  let header: Header;
-  try {
-    header = JSON.parse(Buffer.from(bytes.subarray(12, 12 + H)).toString('utf8')) as Header;
-  } catch (e) {
-    throw new FileFormatError('capture', `header is not JSON: ${(e as Error).message}`);
-  }
+  const { header, body: data } = readFrame<Header>(FRAME, bytes);
   if (header.format !== 'kvpack-capture' || header.version !== 1 || !Array.isArray(header.layers)) throw new FileFormatError('capture', 'unsupported header (format/version)');
-  const data = bytes.subarray(12 + H);
   const read = (b: Blob, want: number, what: string): Float32Array => {
     if (!b || !Number.isInteger(b.offset) || b.offset < 0 || b.offset % 4 || b.length !== want || b.offset + 4 * want > data.length) {
       throw new FileFormatError('capture', `${what}: blob ${JSON.stringify(b)} is outside the data or not ${want} floats`);

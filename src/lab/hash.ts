@@ -1,4 +1,4 @@
-// sha256 of files and of the kvpack source tree (LF-normalized, so a CRLF checkout hashes the same).
+// sha256 of files and of the kvpack code that runs (LF-normalized, so a CRLF checkout hashes the same).
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
@@ -32,24 +32,35 @@ export function repoRoot(): string {
   }
 }
 
-/** Folders whose files make up "the kvpack source tree" in a manifest. */
-export const SOURCE_DIRS = ['src', 'protocols'] as const;
+/**
+ * The tree of modules this process runs: dist/src when kvpack runs compiled (an installed package has only
+ * that), src when run from TypeScript (tsx). This module sits in its lab/ folder.
+ */
+export function codeRoot(): string {
+  return dirname(dirname(fileURLToPath(import.meta.url)));
+}
 
-function listFiles(dir: string, out: string[]): void {
+/** Files of the code tree that run: modules (.js compiled, .ts under tsx), no tests, maps or declarations. */
+const RUNS = /\.(js|mjs|ts)$/;
+const NOT_RUN = /(\.test\.(js|ts)|\.d\.ts)$/;
+
+function listFiles(dir: string, out: string[], keep: (p: string) => boolean): void {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) listFiles(p, out);
-    else out.push(p);
+    if (statSync(p).isDirectory()) listFiles(p, out, keep);
+    else if (keep(p)) out.push(p);
   }
 }
 
 /**
- * The source listing: one "sha256  path" line per file under src/ and protocols/ (posix paths, sorted,
- * contents with CRLF -> LF). Its own sha256 is the tree hash a manifest records.
+ * The source listing: one "sha256  path" line per module of the running code tree (`code`, default
+ * codeRoot()) and per file under protocols/ (posix paths relative to `root`, sorted, contents with CRLF ->
+ * LF). Its own sha256 is the tree hash a manifest records.
  */
-export function sourceListing(root = repoRoot()): string {
+export function sourceListing(root = repoRoot(), code = codeRoot()): string {
   const files: string[] = [];
-  for (const d of SOURCE_DIRS) if (existsSync(join(root, d))) listFiles(join(root, d), files);
+  if (existsSync(code)) listFiles(code, files, (p) => RUNS.test(p) && !NOT_RUN.test(p));
+  if (existsSync(join(root, 'protocols'))) listFiles(join(root, 'protocols'), files, () => true);
   const rows = files.map((p) => {
     const rel = relative(root, p).split(sep).join('/');
     const text = readFileSync(p).toString('latin1').replace(/\r\n/g, '\n');

@@ -1,6 +1,7 @@
 // Run directories and their manifest: every file hashed, written to a temp dir, renamed into place at the end.
 import { cpus, platform, arch } from 'node:os';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { partialDir, publishDir } from '../io/atomic.js';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { KvpackError, FileFormatError, ArgumentError } from '../errors.js';
 import { CheckList } from './checks.js';
@@ -60,10 +61,7 @@ export class RunWriter {
     this.out = resolve(out);
     if (existsSync(this.out)) throw new OutputExistsError(this.out);
     mkdirSync(dirname(this.out), { recursive: true });
-    let n = 0;
-    do this.tmp = `${this.out}.partial-${process.pid}-${n++}`;
-    while (existsSync(this.tmp));
-    mkdirSync(this.tmp);
+    this.tmp = partialDir(this.out);
     // Hash the source at the start: the code that runs is the code that was there when it began.
     this.listing = sourceListing();
     this.write(PROTOCOL_COPY, protocolBytes, 'protocol');
@@ -113,7 +111,7 @@ export class RunWriter {
     };
     writeFileSync(join(this.tmp, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
     if (existsSync(this.out)) throw new OutputExistsError(this.out);
-    renameSync(this.tmp, this.out);
+    publishDir(this.tmp, this.out);
     this.done = true;
     return manifest;
   }

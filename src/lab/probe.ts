@@ -4,7 +4,7 @@
 import { kvBytes } from '../cache/accounting.js';
 import type { AnchorPrecision, CachePolicy, LayerOverride } from '../cache/policy.js';
 import { schemes } from '../cache/schemes.js';
-import { ArgumentError, UnknownFormatError } from '../errors.js';
+import { ArgumentError, UnknownSchemeError } from '../errors.js';
 import type { Model } from '../model/model.js';
 import { klMean } from './metrics.js';
 import type { EvalPrompt } from './reference-logits.js';
@@ -66,7 +66,7 @@ function withLayer(base: CachePolicy, layer: number, o: LayerOverride): CachePol
 /** The policy that protects `layers` of the bare scheme. */
 export function protectLayers(scheme: string, layers: readonly number[], protect: 'exact' | 'anchors', anchors = { count: 32, precision: 'f16' as AnchorPrecision }): CachePolicy {
   const s = schemes.get(scheme);
-  if (!s) throw new UnknownFormatError('scheme', scheme, [...schemes.keys()]);
+  if (!s) throw new UnknownSchemeError(scheme, [...schemes.keys()]);
   const base: CachePolicy = { k: s.k, v: s.v, ...BARE };
   if (layers.length === 0) return base;
   if (protect === 'anchors') return { ...base, anchors: { count: anchors.count, precision: anchors.precision, layers: [...layers].sort((a, b) => a - b) } };
@@ -78,7 +78,7 @@ export function protectLayers(scheme: string, layers: readonly number[], protect
 export function runProbe(model: Model, o: ProbeOptions): ProbeResult {
   const t0 = performance.now();
   const s = schemes.get(o.scheme);
-  if (!s) throw new UnknownFormatError('scheme', o.scheme, [...schemes.keys()]);
+  if (!s) throw new UnknownSchemeError(o.scheme, [...schemes.keys()]);
   if (o.sequences.length === 0) throw new ArgumentError('probe: no sequences');
   const L = model.hp.nLayer;
   const floor = o.errorFloor ?? 1e-3;

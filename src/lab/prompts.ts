@@ -2,7 +2,7 @@
 // defaults are story openings (story-openings.ts: a held-out set for evaluation, a calibration set for the
 // probe) continued by the model's own greedy text; id-only models (or `source: 'ids'`) get seeded random ids
 // continued the same way.
-import { readFileSync } from 'node:fs';
+import { readWholeFile } from '../io/files.js';
 import { ArgumentError, FileFormatError } from '../errors.js';
 import { PREFILL_CHUNK } from '../model/generate.js';
 import type { Model } from '../model/model.js';
@@ -139,7 +139,7 @@ export function defaultPrompts(model: Model, s: DefaultPromptSpec): EvalPrompt[]
 
 /** JSON lines: `[1, 2, 3]`, `{"tokens": [...]}`, `"text"` or `{"text": "..."}` (text needs a tokenizer). */
 export function readPromptsFile(path: string, model: Model): EvalPrompt[] {
-  const lines = readFileSync(path, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = readWholeFile(path, 'prompts file').toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
   if (lines.length === 0) throw new FileFormatError('prompts', `${path} has no prompts`);
   return lines.map((line, i) => {
     let x: unknown;

@@ -1,7 +1,7 @@
 // The protocol registry: name -> frozen JSON + runner + auditor. A duplicate name throws at load.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UnknownFormatError, ArgumentError } from '../errors.js';
+import { ArgumentError, UnknownProtocolError } from '../errors.js';
 import { repoRoot } from './hash.js';
 import type { Protocol, RunOptions, RunResult } from './protocol-types.js';
 import { residualWindow } from './protocols/residual-window.js';
@@ -32,7 +32,7 @@ export const protocols: ReadonlyMap<string, Protocol> = (() => {
 
 export function getProtocol(name: string): Protocol {
   const p = protocols.get(name);
-  if (!p) throw new UnknownFormatError('protocol', name, [...protocols.keys()]);
+  if (!p) throw new UnknownProtocolError(name, [...protocols.keys()]);
   return p;
 }
 

@@ -3,7 +3,10 @@
 //
 // Artifact layout (little-endian): 8 B magic "KVPKREF1", u32 header length H, H B JSON header (space-padded
 // to 4-byte alignment), then each entry's logits as float32 [rows, vocab] in header order.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { writeAtomic } from '../io/atomic.js';
+import { readFrame, writeFrame, type FrameSpec } from '../io/framed.js';
+import { readWholeFile } from '../io/files.js';
 import { join } from 'node:path';
 import type { CachePolicy } from '../cache/policy.js';
 import { FileFormatError } from '../errors.js';
@@ -15,6 +18,7 @@ import { runSequence } from './sequence.js';
 export const REFERENCE_MAGIC = 'KVPKREF1';
 /** Guards against a corrupt length field making us parse a huge "header". */
 const MAX_REFERENCE_HEADER = 64 << 20;
+const FRAME: FrameSpec = { kind: 'reference', magic: REFERENCE_MAGIC, maxHeader: MAX_REFERENCE_HEADER, pad: true };
 /** The reference every scheme is compared with: f16 K/V everywhere, nothing special (seeds 000/002). */
 export const REFERENCE_POLICY: CachePolicy = { k: 'f16', v: 'f16', window: 0, sinks: 0 };
 
@@ -74,31 +78,14 @@ interface Header {
 export function writeReference(r: ReferenceSet): Uint8Array {
   const data = f32Bytes(...r.entries.map((e) => e.logits));
   const header: Header = { format: 'kvpack-reference', version: 1, key: r.key, spec: r.spec, vocab: r.vocab, continuations: r.entries.map((e) => e.continuation), dataSha256: sha256(data) };
-  let json = JSON.stringify(header);
-  while ((12 + Buffer.byteLength(json)) % 4) json += ' ';
-  const hb = Buffer.from(json, 'utf8');
-  const out = new Uint8Array(12 + hb.length + data.length);
-  out.set(Buffer.from(REFERENCE_MAGIC, 'latin1'), 0);
-  new DataView(out.buffer).setUint32(8, hb.length, true);
-  out.set(hb, 12);
-  out.set(data, 12 + hb.length);
-  return out;
+  return writeFrame(FRAME, header, [data]);
 }
 
 /** Parses an artifact; the key is recomputed from the spec and the logits hash is checked. */
 export function readReference(bytes: Uint8Array): ReferenceSet {
-  if (bytes.length < 12 || Buffer.from(bytes.subarray(0, 8)).toString('latin1') !== REFERENCE_MAGIC) throw new FileFormatError('reference', 'wrong magic (not a kvpack reference file)');
-  const H = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(8, true);
-  if (H > MAX_REFERENCE_HEADER || 12 + H > bytes.length) throw new FileFormatError('reference', `header length ${H} exceeds the file or the limit`);
-  let h: Header;
-  try {
-    h = JSON.parse(Buffer.from(bytes.subarray(12, 12 + H)).toString('utf8')) as Header;
-  } catch (e) {
-    throw new FileFormatError('reference', `header is not JSON: ${(e as Error).message}`);
-  }
+  const { header: h, body: data } = readFrame<Header>(FRAME, bytes);
   if (h.format !== 'kvpack-reference' || h.version !== 1) throw new FileFormatError('reference', 'unsupported header');
   if (referenceKey(h.spec) !== h.key) throw new FileFormatError('reference', 'key does not match the recorded spec');
-  const data = bytes.subarray(12 + H);
   if (sha256(data) !== h.dataSha256) throw new FileFormatError('reference', 'logits do not match the recorded sha256');
   const lengths = h.spec.prompts.map((p) => (p.tokens.length + h.spec.horizon - 1) * h.vocab);
   const logits = readF32(data, ...lengths);
@@ -110,14 +97,12 @@ export function loadOrComputeReference(model: Model, spec: ReferenceKey, dir: st
   const key = referenceKey(spec);
   const path = join(dir, `${key}.kvref`);
   if (existsSync(path)) {
-    const ref = readReference(new Uint8Array(readFileSync(path)));
+    const ref = readReference(new Uint8Array(readWholeFile(path, 'reference file')));
     if (ref.key === key && ref.vocab === model.nVocab) return { ref, path, reused: true };
   }
   const ref = computeReference(model, spec);
   mkdirSync(dir, { recursive: true });
-  const tmp = `${path}.partial-${process.pid}`;
-  writeFileSync(tmp, writeReference(ref));
-  renameSync(tmp, path);
+  writeAtomic(path, writeReference(ref));
   return { ref, path, reused: false };
 }
 
@@ -126,7 +111,7 @@ export function loadOrComputeReference(model: Model, spec: ReferenceKey, dir: st
  * the sha256 of its files' names and sha256s (sorted), so any changed weight, config or tokenizer file counts.
  */
 export function modelSha256(path: string): string {
-  if (!statSync(path).isDirectory()) return sha256(readFileSync(path));
+  if (!existsSync(path) || !statSync(path).isDirectory()) return sha256(readWholeFile(path, 'model file'));
   const files = readdirSync(path).filter((f) => statSync(join(path, f)).isFile()).sort();
-  return sha256(files.map((f) => `${f}\0${sha256(readFileSync(join(path, f)))}\n`).join(''));
+  return sha256(files.map((f) => `${f}\0${sha256(readWholeFile(join(path, f), 'model file'))}\n`).join(''));
 }

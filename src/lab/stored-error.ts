@@ -44,13 +44,13 @@ export interface LayerStoreError {
   /** relL2 of the stored values vs the appended ones. */
   readonly kRelL2: number;
   readonly vRelL2: number;
-  /** Stored values equal the appended ones rounded through the exact format (f16 or f32). */
+  /** Stored values equal the appended ones rounded through the tensor's exact format (f32, f16 or bf16). */
   readonly kExact: boolean;
   readonly vExact: boolean;
 }
 
-function roundTrip(format: 'f16' | 'f32', x: Float32Array, D: number): Float32Array {
-  return format === 'f32' ? x : decode(format, encode(format, x, [x.length / D, D]), x.length, [x.length / D, D]);
+function roundTrip(format: string, x: Float32Array, D: number): Float32Array {
+  return decode(format, encode(format, x, [x.length / D, D]), x.length, [x.length / D, D]);
 }
 
 function same(a: Float32Array, b: Float32Array): boolean {
@@ -65,7 +65,6 @@ function same(a: Float32Array, b: Float32Array): boolean {
  */
 export function storedErrors(cache: KvCache, rec: AppendRecorder, intended: CachePolicy): LayerStoreError[] {
   const plans = planLayers(intended, cache.layers, cache.capacity);
-  const exact = intended.exact ?? 'f16';
   return plans.map((p, l) => {
     const view = cache.view(l);
     const D = cache.headDim;
@@ -74,7 +73,9 @@ export function storedErrors(cache: KvCache, rec: AppendRecorder, intended: Cach
     const err = (which: 'k' | 'v') => {
       const want = rec.rows(l, which).subarray(from);
       const got = readStored(view, which).subarray(from);
-      return { rel: relL2(got, want), exact: same(got, roundTrip(exact, want, D)) };
+      // An exact tensor is held in its own format everywhere, its window and sinks included (policy.ts).
+      const f = p[which];
+      return { rel: relL2(got, want), exact: f.exact && same(got, roundTrip(f.id, want, D)) };
     };
     const k = err('k');
     const v = err('v');

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ArgumentError } from '../errors.js';
 import { ChatTemplateError, renderChat } from './chat.js';
-import { trainedBpeMetadata } from './tokenizer/fixtures.js';
+import { trainedBpeMetadata } from '../../test/fixtures/tokenizer.js';
 import { createTokenizer } from './tokenizer/tokenizer.js';
 
 const MESSAGES = [

@@ -2,7 +2,7 @@
 // the file at load), activations are read where they live in the arena (or copied into an arena workspace)
 // and laid out once per call (or once for a group of weights sharing the input), batches run the tiled
 // kernels, and big calls split their output rows across a thread pool.
-import { ArgumentError, KvpackError, ShapeError } from '../errors.js';
+import { ArgumentError, OutOfMemoryError, ShapeError, WasmUnavailableError } from '../errors.js';
 import { GGML } from '../gguf/types.js';
 import { inWasm, wasmKernels, type WasmKernels } from '../kernels/wasm.js';
 import { MAX_PAGES } from '../kernels/arena.js';
@@ -116,8 +116,7 @@ export function allocInArena(name: string, bytes: number): { ptr: number; view: 
   try {
     ptr = k.arena.alloc(bytes);
   } catch (e) {
-    throw new KvpackError(
-      'E_MEMORY',
+    throw new OutOfMemoryError(
       `tensor '${name}' (${bytes} B) does not fit: weights and KV cache share wasm32's ${(MAX_PAGES * 65536) / 2 ** 30} GiB linear memory ` +
         `(${k.arena.allocated} B already used). Use a smaller or more quantized model. (${(e as Error).message})`,
     );
@@ -239,7 +238,7 @@ export function wasmMatmulGroupAt(group: readonly PackedWeight[], xPtr: number, 
 /** The loaded kernels (callers chose this path because they are). */
 function kernels(): WasmKernels {
   const k = wasmKernels();
-  if (!k) throw new KvpackError('E_WASM', 'wasm kernels unavailable');
+  if (!k) throw new WasmUnavailableError('wasm kernels unavailable');
   return k;
 }
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { HEADER_CHUNK_BYTES } from '../gguf/limits.js';
 import { modelFromGguf, type LoadedModel } from '../gguf/model.js';
 import { parseGguf, readGgufFrom } from '../gguf/reader.js';
-import { tinyLlama } from '../gguf/tiny.js';
+import { tinyLlama } from '../../test/fixtures/tiny.js';
 import { encodeGguf } from '../gguf/writer.js';
 import { schemePolicy } from '../cache/schemes.js';
 import { wasmFailure } from '../kernels/wasm.js';

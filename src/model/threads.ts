@@ -1,7 +1,7 @@
 // Thread budget for the matmuls: a ThreadPool hands one kernel call per thread (a share of a weight's rows)
 // to the process's one worker pool (src/kernels/pool.ts), which attention shares, so matmuls and attention
 // never run two sets of spinning workers on the same cores.
-import { ArgumentError, KvpackError } from '../errors.js';
+import { ArgumentError, PoolError, WasmUnavailableError } from '../errors.js';
 import { wasmKernels, type WasmKernels } from '../kernels/wasm.js';
 import { coreCount, runCalls } from '../kernels/pool.js';
 
@@ -22,7 +22,7 @@ export class ThreadPool {
   constructor(threads: number, names: readonly string[]) {
     if (!Number.isInteger(threads) || threads < 1) throw new ArgumentError(`threads must be a positive integer, got ${threads}`);
     const k = wasmKernels();
-    if (!k) throw new KvpackError('E_WASM', 'threads need the wasm kernels');
+    if (!k) throw new WasmUnavailableError('threads need the wasm kernels');
     this.k = k;
     this.names = new Set(names);
     // Never more threads than cores: a spinning thread without a core of its own stalls the others.
@@ -34,7 +34,7 @@ export class ThreadPool {
    * calls. Throws when a worker's call trapped.
    */
   run(calls: ReadonlyArray<readonly [string, readonly number[]]>): void {
-    if (this.closed) throw new KvpackError('E_THREADS', 'thread pool is closed');
+    if (this.closed) throw new PoolError('thread pool is closed');
     if (calls.length > this.threads) throw new ArgumentError(`${calls.length} calls for ${this.threads} threads`);
     for (const [name] of calls) if (!this.names.has(name)) throw new ArgumentError(`thread pool: kernel '${name}' not registered`);
     runCalls(this.k, calls);

@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { decodeCache, encodeCache, writeFileAtomic } from '../cache/file.js';
+import { decodeCache, encodeCache } from '../cache/file.js';
+import { writeAtomic } from '../io/atomic.js';
 import type { Engine } from './engine.js';
 import { badRequest, HttpError } from './http-error.js';
 import type { Slot } from './slot.js';
@@ -30,8 +31,8 @@ export function slotPath(dir: string | undefined, filename: string | undefined):
 export function saveSlot(engine: Engine, slot: Slot, path: string): { n_saved: number; n_written: number } {
   const image = encodeCache(slot.cache);
   const side: Sidecar = { tokens: slot.tokens.slice(0, slot.cache.length), key: slot.key, modelDigest: engine.modelDigest, cacheSha256: createHash('sha256').update(image).digest('hex') };
-  writeFileAtomic(path, image);
-  writeFileAtomic(`${path}.json`, JSON.stringify(side));
+  writeAtomic(path, image);
+  writeAtomic(`${path}.json`, JSON.stringify(side));
   return { n_saved: side.tokens.length, n_written: image.length };
 }
 

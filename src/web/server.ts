@@ -31,7 +31,7 @@ export interface WebServer {
 }
 
 export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
-  if (!existsSync(join(PAGE_ROOT, 'index.html'))) throw new KvpackError('E_NOT_BUILT', `the page is not built (${PAGE_ROOT}): run npm run build`);
+  if (!existsSync(join(PAGE_ROOT, 'index.html'))) throw new KvpackError('NOT_BUILT', `the page is not built (${PAGE_ROOT}): run npm run build`);
   const models = o.models;
   if (models !== undefined && !(existsSync(models) && statSync(models).isDirectory())) throw new ArgumentError(`--models: '${models}' is not a directory`);
   const app = Fastify({ logger: false });

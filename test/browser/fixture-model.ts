@@ -4,10 +4,10 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tinyLlama } from '../../src/gguf/tiny.js';
+import { tinyLlama } from '../fixtures/tiny.js';
 import { gv, type GgufValue } from '../../src/gguf/values.js';
 import { writeGguf } from '../../src/gguf/writer.js';
-import { trainedSpmMetadata } from '../../src/model/tokenizer/fixtures.js';
+import { trainedSpmMetadata } from '../fixtures/tokenizer.js';
 import { fromRoot } from '../paths.js';
 
 export interface TestModel {

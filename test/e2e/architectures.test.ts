@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { modelFromLoaded, type Model } from '../../src/model/model.js';
-import { UnknownFormatError } from '../../src/errors.js';
+import { UnknownArchitectureError } from '../../src/errors.js';
 import type { CachePolicy } from '../../src/cache/policy.js';
 import { TINY, TINY_SLIDING_WINDOW, tinyModel } from './tiny-models.js';
 import { configureMatmul } from '../../src/model/matmul-wasm.js';
@@ -96,7 +96,7 @@ test('quantized weights stay quantized unless expanded, and give the same logits
 
 test('an unsupported architecture is a typed error naming the known ones', () => {
   const loaded = tinyModel('llama');
-  assert.throws(() => modelFromLoaded({ ...loaded, arch: 'mamba' }), (e: unknown) => e instanceof UnknownFormatError && /mamba.*llama/.test(e.message));
+  assert.throws(() => modelFromLoaded({ ...loaded, arch: 'mamba' }), (e: unknown) => e instanceof UnknownArchitectureError && /mamba.*llama/.test(e.message));
 });
 
 test('forward rejects out-of-range tokens and a cache of the wrong shape', () => {

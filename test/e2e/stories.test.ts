@@ -32,6 +32,21 @@ test('stories260K.bin: greedy from BOS equals a naive float64 llama2.c over 128 
   assert.deepEqual(ours, naive);
 });
 
+test('stories260K.bin: an f32 cache with the default regions (llama.cpp -ctk f32 -ctv f32) is the f32 result', (t) => {
+  if (!existsSync(BIN)) return void t.skip(`${BIN} not present`);
+  // No window or sinks over an exact bulk, so nothing reads these positions less exactly than f32.
+  const model = loadModel(BIN);
+  const cache = model.createCache({ policy: { k: 'f32', v: 'f32' }, capacity: STEPS + 1 });
+  const plain = model.createCache({ policy: F32, capacity: STEPS + 1 });
+  const tokens = naiveGreedy(readNaive(BIN), 1, STEPS);
+  const a = teacherForcedLogits(model, tokens, cache);
+  const b = teacherForcedLogits(model, tokens, plain);
+  assert.deepEqual(a, b);
+  assert.equal(cache.nbytes().window + cache.nbytes().sinks, 0);
+  cache.dispose();
+  plain.dispose();
+});
+
 test('stories260K.gguf decodes the same tokens as the .bin', (t) => {
   if (!existsSync(BIN) || !existsSync(GGUF)) return void t.skip('stories260K.bin/.gguf not present');
   assert.deepEqual(greedy(loadModel(GGUF), F32), greedy(loadModel(BIN), F32));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../hash.js';
 import { loadProtocol } from '../protocol.js';
-import { runAndTamper } from './model-runs-testkit.js';
+import { runAndTamper } from '../../../test/fixtures/model-runs.js';
 
 const SMALL: Record<string, unknown> & { prompts: object } = {
   schemes: ['q4_0'],

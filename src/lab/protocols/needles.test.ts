@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadModel, modelFromLoaded } from '../../model/model.js';
 import { tinyModel } from '../../../test/e2e/tiny-models.js';
 import { repoRoot } from '../hash.js';
-import { runAndTamper } from './model-runs-testkit.js';
+import { runAndTamper } from '../../../test/fixtures/model-runs.js';
 import { parseNeedles, plantNeedles, storySentences } from './needles-core.js';
 
 const SMALL = { arms: [{ name: 'q2k', scheme: 'q2k', window: 0, sinks: 0 }], context: 200, depths: [0.25, 0.9], depthTolerance: 0.3, horizon: 6, horizons: [6] };

@@ -1,5 +1,5 @@
 import { test } from 'node:test';
-import { runAndTamper, sabotaged } from './model-runs-testkit.js';
+import { runAndTamper, sabotaged } from '../../../test/fixtures/model-runs.js';
 
 const SMALL = { schemes: ['q4_0', 'q2k'], windows: [0, 128], prompts: { count: 1, length: 40, seedTokens: 4, seed: 1 }, horizon: 12, horizons: [5, 12] };
 

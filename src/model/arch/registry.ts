@@ -1,5 +1,5 @@
 // Architecture registry keyed by GGUF `general.architecture`; an unknown name is an error listing the known.
-import { UnknownFormatError } from '../../errors.js';
+import { UnknownArchitectureError } from '../../errors.js';
 import { gemma3 } from './gemma3.js';
 import { llama } from './llama.js';
 import { qwen2 } from './qwen2.js';
@@ -20,6 +20,6 @@ export const architectures: ReadonlyMap<string, ArchSpec> = (() => {
 
 export function getArchitecture(name: string): ArchSpec {
   const a = architectures.get(name);
-  if (!a) throw new UnknownFormatError('architecture', name, [...architectures.keys()]);
+  if (!a) throw new UnknownArchitectureError(name, [...architectures.keys()]);
   return a;
 }

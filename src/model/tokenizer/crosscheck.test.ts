@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromRoot } from '../../../test/paths.js';
 import { Prng } from '../../numeric/prng.js';
-import { llamaCppVocabLoader, vocabGguf, type LlamaVocabModel } from './fixtures-gguf.js';
-import { SAMPLES, trainedBpeMetadata, trainedSpmMetadata } from './fixtures.js';
+import { llamaCppVocabLoader, vocabGguf, type LlamaVocabModel } from '../../../test/fixtures/tokenizer-gguf.js';
+import { SAMPLES, trainedBpeMetadata, trainedSpmMetadata } from '../../../test/fixtures/tokenizer.js';
 import { createTokenizer } from './tokenizer.js';
 
 const STORIES = fromRoot('..', 'shared', 'models', 'stories260K.gguf');

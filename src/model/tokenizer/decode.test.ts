@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ArgumentError } from '../../errors.js';
 import { cleanSpaces } from './decode.js';
-import { SAMPLES, trainedBpeMetadata, trainedSpmMetadata } from './fixtures.js';
+import { SAMPLES, trainedBpeMetadata, trainedSpmMetadata } from '../../../test/fixtures/tokenizer.js';
 import { createTokenizer, type Tokenizer } from './tokenizer.js';
 
 const VOCABS: [string, Tokenizer][] = [

@@ -1,7 +1,7 @@
 // Pre-tokenizer splits derived by hand from each regex (alternatives tried left to right, as in JS/ECMAScript).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { UnknownFormatError } from '../../errors.js';
+import { UnknownTokenizerError } from '../../errors.js';
 import { getPreTokenizer, preTokenize, PRE_TOKENIZERS } from './pretokenize.js';
 
 const TEXT = "I'm 12345 hi!!  \n x";
@@ -46,5 +46,5 @@ test('pieces always concatenate back to the input', () => {
 
 test('an unknown pre-tokenizer is an error naming it and the known ones', () => {
   assert.throws(() => getPreTokenizer('no-such-pre'), (e: unknown) =>
-    e instanceof UnknownFormatError && e.message.includes("'no-such-pre'") && e.message.includes('llama-bpe'));
+    e instanceof UnknownTokenizerError && e.message.includes("'no-such-pre'") && e.message.includes('llama-bpe'));
 });

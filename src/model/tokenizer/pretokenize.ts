@@ -1,7 +1,7 @@
 // Pre-tokenizers for byte-level BPE, chosen by `tokenizer.ggml.pre` as llama.cpp does (llama-vocab.cpp).
 // Each regex in a list splits every piece the previous one produced; text between matches is kept as its
 // own piece, so nothing is ever dropped.
-import { UnknownFormatError } from '../../errors.js';
+import { UnknownTokenizerError } from '../../errors.js';
 
 // Unicode White_Space, the set llama.cpp's `\s` means. JS `\s` differs (adds U+FEFF, lacks U+0085).
 const WS = String.raw`\t-\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000`;
@@ -89,7 +89,7 @@ for (const p of PRE_TOKENIZERS) {
 /** Looks up a pre-tokenizer by its GGUF name; a missing name means 'default' (as llama.cpp, which warns). */
 export function getPreTokenizer(name: string | undefined): PreTokenizer {
   const p = byName.get(name === undefined || name === '' ? 'default' : name);
-  if (!p) throw new UnknownFormatError('pre-tokenizer', name!, [...byName.keys()]);
+  if (!p) throw new UnknownTokenizerError('pre-tokenizer', name!, [...byName.keys()]);
   return p;
 }
 

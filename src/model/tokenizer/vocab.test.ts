@@ -1,8 +1,8 @@
 // Vocabulary loading: defaults, typed GGUF values, and malformed metadata as typed errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FileFormatError, UnknownFormatError } from '../../errors.js';
-import { trainedBpeMetadata, trainedSpmMetadata } from './fixtures.js';
+import { FileFormatError, UnknownTokenizerError } from '../../errors.js';
+import { trainedBpeMetadata, trainedSpmMetadata } from '../../../test/fixtures/tokenizer.js';
 import { Keys } from './metadata.js';
 import { createTokenizer } from './tokenizer.js';
 import { loadVocab, NO_TOKEN } from './vocab.js';
@@ -34,17 +34,17 @@ test("the GGUF reader's { type, value } entries and plain records are accepted",
   assert.deepEqual(createTokenizer(record).encode('Once upon a time'), ids);
 });
 
-test('malformed metadata is a FileFormatError / UnknownFormatError naming the problem', () => {
+test('malformed metadata is a FileFormatError / UnknownTokenizerError naming the problem', () => {
   const m = trainedSpmMetadata();
   assert.throws(() => loadVocab(without(m, Keys.model)), FileFormatError);
-  assert.throws(() => loadVocab(withKey(m, Keys.model, 'bert')), (e: unknown) => e instanceof UnknownFormatError && /'bert'/.test(String(e)));
+  assert.throws(() => loadVocab(withKey(m, Keys.model, 'bert')), (e: unknown) => e instanceof UnknownTokenizerError && /'bert'/.test(String(e)));
   assert.throws(() => loadVocab(withKey(m, Keys.tokens, ['a', 'b', 'a'])), /duplicate token 'a'/);
   assert.throws(() => loadVocab(withKey(m, Keys.scores, new Float32Array(3))), /scores has 3 entries/);
   assert.throws(() => loadVocab(withKey(m, Keys.tokens, 'abc')), FileFormatError);
   assert.throws(() => loadVocab(withKey(m, Keys.bos, -1)), FileFormatError);
   const b = trainedBpeMetadata({ pre: 'gpt-2' });
   assert.throws(() => loadVocab(without(b, Keys.merges)), /merges/);
-  assert.throws(() => loadVocab(withKey(b, Keys.pre, 'mystery')), (e: unknown) => e instanceof UnknownFormatError && /mystery/.test(String(e)));
+  assert.throws(() => loadVocab(withKey(b, Keys.pre, 'mystery')), (e: unknown) => e instanceof UnknownTokenizerError && /mystery/.test(String(e)));
 });
 
 test('an out-of-range special id falls back to the default, as llama.cpp', () => {

@@ -1,6 +1,6 @@
 // The vocabulary built from GGUF tokenizer metadata: token texts, scores, types, merges, special ids and
 // the BOS/EOS/space-prefix flags, with llama.cpp's defaults where a key is absent.
-import { FileFormatError, UnknownFormatError } from '../../errors.js';
+import { FileFormatError, UnknownTokenizerError } from '../../errors.js';
 import {
   Keys,
   TokenType,
@@ -63,12 +63,12 @@ export interface Vocab {
   readonly hf?: HfPipeline;
 }
 
-/** Builds the vocabulary; throws FileFormatError / UnknownFormatError on missing or malformed keys. */
+/** Builds the vocabulary; throws FileFormatError / UnknownTokenizerError on missing or malformed keys. */
 export function loadVocab(meta: TokenizerMetadata): Vocab {
   const modelName = metaString(meta, Keys.model);
   if (modelName === undefined) throw new FileFormatError('tokenizer metadata', `missing ${Keys.model}`);
   if (!(TOKENIZER_MODELS as readonly string[]).includes(modelName)) {
-    throw new UnknownFormatError('tokenizer model', modelName, TOKENIZER_MODELS);
+    throw new UnknownTokenizerError('tokenizer model', modelName, TOKENIZER_MODELS);
   }
   const model = modelName as TokenizerModel;
   const isSpm = model === 'llama';

@@ -1,0 +1,58 @@
+// Typed errors: each kind of failure its own class and code, one code convention, causes passed through.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import * as errors from './errors.js';
+import { getFormat } from './formats/registry.js';
+import { schemePolicy } from './cache/schemes.js';
+import { getArchitecture } from './model/arch/registry.js';
+import { getProtocol } from './lab/protocol.js';
+import { getPreTokenizer } from './model/tokenizer/pretokenize.js';
+import { loadVocab } from './model/tokenizer/vocab.js';
+import { fromRoot } from '../test/paths.js';
+
+test('an unknown name throws the error of its registry: format, scheme, architecture, protocol, tokenizer', () => {
+  const cases: [() => unknown, new (...a: never[]) => errors.KvpackError, string][] = [
+    [() => getFormat('q9_9'), errors.UnknownFormatError, 'UNKNOWN_FORMAT'],
+    [() => schemePolicy('q9'), errors.UnknownSchemeError, 'UNKNOWN_SCHEME'],
+    [() => getArchitecture('mamba'), errors.UnknownArchitectureError, 'UNKNOWN_ARCHITECTURE'],
+    [() => getProtocol('no-such-protocol'), errors.UnknownProtocolError, 'UNKNOWN_PROTOCOL'],
+    [() => getPreTokenizer('no-such-pre'), errors.UnknownTokenizerError, 'UNKNOWN_TOKENIZER'],
+    [() => loadVocab(new Map<string, unknown>([['tokenizer.ggml.model', 'bert'], ['tokenizer.ggml.tokens', ['a']]]) as never), errors.UnknownTokenizerError, 'UNKNOWN_TOKENIZER'],
+  ];
+  for (const [fn, cls, code] of cases) {
+    assert.throws(fn, (e: unknown) => e instanceof cls && e instanceof errors.UnknownNameError && (e as errors.KvpackError).code === code, cls.name);
+    if (cls !== errors.UnknownFormatError) assert.throws(fn, (e: unknown) => !(e instanceof errors.UnknownFormatError), `${cls.name} is not an UnknownFormatError`);
+  }
+});
+
+function sources(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) sources(p, out);
+    else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+test('error codes follow one convention: UPPER_SNAKE words, no E_ prefix; each error class has its own code', () => {
+  const codes = new Map<string, string>();
+  for (const file of sources(fromRoot('src'))) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:new KvpackError|super)\(\s*'([^']*)'/g)) codes.set(m[1]!, file);
+  }
+  assert.ok(codes.size >= 10, `found only ${[...codes.keys()].join(', ')}`);
+  for (const [code, file] of codes) {
+    assert.match(code, /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/, `${file}: '${code}'`);
+    assert.doesNotMatch(code, /^E_/, `${file}: '${code}' uses the E_ prefix`);
+  }
+  const byClass = new Map<string, string>();
+  for (const [name, cls] of Object.entries(errors)) {
+    if (typeof cls !== 'function' || !(cls.prototype instanceof errors.KvpackError)) continue;
+    const src = cls.toString().match(/super\(\s*'([^']*)'/);
+    if (!src) continue;
+    assert.ok(!byClass.has(src[1]!), `${name} and ${byClass.get(src[1]!)} share the code ${src[1]}`);
+    byClass.set(src[1]!, name);
+  }
+});

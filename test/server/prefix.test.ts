@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type OpenAI from 'openai';
-import { MemoryPrefixStore } from '../../src/server/memory-store.js';
+import { MemoryChunkStore } from '../../src/store/memory-store.js';
 import { writeChatModel } from '../fixtures/chat-model.js';
 import { metric, post, serve, tmp, type TestServer } from './harness.js';
 
@@ -59,22 +59,22 @@ test('cache_salt: a tenant reuses only its own KV, on any slot', async () => {
 });
 
 test('a shared second tier never hands KV across model files or cache policies, and serves the same model', async () => {
-  const store = new MemoryPrefixStore();
+  const store = new MemoryChunkStore();
   const other = writeChatModel(tmp, 'tiny-chat-other', { seed: 99 });
   const p = prompt('A shared store.');
-  const a = await serve({ prefixStore: store });
+  const a = await serve({ chunkStore: store });
   await complete(a, p);
   await a.close();
-  assert.ok(store.puts >= 1);
+  assert.ok(store.values.size >= 1);
   for (const o of [{ modelPath: other }, { policy: { k: 'f16', v: 'f16' } }]) {
-    const b = await serve({ prefixStore: store, ...o });
+    const b = await serve({ chunkStore: store, ...o });
     try {
       assert.equal(cached(await complete(b, p)), 0, JSON.stringify(o));
     } finally {
       await b.close();
     }
   }
-  const same = await serve({ prefixStore: store });
+  const same = await serve({ chunkStore: store });
   try {
     assert.ok(cached(await complete(same, p)) >= 64, 'the same model and policy find the entry in the store');
   } finally {

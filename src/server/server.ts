@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ArgumentError } from '../errors.js';
 import { loadModel, type Model } from '../model/model.js';
-import { RedisChunkStore } from '../store/redis-store.js';
+import { RedisChunkStore, type ChunkStore } from '../store/redis-store.js';
 import { buildApp, type AppOptions } from './app.js';
 import { ServerContext } from './context.js';
 import { Engine, type EngineOptions } from './engine.js';
@@ -39,6 +39,8 @@ export interface RunningServer {
   readonly url: string;
   readonly app: FastifyInstance;
   readonly ctx: ServerContext;
+  /** The remote prefix store in use (--kv-store or an injected one), else null. */
+  readonly store: ChunkStore | null;
   /** Resolves when the model is loaded (rejects when loading failed). */
   readonly ready: Promise<void>;
   /** Stops accepting, drains (at most drainTimeoutMs), closes the listener and frees the caches. */
@@ -95,5 +97,5 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     // Queued writes get a last second to go out.
     await ownStore?.close();
   })());
-  return { url, app, ctx, ready, shutdown };
+  return { url, app, ctx, store: chunkStore ?? null, ready, shutdown };
 }

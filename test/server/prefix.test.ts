@@ -12,7 +12,7 @@ const STORY = 'Once upon a time there was a little girl who liked to walk in the
 const prompt = (tail: string) => `${STORY.repeat(3)}${tail}`;
 const F32 = { k: 'f32', v: 'f32', exact: 'f32' as const, window: 8, sinks: 2 };
 
-async function complete(s: TestServer, p: string, extra: Record<string, unknown> = {}): Promise<OpenAI.Completion> {
+async function complete(s: TestServer, p: string | number[], extra: Record<string, unknown> = {}): Promise<OpenAI.Completion> {
   return s.client.completions.create({ model: 'x', prompt: p, max_tokens: 2, temperature: 0, ...extra } as OpenAI.CompletionCreateParamsNonStreaming);
 }
 
@@ -79,6 +79,29 @@ test('a shared second tier never hands KV across model files or cache policies, 
     assert.ok(cached(await complete(same, p)) >= 64, 'the same model and policy find the entry in the store');
   } finally {
     await same.close();
+  }
+});
+
+test('a prefix-cache hit computes exactly what a cold prefill does (q4_0: the same logprobs, bit for bit)', async () => {
+  const policy = { k: 'q4_0', v: 'q4_0', window: 16, sinks: 4 };
+  const s = await serve({ parallel: 2, policy });
+  const cold = await serve({ parallel: 1, policy, cacheRamBytes: 0 });
+  try {
+    const ids = (n: number, seed: number) => Array.from({ length: n }, (_, i) => 10 + ((i * 31 + seed * 97 + ((i * i) % 13)) % 240));
+    const shared = ids(200, 1);
+    await complete(s, [...shared, ...ids(30, 2)], { id_slot: 0 });
+    const p = [...shared, ...ids(25, 3)];
+    const extra = { id_slot: 1, max_tokens: 6, logprobs: 2, ignore_eos: true };
+    const r = await complete(s, p, extra);
+    // 6 chunks match; the exact point is the last batch boundary (64) leaving the window: 192.
+    assert.equal(cached(r), 192);
+    const c = await complete(cold, p, { ...extra, id_slot: 0 });
+    assert.equal(cached(c), 0);
+    assert.deepEqual(r.choices[0]!.logprobs!.token_logprobs, c.choices[0]!.logprobs!.token_logprobs);
+    assert.equal(r.choices[0]!.text, c.choices[0]!.text);
+  } finally {
+    await s.close();
+    await cold.close();
   }
 });
 

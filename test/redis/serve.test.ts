@@ -4,9 +4,11 @@
 // restarted, evicting or holding a corrupted value never fails a request or changes its tokens.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import type OpenAI from 'openai';
+import { spawn, spawnSync } from 'node:child_process';
+import OpenAI from 'openai';
 import { RedisCluster, RedisServer, reportSkip } from './harness.js';
-import { metric, serve, tmp, type TestServer } from '../server/harness.js';
+import { chatModelPath, metric, serve, tmp, type TestServer } from '../server/harness.js';
+import { fromRoot } from '../paths.js';
 import { writeChatModel } from '../fixtures/chat-model.js';
 import { exactResumePoint } from '../../src/server/exact-resume.js';
 import { chunkHashes } from '../../src/server/prefix-key.js';
@@ -212,5 +214,50 @@ test('redis-cluster://: two instances share a prefix through a 3-node cluster', 
   } finally {
     for (const s of opened) await s.close();
     await cluster.stop();
+  }
+});
+
+test('kvpack serve --kv-store as users run it: password from KVPACK_REDIS_PASSWORD, chunks written with their TTL, SIGTERM exits 0', { skip }, async () => {
+  const r = await RedisServer.start();
+  try {
+    const admin = r.admin();
+    await admin.config('SET', 'requirepass', 'sekrit');
+    const args = ['serve', '-m', chatModelPath(), '--port', '0', '-c', '512', '--kv', 'q8_0', '--kv-window', '16', '--sinks', '4', '--chunk-tokens', '32', '-ub', '64', '-np', '1', '--kv-store', r.url, '--kv-store-ttl', '600'];
+    const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), ...args], { env: { ...process.env, KVPACK_REDIS_PASSWORD: 'sekrit' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (b: Buffer) => {
+        err += b.toString();
+        const m = /kvpack serve: (http:\/\/\S+)/.exec(err);
+        if (m) resolve(m[1]!);
+      });
+      void exited.then((code) => reject(new Error(`exited ${code}: ${err}`)));
+    });
+    assert.match(err, new RegExp(`remote store ${r.url}`));
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
+    // The client connects in the background: a request made before it is ready is served, its chunks dropped.
+    for (let i = 0; i < 20 && (await admin.dbsize()) < 10; i++) {
+      await client.completions.create({ model: 'x', prompt: [...ids(300, 1), ...ids(40, 2)], max_tokens: 2, temperature: 0 });
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal(await admin.dbsize(), 10, err);
+    const ttl = await admin.ttl((await admin.keys('kvpack:v1:*'))[0]!);
+    assert.ok(ttl > 590 && ttl <= 600, `ttl ${ttl}`);
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, err);
+    assert.doesNotMatch(err, /unavailable|NOAUTH/);
+  } finally {
+    await r.stop();
+  }
+});
+
+test('kvpack serve --kv-store with a bad address: one line naming it (password redacted), exit 2', () => {
+  for (const [url, why] of [['ftp://h:1', /unknown scheme/], ['redis://u:hunter2@h:99999', /port '99999'/], ['redis://h:1/x', /database 'x'/]] as const) {
+    const r = spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), 'serve', '-m', chatModelPath(), '--port', '0', '--kv-store', url], { encoding: 'utf8' });
+    assert.equal(r.status, 2, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, why);
+    assert.doesNotMatch(r.stderr, /hunter2/);
   }
 });

@@ -88,7 +88,8 @@ async function serveCommand(o: ServeFlags): Promise<void> {
   console.error(`kvpack serve: ${server.url} (${server.ctx.modelName}; ${o.parallel} slot(s) x ${e.o.ctx} positions; K ${e.policy.k} / V ${e.policy.v}; prefix cache ${o.cacheRam} MiB${o.kvStore ? `; remote store ${redactUrl(o.kvStore)}` : ''})`);
   if (e.remoteProblem) console.error(`kvpack serve: ${e.remoteProblem}`);
   if (!exactResumePossible(e.rule)) {
-    console.error(`kvpack serve: --ubatch-size ${e.rule.prefillChunk} < exact window ${e.rule.window}: prefix-cache hits resume at the whole match and may differ slightly from a cold prefill (-ub >= the window makes them exact)`);
+    const why = e.rule.overlay ? `--ubatch-size ${e.rule.prefillChunk} < exact window ${e.rule.window}` : 'residual window mode';
+    console.error(`kvpack serve: ${why}: prefix-cache hits resume at the whole match and may differ slightly from a cold prefill${e.rule.overlay ? ' (-ub >= the window makes them exact)' : ''}`);
   }
   await stopped;
   console.error('kvpack serve: stopped');

@@ -47,12 +47,12 @@ export class Engine {
   constructor(readonly model: Model, readonly modelDigest: string, readonly o: EngineOptions) {
     const probe = model.createCache({ policy: o.policy, capacity: o.ctx, chunkTokens: o.chunkTokens, attention: o.attention });
     this.policy = probe.policy;
-    this.rule = { chunkTokens: o.chunkTokens, prefillChunk: o.prefillChunk, window: Math.max(...probe.plans.map((p) => p.window)) };
     const overlay = probe.plans.every((p) => p.windowMode === 'overlay');
+    this.rule = { chunkTokens: o.chunkTokens, prefillChunk: o.prefillChunk, window: Math.max(...probe.plans.map((p) => p.window)), overlay };
     probe.dispose();
     const rule = this.rule;
-    // Hits resume where a cold prefill would compute the same; with U < W no such point exists and a hit
-    // resumes at the whole match (its first batch then reads the window packed).
+    // Hits resume where a cold prefill would compute the same; with U < W (or in residual mode) no such point
+    // exists and a hit resumes at the whole match (its first batch then reads the window packed).
     const resume = exactResumePossible(rule) ? (matched: number, exact: number, n: number) => exactResumePoint(rule, Math.min(matched, exact), n) : undefined;
     this.prefix = new PrefixCache({ budgetBytes: o.cacheRamBytes, chunkTokens: o.chunkTokens, resume });
     const hp = model.hp;

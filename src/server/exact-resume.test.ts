@@ -10,11 +10,15 @@ import { tinyModel } from '../../test/e2e/tiny-models.js';
 import { exactResumePoint, isExactResume, type ResumeRule } from './exact-resume.js';
 
 const model: Model = modelFromLoaded(tinyModel('qwen2'));
-const RULE: ResumeRule = { chunkTokens: 32, prefillChunk: 64, window: 16 };
-const POLICY: CachePolicy = { k: 'q4_0', v: 'q4_0', window: 16, sinks: 2 };
+const RULE: ResumeRule = { chunkTokens: 32, prefillChunk: 64, window: 16, overlay: true };
+const POLICIES: CachePolicy[] = [
+  { k: 'q4_0', v: 'q4_0', window: 16, sinks: 2 },
+  // Channel-axis K: groups of 32 tokens wait in exact staging until complete.
+  { k: 'q2c_0', v: 'q4_0', window: 16, sinks: 2 },
+];
 const seq = (n: number, seed: number) => Array.from({ length: n }, (_, i) => (i * 7 + seed * 13 + ((i * i) % 11)) % model.nVocab);
 
-const newCache = () => model.createCache({ policy: POLICY, capacity: 256, chunkTokens: RULE.chunkTokens });
+const newCache = (policy: CachePolicy) => model.createCache({ policy, capacity: 256, chunkTokens: RULE.chunkTokens });
 
 /** Feeds tokens[from..] in the server's batches of U from `from`; the last logits. */
 function prefill(cache: KvCache, tokens: number[], from: number): Float32Array {
@@ -25,7 +29,7 @@ function prefill(cache: KvCache, tokens: number[], from: number): Float32Array {
 
 /** A cache holding chunks [0, keep/C) of `src`, as a remote hit builds it. */
 function imported(src: KvCache, keep: number): KvCache {
-  const c = newCache();
+  const c = newCache(src.policy);
   importChunks(c, Array.from({ length: keep / RULE.chunkTokens }, (_, i) => exportChunk(src, i)));
   return c;
 }
@@ -35,23 +39,24 @@ test('the rule: multiples of lcm(C, U), within the exact positions, leaving the 
   assert.equal(exactResumePoint(RULE, 192, 208), 192);
   assert.equal(exactResumePoint(RULE, 100, 300), 64);
   assert.equal(exactResumePoint(RULE, 60, 300), 0);
-  assert.equal(exactResumePoint({ chunkTokens: 256, prefillChunk: 96, window: 64 }, 4096, 5000), 3840);
+  assert.equal(exactResumePoint({ chunkTokens: 256, prefillChunk: 96, window: 64, overlay: true }, 4096, 5000), 3840);
   assert.equal(exactResumePoint({ ...RULE, window: 128 }, 192, 400), 0);
+  assert.equal(exactResumePoint({ ...RULE, overlay: false }, 192, 400), 0);
   assert.ok(isExactResume(RULE, 0, 0, 10));
   assert.ok(isExactResume(RULE, 128, 192, 200));
   assert.ok(!isExactResume(RULE, 96, 192, 200));
   assert.ok(!isExactResume(RULE, 128, 100, 200));
 });
 
-test('a prefill resumed at the exact point from another cache\'s chunks equals a cold prefill bit for bit; at the whole match it does not', () => {
+for (const policy of POLICIES) test(`${policy.k}/${policy.v}: a prefill resumed at the exact point from another cache's chunks equals a cold prefill bit for bit; at the whole match it does not`, () => {
   const shared = seq(150, 1);
   const a = [...shared, ...seq(40, 2)];
   const b = [...shared, ...seq(30, 3)];
   // Instance A's cold prefill: its full batches [0, 64), [64, 128) are exact.
-  const ca = newCache();
+  const ca = newCache(policy);
   prefill(ca, a, 0);
   const exactA = Math.floor(a.length / RULE.prefillChunk) * RULE.prefillChunk;
-  const cold = newCache();
+  const cold = newCache(policy);
   const want = prefill(cold, b, 0);
   const matched = Math.floor(shared.length / RULE.chunkTokens) * RULE.chunkTokens;
   const keep = exactResumePoint(RULE, Math.min(matched, exactA), b.length);
@@ -65,7 +70,7 @@ test('a prefill resumed at the exact point from another cache\'s chunks equals a
   assert.ok(diff > 1e-4, `a naive resume changes the logits (max diff ${diff})`);
   // And a resume on a boundary but with less than the window left reads the missing exact rows packed.
   const shortB = b.slice(0, 128 + 8);
-  const coldShort = newCache();
+  const coldShort = newCache(policy);
   const wantShort = prefill(coldShort, shortB, 0);
   assert.equal(exactResumePoint(RULE, 128, shortB.length), 64);
   const tooLate = imported(ca, 128);

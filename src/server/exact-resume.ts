@@ -11,6 +11,8 @@
 //   - every position before r holds a cold prefill's KV ("exact" positions: computed in full batches on those
 //     boundaries, by this same computation; see Slot.exact).
 // Positions computed by decode steps or in a prompt's last, partial batch are not exact for a longer prompt.
+// Overlay window mode only: in residual mode a rewind into the bulk re-stages channel groups from their
+// decoded values (lossy), so restored and cold bulks can differ.
 
 export interface ResumeRule {
   /** Cache chunk tokens C. */
@@ -19,13 +21,15 @@ export interface ResumeRule {
   prefillChunk: number;
   /** The widest exact window W of any layer. */
   window: number;
+  /** Every layer in overlay window mode (the bulk holds every position). */
+  overlay: boolean;
 }
 
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
-/** False when no resume point exists (U < W: every batch reads exact rows from before its start). */
+/** False when no resume point exists (U < W: every batch reads exact rows from before its start; residual mode). */
 export function exactResumePossible(r: ResumeRule): boolean {
-  return r.prefillChunk >= r.window;
+  return r.overlay && r.prefillChunk >= r.window;
 }
 
 /**

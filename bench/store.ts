@@ -1,11 +1,14 @@
 // bench:store — what a long shared prefix costs in Redis per scheme: bytes per chunk, bytes moved per prefix,
 // Redis memory per prefix (INFO memory used_memory delta) -> prefixes held per GiB, and the time to fetch a
-// prefix back and import it into a fresh cache. Writes to a real redis-server (started here, or --redis URL).
+// prefix back and import it into a fresh cache; then time to first token on a second `kvpack serve`
+// instance, full prefill vs Redis hit (store-ttft.ts). Writes to a real redis-server (started here, or --redis URL).
 //
 //   npm run bench:store -- [--tokens 8192] [--schemes f16,q8_0,q4_0,q2k] [--layers 16 --kv-heads 8 --head-dim 64 | -m MODEL.gguf]
-//                          [--redis redis://127.0.0.1:6379/15] [--json PATH]
+//                          [--redis redis://127.0.0.1:6379/15] [--no-ttft] [--json PATH]
+// The TTFT part serves -m MODEL (it needs a tokenizer) or, by default, a random width-1024 qwen2 written here.
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { KvCache } from '../src/cache/kvcache.js';
@@ -16,7 +19,8 @@ import { readHparams } from '../src/gguf/model.js';
 import { exportChunk, importChunks } from '../src/store/cache-chunks.js';
 import { RedisChunkStore } from '../src/store/redis-store.js';
 import { RedisServer, redisMissing } from '../test/redis/harness.js';
-import { median, option, printTable } from './harness.js';
+import { flag, median, option, printTable } from './harness.js';
+import { measureTtft, syntheticModel, type TtftRow } from './store-ttft.js';
 
 interface Shape {
   name: string;
@@ -119,7 +123,7 @@ async function measure(scheme: string, shape: Shape, tokens: number, url: string
   };
 }
 
-export async function benchStore(): Promise<StoreRow[]> {
+export async function benchStore(): Promise<{ rows: StoreRow[]; ttft: TtftRow[] }> {
   const tokens = Number(option('--tokens') ?? 8192);
   const schemeList = (option('--schemes') ?? 'f16,q8_0,q4_0,q2k').split(',');
   const shape = shapeFromArgs();
@@ -130,7 +134,7 @@ export async function benchStore(): Promise<StoreRow[]> {
     const why = redisMissing();
     if (why) {
       console.log(`bench:store skipped: ${why}`);
-      return [];
+      return { rows: [], ttft: [] };
     }
     server = await RedisServer.start();
     url = server.url;
@@ -140,7 +144,7 @@ export async function benchStore(): Promise<StoreRow[]> {
   const [h, p] = host[1]!.split(':');
   const admin = new Redis({ host: h, port: Number(p ?? 6379), db: Number(host[2] ?? 0) });
   try {
-    console.log(`prefix of ${tokens} tokens, ${shape.layers} layers x ${shape.kvHeads} KV heads x ${shape.headDim} (${shape.name}); redis ${url}`);
+    console.log(`prefix of ${tokens} tokens, ${shape.layers} layers x ${shape.kvHeads} KV heads x ${shape.headDim} (${shape.name}); redis ${url}; load average ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
     const rows: StoreRow[] = [];
     for (const scheme of schemeList) rows.push(await measure(scheme, shape, tokens, url, admin));
     const f16 = rows.find((r) => r.scheme === 'f16');
@@ -158,14 +162,36 @@ export async function benchStore(): Promise<StoreRow[]> {
         r.importMs.toFixed(1),
       ]),
     );
-    // TODO(lead): time to first token on a second `kvpack serve` instance for this prefix, per scheme:
-    // full prefill vs Redis hit (both instances on --kv-store URL; the first prefills, the second answers with
-    // cached_tokens). Fill StoreRow.ttft* here once the server wires RedisChunkStore behind its prefix cache.
     // Redis memory includes jemalloc's size classes (a value just over 8 MiB takes a 10 MiB class), so the
     // memory ratio can differ from the bytes-moved ratio: both are printed, neither is adjusted.
+    const ttft: TtftRow[] = [];
+    if (!flag('--no-ttft')) {
+      const model = option('-m') ?? option('--model') ?? syntheticModel(tokens + 1024);
+      console.log(`\ntime to first token, prefix of ${tokens} tokens + a 160-token question, second instance (${model.endsWith('synthetic-1024.gguf') ? 'random qwen2: width 1024, 4 layers, 4 KV heads x 64' : model}); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+      for (const scheme of schemeList) {
+        const row = await measureTtft(scheme, model, tokens, url, async () => void (await admin.flushdb('SYNC')));
+        ttft.push(row);
+        console.log(`  ${scheme}: full ${(row.fullMs / 1000).toFixed(2)} s, hit ${(row.hitMs / 1000).toFixed(2)} s`);
+      }
+      const f16t = ttft.find((r) => r.scheme === 'f16');
+      printTable(
+        ['scheme', 'full prefill s', 'Redis hit s', 'speedup', 'cached', 'MiB read', 'vs f16', 'MiB written'],
+        ttft.map((r) => [
+          r.scheme,
+          (r.fullMs / 1000).toFixed(2),
+          (r.hitMs / 1000).toFixed(2),
+          `${(r.fullMs / r.hitMs).toFixed(1)}x`,
+          String(r.cachedTokens),
+          (r.readBytes / 2 ** 20).toFixed(2),
+          f16t ? `${(f16t.readBytes / r.readBytes).toFixed(2)}x` : '-',
+          (r.writtenBytes / 2 ** 20).toFixed(2),
+        ]),
+      );
+      console.log(`load average after: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+    }
     const json = option('--json');
-    if (json) writeFileSync(json, JSON.stringify({ tokens, shape, rows }, null, 2));
-    return rows;
+    if (json) writeFileSync(json, JSON.stringify({ tokens, shape, rows, ttft }, null, 2));
+    return { rows, ttft };
   } finally {
     admin.disconnect();
     await server?.stop();

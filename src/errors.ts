@@ -172,7 +172,7 @@ export class StoreUrlError extends KvpackError {
 }
 
 /** A URL with its password replaced, so error messages never print a secret. */
-function redactUrl(url: string): string {
+export function redactUrl(url: string): string {
   return url.replace(/^([a-z-]+:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
 }
 

@@ -56,3 +56,4 @@ export { encodeChunk, decodeChunk, type ChunkLayers } from './store/chunk-codec.
 export { StoreCounters, registerStoreMetrics, type CounterValues, type StoreMetricsOptions } from './store/counters.js';
 export { STORE_FORMAT_VERSION, storeKey } from './store/value.js';
 export { RemotePrefixTier, type PrefixTierOptions } from './store/prefix-tier.js';
+export { MemoryChunkStore } from './store/memory-store.js';

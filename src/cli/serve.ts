@@ -1,12 +1,14 @@
 // `kvpack serve`: an OpenAI-compatible HTTP server over the compressed KV cache, with llama-server's flag
 // names. Runs until SIGTERM/SIGINT, then drains in-flight requests and returns (exit 0).
 import type { Command } from 'commander';
-import { ArgumentError } from '../errors.js';
+import { ArgumentError, redactUrl } from '../errors.js';
 import { startServer } from '../server/server.js';
 import { intArg } from './args.js';
 import { addCacheFlags, attentionFromFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
 import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
 import { DEFAULT_CHUNK_TOKENS } from '../cache/stream.js';
+import { exactResumePossible } from '../server/exact-resume.js';
+
 
 interface ServeFlags extends CacheFlags, ThreadsFlag {
   model: string;
@@ -25,6 +27,9 @@ interface ServeFlags extends CacheFlags, ThreadsFlag {
   maxQueue: number;
   bodyLimit: number;
   drainTimeout: number;
+  kvStore?: string;
+  kvStoreTtl: number;
+  kvStoreTimeout: number;
 }
 
 export function register(program: Command): void {
@@ -46,7 +51,10 @@ export function register(program: Command): void {
     .option('--chunk-tokens <n>', `cache chunk size = prefix-cache granularity (multiple of 32)`, intArg('--chunk-tokens', 32), DEFAULT_CHUNK_TOKENS)
     .option('--max-queue <n>', 'requests waiting for a slot before 429', intArg('--max-queue', 0), 64)
     .option('--body-limit <bytes>', 'largest request body (413 above)', intArg('--body-limit', 1024), 8 << 20)
-    .option('--drain-timeout <s>', 'on SIGTERM, longest wait for in-flight requests', intArg('--drain-timeout', 0), 30);
+    .option('--drain-timeout <s>', 'on SIGTERM, longest wait for in-flight requests', intArg('--drain-timeout', 0), 30)
+    .option('--kv-store <url>', 'share prefix chunks with other instances: redis://HOST:PORT[/DB], rediss://..., redis-cluster://h1:p1,h2:p2 (password in the URL or KVPACK_REDIS_PASSWORD)')
+    .option('--kv-store-ttl <s>', 'expiry of every chunk written to the store', intArg('--kv-store-ttl', 1), 86400)
+    .option('--kv-store-timeout <ms>', 'longest a request waits for its remote lookup before prefilling without it', intArg('--kv-store-timeout', 1), 500);
   addThreadsFlag(addCacheFlags(cmd)).action((o: ServeFlags) => serveCommand(o));
 }
 
@@ -60,6 +68,7 @@ async function serveCommand(o: ServeFlags): Promise<void> {
     policy, attention, chunkTokens: o.chunkTokens, cacheRamBytes: o.cacheRam * 2 ** 20, queueMax: o.maxQueue,
     batching: o.contBatching, prefillChunk: o.ubatchSize, slotSavePath: o.slotSavePath, apiKey: o.apiKey,
     timeoutS: o.timeout, bodyLimit: o.bodyLimit, drainTimeoutMs: o.drainTimeout * 1000,
+    kvStore: o.kvStore, kvStoreTtlS: o.kvStoreTtl, kvStoreTimeoutMs: o.kvStoreTimeout,
   });
   const stopped = new Promise<void>((resolve) => {
     const stop = (sig: string) => {
@@ -76,7 +85,12 @@ async function serveCommand(o: ServeFlags): Promise<void> {
     throw e;
   }
   const e = server.ctx.engine!;
-  console.error(`kvpack serve: ${server.url} (${server.ctx.modelName}; ${o.parallel} slot(s) x ${e.o.ctx} positions; K ${e.policy.k} / V ${e.policy.v}; prefix cache ${o.cacheRam} MiB)`);
+  console.error(`kvpack serve: ${server.url} (${server.ctx.modelName}; ${o.parallel} slot(s) x ${e.o.ctx} positions; K ${e.policy.k} / V ${e.policy.v}; prefix cache ${o.cacheRam} MiB${o.kvStore ? `; remote store ${redactUrl(o.kvStore)}` : ''})`);
+  if (e.remoteProblem) console.error(`kvpack serve: ${e.remoteProblem}`);
+  if (!exactResumePossible(e.rule)) {
+    const why = e.rule.overlay ? `--ubatch-size ${e.rule.prefillChunk} < exact window ${e.rule.window}` : 'residual window mode';
+    console.error(`kvpack serve: ${why}: prefix-cache hits resume at the whole match and may differ slightly from a cold prefill${e.rule.overlay ? ' (-ub >= the window makes them exact)' : ''}`);
+  }
   await stopped;
   console.error('kvpack serve: stopped');
 }

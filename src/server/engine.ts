@@ -1,12 +1,17 @@
 // The loaded engine behind the HTTP routes: the model, its file digest, the slots' scheduler, the prefix
-// cache and the metrics, wired together once the model is loaded.
+// cache (with its remote tier when a chunk store is given) and the metrics, wired together once the model is loaded.
 import { KvCache, type AttentionPrecision, type KvCacheOptions } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
 import { FileFormatError } from '../errors.js';
 import type { Model } from '../model/model.js';
+import { registerStoreMetrics } from '../store/counters.js';
+import { RemotePrefixTier } from '../store/prefix-tier.js';
+import type { ChunkStore } from '../store/redis-store.js';
+import { exactResumePoint, exactResumePossible, type ResumeRule } from './exact-resume.js';
 import { ServerMetrics } from './metrics.js';
-import { PrefixCache, type PrefixStore } from './prefix-cache.js';
+import { PrefixCache } from './prefix-cache.js';
 import { prefixRoot } from './prefix-key.js';
+import { RemotePrefixes } from './remote-prefix.js';
 import { Scheduler, type StepRunner } from './scheduler.js';
 
 export interface EngineOptions {
@@ -22,7 +27,10 @@ export interface EngineOptions {
   batching: boolean;
   prefillChunk: number;
   runner?: StepRunner;
-  prefixStore?: PrefixStore;
+  /** The remote tier's store (e.g. a RedisChunkStore), shared with other instances. */
+  chunkStore?: ChunkStore;
+  /** Where the remote tier reports (default stderr). */
+  storeLog?: (line: string) => void;
 }
 
 export class Engine {
@@ -31,12 +39,22 @@ export class Engine {
   readonly metrics: ServerMetrics;
   /** The policy slots actually use (the model's sliding windows applied): part of every prefix key. */
   readonly policy: CachePolicy;
+  /** When prefix-cache hits resume a prompt exactly as a cold prefill would (exact-resume.ts). */
+  readonly rule: ResumeRule;
+  /** Why the remote tier is off although a store was given (e.g. residual window mode), else ''. */
+  readonly remoteProblem: string = '';
 
   constructor(readonly model: Model, readonly modelDigest: string, readonly o: EngineOptions) {
     const probe = model.createCache({ policy: o.policy, capacity: o.ctx, chunkTokens: o.chunkTokens, attention: o.attention });
     this.policy = probe.policy;
+    const overlay = probe.plans.every((p) => p.windowMode === 'overlay');
+    this.rule = { chunkTokens: o.chunkTokens, prefillChunk: o.prefillChunk, window: Math.max(...probe.plans.map((p) => p.window)), overlay };
     probe.dispose();
-    this.prefix = new PrefixCache({ budgetBytes: o.cacheRamBytes, chunkTokens: o.chunkTokens, store: o.prefixStore, make: (c) => this.cacheLike(c, 'prefix entry') });
+    const rule = this.rule;
+    // Hits resume where a cold prefill would compute the same; with U < W (or in residual mode) no such point
+    // exists and a hit resumes at the whole match (its first batch then reads the window packed).
+    const resume = exactResumePossible(rule) ? (matched: number, exact: number, n: number) => exactResumePoint(rule, Math.min(matched, exact), n) : undefined;
+    this.prefix = new PrefixCache({ budgetBytes: o.cacheRamBytes, chunkTokens: o.chunkTokens, resume });
     const hp = model.hp;
     this.metrics = new ServerMetrics({
       slotCaches: () => this.scheduler.slots.map((s) => ({ bytes: s.cache.nbytes(), positions: s.cache.length })),
@@ -45,12 +63,26 @@ export class Engine {
       deferred: () => this.scheduler.deferred,
       prefix: () => ({ entries: this.prefix.size, bytes: this.prefix.bytes, packed: this.prefix.packedBytes }),
     });
-    this.scheduler = new Scheduler(model, { ...o }, this.prefix, this.metrics);
+    this.scheduler = new Scheduler(model, { ...o }, this.prefix, this.metrics, rule);
+    const store = o.chunkStore;
+    if (store) {
+      if (store.counters) registerStoreMetrics(this.metrics.registry, store.counters, { chunkTokens: o.chunkTokens, queueBytes: () => store.pending?.().bytes ?? 0 });
+      // Chunks are position-aligned only when the bulk holds every position (cache-chunks.ts).
+      if (!overlay) this.remoteProblem = 'the remote store shares chunks of overlay window mode only; this residual-mode cache stays local';
+      else {
+        const tier = new RemotePrefixTier(store, { log: o.storeLog });
+        this.scheduler.remote = new RemotePrefixes(tier, this.prefix, () => this.scheduler.newCache());
+      }
+    }
   }
 
-  /** The prefix key of a request: model digest, effective policy, chunking and its salt. */
+  /**
+   * The prefix key of a request: model digest, effective policy, how prompts are computed (attention
+   * precision and prefill batch: both change the KV a prefill writes), chunking and its salt.
+   */
   keyFor(salt?: string): string {
-    return prefixRoot(this.modelDigest, this.policy, this.o.chunkTokens, salt ?? '');
+    const computation = { policy: this.policy, attention: this.o.attention, prefillChunk: this.o.prefillChunk };
+    return prefixRoot(this.modelDigest, computation, this.o.chunkTokens, salt ?? '');
   }
 
   /** An empty cache for a file or entry that claims options `c`; refuses any shape but the slots'. */

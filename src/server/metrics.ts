@@ -28,6 +28,7 @@ export class ServerMetrics {
   readonly prefixQueries: Counter;
   readonly prefixHits: Counter;
   readonly prefixMisses: Counter;
+  readonly remoteHits: Counter;
   readonly ttft: Histogram;
   readonly interToken: Histogram;
   readonly requestErrors: Counter;
@@ -44,6 +45,7 @@ export class ServerMetrics {
     this.prefixQueries = counter('kvpack:prefix_cache_queries_tokens_total', 'Prompt tokens looked up in the slot and prefix caches.');
     this.prefixHits = counter('kvpack:prefix_cache_hits_tokens_total', 'Prompt tokens served from a cache instead of computed.');
     this.prefixMisses = counter('kvpack:prefix_cache_misses_total', 'Requests that reused no cached token.');
+    this.remoteHits = counter('kvpack:prefix_cache_remote_hits_tokens_total', 'Prompt tokens restored from entries built of remote-store chunks.');
     this.requestErrors = new Counter({ name: 'kvpack:request_errors_total', help: 'Requests answered with an error, by status.', labelNames: ['status'], registers });
     this.ttft = new Histogram({ name: 'kvpack:time_to_first_token_seconds', help: 'Request arrival to first generated token.', buckets: LATENCY_BUCKETS, registers });
     this.interToken = new Histogram({ name: 'kvpack:inter_token_latency_seconds', help: 'Time between consecutive generated tokens of a request.', buckets: LATENCY_BUCKETS, registers });

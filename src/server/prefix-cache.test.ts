@@ -1,20 +1,21 @@
 // PrefixCache on its own: hash-chain lookup at chunk depth, key isolation, LRU within a byte budget with
-// pins, shared chunks counted once, and the second tier (serialized entries through a PrefixStore).
+// pins, shared chunks counted once, exactness-aware resume points, and the remote tier (chunks through a ChunkStore).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KvCache, type KvCacheOptions } from '../cache/kvcache.js';
+import { KvCache } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
 import { modelFromLoaded, type Model } from '../model/model.js';
 import { tinyModel } from '../../test/e2e/tiny-models.js';
-import { MemoryPrefixStore } from './memory-store.js';
+import { MemoryChunkStore } from '../store/memory-store.js';
+import { RemotePrefixTier } from '../store/prefix-tier.js';
 import { PrefixCache } from './prefix-cache.js';
+import { RemotePrefixes } from './remote-prefix.js';
 import { prefixRoot } from './prefix-key.js';
 import { Prng } from '../numeric/prng.js';
 
 const C = 32;
 const POLICY: CachePolicy = { k: 'q8_0', v: 'q8_0', window: 8, sinks: 2 };
 const model: Model = modelFromLoaded(tinyModel('llama'));
-const make = (o: KvCacheOptions) => new KvCache(o);
 const KEY = prefixRoot('digest-a', POLICY, C);
 const seq = (n: number, seed = 1) => Array.from({ length: n }, (_, i) => (i * 7 + seed * 13) % model.nVocab);
 
@@ -25,7 +26,7 @@ function filled(tokens: number[], policy = POLICY): KvCache {
 }
 
 test('lookup finds the deepest whole-chunk prefix under the same key only', () => {
-  const pc = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C, make });
+  const pc = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C });
   const toks = seq(100);
   const c = filled(toks);
   pc.insert(KEY, toks, 96, c);
@@ -52,12 +53,12 @@ test('lookup finds the deepest whole-chunk prefix under the same key only', () =
 test('entries of one conversation share chunks (counted once); LRU evicts within the budget, never a pinned entry', () => {
   const toks = seq(200);
   const c = filled(toks);
-  const solo = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C, make });
+  const solo = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C });
   solo.insert(KEY, toks, 64, c);
   const small = solo.bytes;
   solo.insert(KEY, toks, 192, c);
   const both = solo.bytes;
-  const big = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C, make });
+  const big = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C });
   big.insert(KEY, toks, 192, c);
   // The 64-position entry's chunks are the 192-position entry's first chunks: only its exact regions add.
   assert.ok(both < small + big.bytes, `${both} >= ${small} + ${big.bytes}`);
@@ -67,11 +68,11 @@ test('entries of one conversation share chunks (counted once); LRU evicts within
   // A budget for about two entries of distinct conversations: the least recently used goes.
   const convs = [1, 2, 3].map((s) => seq(100, s));
   const caches = convs.map((t) => filled(t));
-  const probe = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C, make });
+  const probe = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C });
   probe.insert(KEY, convs[0]!, 96, caches[0]!);
   const one = probe.bytes;
   probe.clear();
-  const pc = new PrefixCache({ budgetBytes: Math.floor(2.5 * one), chunkTokens: C, make });
+  const pc = new PrefixCache({ budgetBytes: Math.floor(2.5 * one), chunkTokens: C });
   pc.insert(KEY, convs[0]!, 96, caches[0]!);
   pc.insert(KEY, convs[1]!, 96, caches[1]!);
   // Touch conversation 0 (pinned, as while a slot restores from it): conversation 1 is evicted instead.
@@ -83,7 +84,7 @@ test('entries of one conversation share chunks (counted once); LRU evicts within
   assert.ok(pc.lookup(KEY, pc.hashesFor(KEY, convs[0]!), convs[0]!));
   assert.equal(pc.lookup(KEY, pc.hashesFor(KEY, convs[1]!), convs[1]!), null);
   // A budget smaller than one entry keeps only pinned ones.
-  const tiny = new PrefixCache({ budgetBytes: 1, chunkTokens: C, make });
+  const tiny = new PrefixCache({ budgetBytes: 1, chunkTokens: C });
   tiny.insert(KEY, convs[0]!, 96, caches[0]!);
   assert.equal(tiny.size, 0);
   pc.unpin(hit0.entry);
@@ -97,7 +98,7 @@ test('bytes are packed bytes: a q2k entry is several times smaller than an f16 o
     // A bare cache of a realistic head size (the tiny models' 16-value heads pad q4_0 blocks).
     const c = new KvCache({ layers: 2, kvHeads: 2, headDim: 128, capacity: 256, policy, chunkTokens: C });
     for (let l = 0; l < 2; l++) c.append(l, rng.normals(200 * 256, 1), rng.normals(200 * 256, 1));
-    const pc = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C, make });
+    const pc = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C });
     pc.insert(prefixRoot('d', policy, C), seq(200), 192, c);
     const b = { packed: pc.packedBytes, allocated: pc.bytes };
     pc.clear();
@@ -113,27 +114,51 @@ test('bytes are packed bytes: a q2k entry is several times smaller than an f16 o
   assert.ok(q2k.allocated >= q2k.packed);
 });
 
-test('second tier: an entry evicted here comes back from the store, and continues exactly as the original', async () => {
-  const store = new MemoryPrefixStore();
-  const toks = seq(120);
+test('resume points: an entry serves only its exact positions when the rule asks for them', () => {
+  const toks = seq(200);
   const c = filled(toks);
-  const a = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C, store, make });
-  a.insert(KEY, toks, 96, c);
-  await new Promise((r) => setImmediate(r));
-  assert.equal(store.puts, 1);
-  // A fresh cache (another server) sees nothing locally, then pulls it in.
-  const b = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C, store, make });
+  // Exactness required: resume at a multiple of 64 within the entry's exact positions.
+  const pc = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C, resume: (m, exact, n) => Math.floor(Math.min(m, exact, n - 16) / 64) * 64 });
+  pc.insert(KEY, toks, 192, c, 128);
+  const hit = pc.lookup(KEY, pc.hashesFor(KEY, toks), toks)!;
+  assert.deepEqual([hit.depth, hit.keep], [6, 128]);
+  // An entry with no exact positions is no hit at all; a second, exact entry of the same tokens is added.
+  const none = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C, resume: pc.o.resume });
+  none.insert(KEY, toks, 192, c, 0);
+  assert.equal(none.lookup(KEY, none.hashesFor(KEY, toks), toks), null);
+  none.insert(KEY, toks, 96, c, 96);
+  assert.deepEqual(none.lookup(KEY, none.hashesFor(KEY, toks), toks)?.keep, 64);
+  assert.equal(none.size, 2);
+  for (const x of [pc, none]) x.clear();
+  c.dispose();
+});
+
+test('remote tier: another instance fetches the exact chunks into an entry and continues exactly as the original', async () => {
+  const store = new MemoryChunkStore();
+  const toks = seq(130);
+  const c = filled(toks);
+  const newCache = () => model.createCache({ policy: POLICY, capacity: 256, chunkTokens: C });
+  const a = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C });
+  const ra = new RemotePrefixes(new RemotePrefixTier(store, { log: () => {} }), a, newCache);
+  // Only chunks inside the exact positions are offered.
+  assert.equal(ra.offer(KEY, toks, 100, c), 3);
+  assert.equal(store.values.size, 3);
+  // A fresh cache (another server) sees nothing locally, then pulls the chain in.
+  const b = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C });
+  const rb = new RemotePrefixes(new RemotePrefixTier(store, { log: () => {} }), b, newCache);
   assert.equal(b.lookup(KEY, b.hashesFor(KEY, toks), toks), null);
-  await b.prefetch(KEY, toks);
-  const hit = b.lookup(KEY, b.hashesFor(KEY, toks), toks)!;
-  assert.equal(hit.depth, 3);
+  const e = (await rb.fetch(KEY, toks))!;
+  assert.deepEqual([e.hashes.length, e.exact, e.remote, e.pins], [3, 96, true, 1]);
+  b.unpin(e);
   // Another key asks the store for its own chain: nothing comes back.
   const other = prefixRoot('digest-a', POLICY, C, 'tenant');
-  await b.prefetch(other, toks);
-  assert.equal(b.lookup(other, b.hashesFor(other, toks), toks), null);
-  // Same logits after the restored prefix as after the original one.
-  const local = a.lookup(KEY, a.hashesFor(KEY, toks), toks)!.entry.cache.fork();
-  const remote = hit.entry.cache.fork();
+  assert.equal(await rb.fetch(other, toks), null);
+  // Nothing to fetch when the local cache already resumes as deep as the store could.
+  assert.equal(await rb.fetch(KEY, toks), null);
+  // Same logits after the fetched prefix as after the original one.
+  const local = c.fork();
+  local.rewind(96);
+  const remote = b.lookup(KEY, b.hashesFor(KEY, toks), toks)!.entry.cache.fork();
   const x = model.forward(toks.slice(96), local);
   const y = model.forward(toks.slice(96), remote);
   assert.deepEqual(Array.from(y), Array.from(x));

@@ -1,21 +1,11 @@
 // The compressed prefix cache: forks of finished slots' packed caches, found by the hash chain of their
 // token chunks (prefix-key.ts), bounded by bytes, evicted least recently used, never while pinned by a slot
 // that is restoring from it. Bytes are the packed bytes the entries hold (chunks shared between entries
-// count once). A PrefixStore (e.g. Redis) can sit behind it: entries go there serialized, and a request
-// whose prefix is deeper there than here pulls it in before it is scheduled.
+// count once). A remote tier (remote-prefix.ts) adds entries built from chunks other instances computed.
 import type { KvCache } from '../cache/kvcache.js';
 import type { Chunk } from '../cache/stream.js';
 import { chunkHashes } from './prefix-key.js';
 import { dropDecodeStart } from './cache-reuse.js';
-import { deserializeEntry, serializeEntry, type EntryCacheFactory } from './prefix-serialize.js';
-
-/** A second tier: serialized entries keyed by their chain hashes. */
-export interface PrefixStore {
-  /** Stores an entry covering hashes h_1..h_d (a later get for any prefix of them may return it). */
-  put(hashes: readonly string[], bytes: Uint8Array): Promise<void>;
-  /** The deepest entry covering a prefix of `hashes`: its depth and bytes, or null. */
-  get(hashes: readonly string[]): Promise<{ depth: number; bytes: Uint8Array } | null>;
-}
 
 export interface PrefixEntry {
   /** Chain root (model, policy, salt). */
@@ -24,6 +14,10 @@ export interface PrefixEntry {
   /** The tokens whose KV the cache holds: hashes.length whole chunks. */
   readonly tokens: readonly number[];
   readonly cache: KvCache;
+  /** Leading positions holding a cold prefill's KV (exact-resume.ts): hits resume only within them. */
+  readonly exact: number;
+  /** Built from chunks fetched from the remote tier (for /metrics). */
+  readonly remote: boolean;
   /** Bytes outside the shared bulk chunks (exact regions, staging), allocated per entry. */
   readonly ownBytes: number;
   /** Of those, bytes holding data (an entry's staging and rewound window hold none). */
@@ -36,14 +30,18 @@ export interface PrefixHit {
   entry: PrefixEntry;
   /** Whole chunks matched. */
   depth: number;
+  /** Where a prefill restored from it resumes (the options' resume rule; 0 is never returned as a hit). */
+  keep: number;
 }
+
+/** Where a hit of `matched` tokens on an entry with `exact` exact positions resumes a prompt of `promptLength`. */
+export type ResumeAt = (matched: number, exact: number, promptLength: number) => number;
 
 export interface PrefixCacheOptions {
   budgetBytes: number;
   chunkTokens: number;
-  store?: PrefixStore;
-  /** Builds an empty cache for a deserialized entry (the server's shape, arena and attention). */
-  make: EntryCacheFactory;
+  /** Default: the whole match (no exactness requirement). */
+  resume?: ResumeAt;
 }
 
 export class PrefixCache {
@@ -57,7 +55,11 @@ export class PrefixCache {
   hitTokens = 0;
   misses = 0;
 
-  constructor(readonly o: PrefixCacheOptions) {}
+  private readonly resumeAt: ResumeAt;
+
+  constructor(readonly o: PrefixCacheOptions) {
+    this.resumeAt = o.resume ?? ((matched) => matched);
+  }
 
   get enabled(): boolean {
     return this.o.budgetBytes > 0;
@@ -86,16 +88,30 @@ export class PrefixCache {
     return chunkHashes(key, tokens, this.o.chunkTokens, Math.floor((tokens.length - 1) / this.o.chunkTokens));
   }
 
-  /** The deepest local entry under `key` whose tokens start `tokens`; hashes from hashesFor. */
+  /** Where a prompt resumes from a match of `depth` chunks on an entry (0: not usable). */
+  resumeFor(depth: number, exact: number, promptLength: number): number {
+    return depth > 0 ? this.resumeAt(depth * this.o.chunkTokens, exact, promptLength) : 0;
+  }
+
+  /**
+   * The local entry under `key` whose tokens start `tokens` that lets the prompt resume deepest (ties: the
+   * deeper match, then the most recently used); hashes from hashesFor.
+   */
   lookup(key: string, hashes: readonly string[], tokens: readonly number[]): PrefixHit | null {
+    let best: PrefixHit | null = null;
+    const seen = new Set<PrefixEntry>();
     for (let d = hashes.length; d > 0; d--) {
       const set = this.index.get(hashes[d - 1]!);
       if (!set) continue;
-      let best: PrefixEntry | null = null;
-      for (const e of set) if (e.key === key && (!best || e.used > best.used) && samePrefix(e.tokens, tokens, d * this.o.chunkTokens)) best = e;
-      if (best) return { entry: best, depth: d };
+      for (const e of set) {
+        // An entry's deepest match is its best one (the resume point never falls as the match grows).
+        if (seen.has(e) || e.key !== key || !samePrefix(e.tokens, tokens, d * this.o.chunkTokens)) continue;
+        seen.add(e);
+        const keep = this.resumeFor(d, e.exact, tokens.length);
+        if (keep > 0 && (!best || keep > best.keep || (keep === best.keep && (d > best.depth || (d === best.depth && e.used > best.entry.used))))) best = { entry: e, depth: d, keep };
+      }
     }
-    return null;
+    return best;
   }
 
   /** Pins an entry while a slot copies from it; unpin() when done. */
@@ -111,51 +127,41 @@ export class PrefixCache {
 
   /**
    * Adds a fork of `cache` holding its first `aligned` positions (a multiple of chunkTokens) whose tokens are
-   * tokens[0, aligned). An entry already covering them (as long or longer) is only touched. Also sent to the store when there is one.
+   * tokens[0, aligned), the first `exact` of them a cold prefill's. An entry already covering them (as long
+   * or longer, as exact or more) is only touched.
    */
-  insert(key: string, tokens: readonly number[], aligned: number, cache: KvCache): void {
+  insert(key: string, tokens: readonly number[], aligned: number, cache: KvCache, exact = 0): void {
     const C = this.o.chunkTokens;
     if (!this.enabled || aligned < C || aligned % C !== 0 || aligned > cache.length || !cache.canRewind(aligned)) return;
     const hashes = chunkHashes(key, tokens, C, aligned / C);
-    const have = this.lookup(key, hashes, tokens);
-    if (have && have.depth === hashes.length) {
-      have.entry.used = ++this.clock;
-      return;
+    const ex = Math.min(exact, aligned);
+    const set = this.index.get(hashes[hashes.length - 1]!);
+    for (const e of set ?? []) {
+      if (e.key === key && e.exact >= ex && samePrefix(e.tokens, tokens, aligned)) {
+        e.used = ++this.clock;
+        return;
+      }
     }
     const fork = cache.fork();
     fork.rewind(aligned);
     dropDecodeStart(fork);
-    const e = this.add(key, hashes, tokens.slice(0, aligned), fork);
-    if (e && this.o.store) this.o.store.put(hashes, serializeEntry(key, e.tokens, fork)).catch(() => {});
+    this.add(key, hashes, tokens.slice(0, aligned), fork, ex, false, false);
   }
 
-  /** Pulls an entry from the store when it covers more of `tokens` than any local one (no-op without a store). */
-  async prefetch(key: string, tokens: readonly number[]): Promise<void> {
-    const store = this.o.store;
-    if (!store || !this.enabled) return;
-    const hashes = this.hashesFor(key, tokens);
-    const local = this.lookup(key, hashes, tokens)?.depth ?? 0;
-    if (hashes.length <= local) return;
-    const got = await store.get(hashes);
-    if (!got || got.depth <= local) return;
-    const d = deserializeEntry(got.bytes, this.o.make);
-    const C = this.o.chunkTokens;
-    // Trust nothing from outside: same key, and the tokens must hash to the chain asked for.
-    const theirs = chunkHashes(d.key, d.tokens, C);
-    const depth = Math.min(got.depth, theirs.length);
-    if (d.key !== key || depth === 0 || theirs[depth - 1] !== hashes[depth - 1] || d.cache.length !== d.tokens.length) {
-      d.cache.dispose();
-      return;
-    }
-    this.add(key, theirs, d.tokens, d.cache);
+  /**
+   * Takes `cache` (its positions are tokens[0, cache.length), whole chunks, all of them a cold prefill's) as
+   * an entry built from remote chunks, pinned (unpin() when done: beyond the budget it goes then).
+   */
+  adopt(key: string, hashes: string[], tokens: readonly number[], cache: KvCache): PrefixEntry {
+    return this.add(key, hashes, tokens, cache, cache.length, true, true)!;
   }
 
-  private add(key: string, hashes: string[], tokens: readonly number[], cache: KvCache): PrefixEntry | null {
+  private add(key: string, hashes: string[], tokens: readonly number[], cache: KvCache, exact: number, remote: boolean, pinned: boolean): PrefixEntry | null {
     let shared = 0;
     const chunks = bulkChunks(cache);
     for (const c of chunks) shared += c.bytes;
     const nb = cache.nbytes();
-    const e: PrefixEntry = { key, hashes, tokens, cache, ownBytes: nb.allocated - shared, ownPacked: nb.total - nb.bulk, pins: 0, used: ++this.clock };
+    const e: PrefixEntry = { key, hashes, tokens, cache, exact, remote, ownBytes: nb.allocated - shared, ownPacked: nb.total - nb.bulk, pins: pinned ? 1 : 0, used: ++this.clock };
     this.entries.add(e);
     for (const h of hashes) {
       let s = this.index.get(h);

@@ -3,7 +3,11 @@
 // policy or tenant can never be found by a request under another, whatever its tokens.
 import { createHash } from 'node:crypto';
 
-/** The chain root for one (model, policy, salt). Salt '' and no salt are the same (public) key. */
+/**
+ * The chain root for one (model, policy, salt). `policy` is plain JSON: the cache policy, and whatever else
+ * changes the KV a prefill writes (the server adds attention precision and prefill batch). Salt '' and no
+ * salt are the same (public) key.
+ */
 export function prefixRoot(modelDigest: string, policy: unknown, chunkTokens: number, salt = ''): string {
   return createHash('sha256').update(JSON.stringify({ model: modelDigest, policy, chunkTokens, salt })).digest('hex');
 }

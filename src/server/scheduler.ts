@@ -9,7 +9,9 @@ import type { Model } from '../model/model.js';
 import { commonPrefix, dropDecodeStart, reuseCached } from './cache-reuse.js';
 import { HttpError } from './http-error.js';
 import type { ServerMetrics } from './metrics.js';
-import type { PrefixCache } from './prefix-cache.js';
+import type { PrefixCache, PrefixEntry } from './prefix-cache.js';
+import type { RemotePrefixes } from './remote-prefix.js';
+import { isExactResume, type ResumeRule } from './exact-resume.js';
 import { Slot } from './slot.js';
 import { Task, type TaskParams, type TaskSink } from './task.js';
 
@@ -41,8 +43,12 @@ export class Scheduler {
   private clock = 0;
   private idleWaiters: (() => void)[] = [];
   private readonly runner: StepRunner;
+  /** Entries the remote tier fetched for queued tasks, pinned until the task starts (or ends unstarted). */
+  private readonly held = new Map<Task, PrefixEntry>();
+  /** Set once the engine wires a remote tier. */
+  remote: RemotePrefixes | null = null;
 
-  constructor(readonly model: Model, readonly o: SchedulerOptions, readonly prefix: PrefixCache, readonly metrics: ServerMetrics) {
+  constructor(readonly model: Model, readonly o: SchedulerOptions, readonly prefix: PrefixCache, readonly metrics: ServerMetrics, readonly rule: ResumeRule) {
     this.slots = Array.from({ length: o.parallel }, (_, i) => new Slot(i, this.newCache()));
     this.runner = o.runner ?? ((m, seqs) => forwardBatch(m, seqs));
   }
@@ -68,16 +74,32 @@ export class Scheduler {
     }
     const task = new Task(params, sink, this.model.tokenizer!, this.model.eos, () => this.wake());
     this.queue.push(task);
-    if (this.prefix.o.store) {
-      // Pull a deeper prefix from the second tier before the task may take a slot.
+    if (this.remote) {
+      // Pull a deeper prefix from the remote tier before the task may take a slot.
       task.ready = false;
-      this.prefix.prefetch(params.key, params.prompt).catch(() => {}).finally(() => {
-        task.ready = true;
-        this.wake();
-      });
+      this.remote
+        .fetch(params.key, params.prompt)
+        .then((e) => {
+          if (!e) return;
+          if (task.state === 'queued' && !task.cancelled) this.held.set(task, e);
+          else this.prefix.unpin(e);
+        })
+        .catch(() => {})
+        .finally(() => {
+          task.ready = true;
+          this.wake();
+        });
     }
     this.wake();
     return task;
+  }
+
+  /** Unpins the entry fetched for a task (it started, or ended without starting). */
+  private unhold(task: Task): void {
+    const e = this.held.get(task);
+    if (!e) return;
+    this.held.delete(task);
+    this.prefix.unpin(e);
   }
 
   /** Refuses new tasks from now on; resolves when every queued and running task has ended. */
@@ -93,7 +115,10 @@ export class Scheduler {
 
   /** Ends every task now (drain timeout): clients get what they have, finish_reason 'length'. */
   stopAll(): void {
-    for (const t of this.queue.splice(0)) t.finish('length');
+    for (const t of this.queue.splice(0)) {
+      this.unhold(t);
+      t.finish('length');
+    }
     for (const s of this.slots) if (s.task) this.release(s, () => s.task!.finish('length'));
     this.checkIdle();
   }
@@ -117,7 +142,12 @@ export class Scheduler {
 
   /** One scheduling step; true while there is runnable work. */
   private step(): boolean {
-    for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.cancelled) this.queue.splice(i, 1);
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const t = this.queue[i]!;
+      if (!t.cancelled) continue;
+      this.unhold(t);
+      this.queue.splice(i, 1);
+    }
     for (const s of this.slots) if (s.task?.cancelled) this.release(s);
     this.admit();
     this.decodeStep();
@@ -162,25 +192,33 @@ export class Scheduler {
   private start(slot: Slot, task: Task): void {
     const { prompt, key } = task.params;
     const own = slot.key === key ? sharedLength(slot.tokens, prompt) : 0;
-    const hit = this.prefix.enabled ? this.prefix.lookup(key, this.prefix.hashesFor(key, prompt), prompt) : null;
+    const hit = this.prefix.lookup(key, this.prefix.hashesFor(key, prompt), prompt);
     let keep: number;
-    if (hit && hit.depth * this.o.chunkTokens > own) {
+    let exact: number;
+    if (hit && hit.keep > own) {
       // Restore from the prefix cache: a fork shares the entry's packed chunks (copy-on-write).
-      keep = hit.depth * this.o.chunkTokens;
+      keep = hit.keep;
       const c = hit.entry.cache.fork();
       if (c.length > keep) c.rewind(keep);
       dropDecodeStart(c);
       slot.replaceCache(c, prompt.slice(0, keep), key);
       this.prefix.pin(hit.entry);
       slot.entry = hit.entry;
+      exact = hit.entry.exact;
+      if (hit.entry.remote) this.metrics.remoteHits.inc(keep);
     } else if (slot.key === key) {
       keep = reuseCached(slot.cache, slot.tokens, prompt, slot.decodeStart);
       slot.tokens.length = keep;
+      exact = slot.exact;
     } else {
       // Another key's KV is never read: empty the slot first.
       slot.erase();
       keep = 0;
+      exact = 0;
     }
+    this.unhold(task);
+    slot.exact = Math.min(exact, keep);
+    slot.onColdBatches = isExactResume(this.rule, keep, exact, prompt.length);
     slot.key = key;
     slot.used = ++this.clock;
     slot.task = task;
@@ -238,9 +276,13 @@ export class Scheduler {
     const s = waiting[this.prefillTurn++ % waiting.length]!;
     const task = s.task!;
     const chunk = s.remaining.slice(0, this.o.prefillChunk);
+    const at = s.cache.length;
     const t0 = performance.now();
     const logits = this.runOne(s, { tokens: chunk, cache: s.cache });
     if (!logits) return;
+    // A full batch on a cold prefill's boundaries, right after exact positions, computes exact positions.
+    if (s.onColdBatches && at === s.exact && chunk.length === this.o.prefillChunk) s.exact = at + chunk.length;
+    else s.onColdBatches = false;
     this.metrics.promptTokens.inc(chunk.length);
     this.metrics.promptSeconds.inc((performance.now() - t0) / 1000);
     this.metrics.decodeCalls.inc();
@@ -251,12 +293,17 @@ export class Scheduler {
     s.cache.beginDecode();
     s.decodeStart = s.cache.length;
     task.state = 'decode';
-    if (task.params.maxTokens === 0) return this.release(s, () => task.finish('length'));
-    this.release(s, () => {
-      const going = task.accept(logits, s.cache.capacity - s.cache.length);
-      if (task.firstTokenAt > 0) this.metrics.ttft.observe((task.firstTokenAt - task.submitted) / 1000);
-      return going;
-    }, false);
+    const key = s.key;
+    if (task.params.maxTokens === 0) this.release(s, () => task.finish('length'));
+    else {
+      this.release(s, () => {
+        const going = task.accept(logits, s.cache.capacity - s.cache.length);
+        if (task.firstTokenAt > 0) this.metrics.ttft.observe((task.firstTokenAt - task.submitted) / 1000);
+        return going;
+      }, false);
+    }
+    // Write-behind once the first token is out: the bytes are copied now, sent in the background.
+    if (this.remote && key) this.remote.offer(key, s.tokens, s.exact, s.cache);
   }
 
   /**
@@ -284,7 +331,7 @@ export class Scheduler {
     // Offer the slot's cached prefix (whole chunks) to the prefix cache; with decode anchors only the prompt.
     const limit = this.o.policy.anchors && s.decodeStart !== undefined ? Math.min(s.decodeStart, s.tokens.length) : s.tokens.length;
     const aligned = Math.floor(limit / this.o.chunkTokens) * this.o.chunkTokens;
-    if (s.key && aligned > 0) this.prefix.insert(s.key, s.tokens, aligned, s.cache);
+    if (s.key && aligned > 0) this.prefix.insert(s.key, s.tokens, aligned, s.cache, s.exact);
     this.wake();
   }
 
@@ -292,6 +339,8 @@ export class Scheduler {
     s.task?.fail(e);
     // The forward pass rewound the cache to before the failed call: tokens stays in step with it.
     s.tokens.length = s.cache.length;
+    s.exact = Math.min(s.exact, s.cache.length);
+    s.onColdBatches = false;
     this.release(s);
   }
 

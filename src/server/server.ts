@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ArgumentError } from '../errors.js';
 import { loadModel, type Model } from '../model/model.js';
+import { RedisChunkStore, type ChunkStore } from '../store/redis-store.js';
 import { buildApp, type AppOptions } from './app.js';
 import { ServerContext } from './context.js';
 import { Engine, type EngineOptions } from './engine.js';
@@ -24,6 +25,12 @@ export interface ServeOptions extends AppOptions, Omit<EngineOptions, 'ctx'> {
   slotSavePath?: string;
   /** Longest a shutdown waits for in-flight requests before ending them. */
   drainTimeoutMs: number;
+  /** Remote prefix store: redis://HOST:PORT[/DB], rediss://..., redis-cluster://h1:p1,h2:p2 (see store/url.ts). */
+  kvStore?: string;
+  /** Expiry of every key written there (default one day). */
+  kvStoreTtlS?: number;
+  /** Longest a request waits for the remote lookup before its prefill starts without it (default 500 ms). */
+  kvStoreTimeoutMs?: number;
   /** Loads the model (default loadModel); tests hold it to observe the loading state. */
   load?: (path: string) => Model | Promise<Model>;
 }
@@ -32,6 +39,8 @@ export interface RunningServer {
   readonly url: string;
   readonly app: FastifyInstance;
   readonly ctx: ServerContext;
+  /** The remote prefix store in use (--kv-store or an injected one), else null. */
+  readonly store: ChunkStore | null;
   /** Resolves when the model is loaded (rejects when loading failed). */
   readonly ready: Promise<void>;
   /** Stops accepting, drains (at most drainTimeoutMs), closes the listener and frees the caches. */
@@ -47,9 +56,17 @@ export function fileDigest(path: string): Promise<string> {
 }
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
+  // A bad address fails here, before anything listens; the client then connects in the background.
+  const ownStore = o.kvStore ? new RedisChunkStore(o.kvStore, { ttlSeconds: o.kvStoreTtlS, lookupTimeoutMs: o.kvStoreTimeoutMs, log: o.storeLog }) : null;
+  const chunkStore = o.chunkStore ?? ownStore ?? undefined;
   const ctx = new ServerContext(o.alias ?? basename(o.modelPath), o.slotSavePath);
   const app = buildApp(ctx, o);
-  await app.listen({ host: o.host, port: o.port });
+  try {
+    await app.listen({ host: o.host, port: o.port });
+  } catch (e) {
+    await ownStore?.close(0);
+    throw e;
+  }
   const addr = app.server.address();
   const url = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
   const ready = (async () => {
@@ -57,7 +74,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     const model = await (o.load ?? loadModel)(o.modelPath);
     if (!model.tokenizer) throw new ArgumentError(`${o.modelPath}: ${model.tokenizerProblem ?? 'no tokenizer'}; serve needs a model with a tokenizer`);
     const ctxSize = o.ctx ?? Math.min(model.hp.nCtxTrain, DEFAULT_CTX);
-    ctx.engine = new Engine(model, digest, { ...o, ctx: ctxSize });
+    ctx.engine = new Engine(model, digest, { ...o, ctx: ctxSize, chunkStore });
     if (ctx.state === 'loading') ctx.state = 'ready';
   })();
   ready.catch((e: Error) => {
@@ -77,6 +94,8 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     }
     await app.close();
     engine?.dispose();
+    // Queued writes get a last second to go out.
+    await ownStore?.close();
   })());
-  return { url, app, ctx, ready, shutdown };
+  return { url, app, ctx, store: chunkStore ?? null, ready, shutdown };
 }

@@ -18,6 +18,10 @@ export interface ChunkStore {
   close(): Promise<void>;
   /** Changes whenever written chunks may have been lost (a reconnect, a dropped or failed write). */
   readonly generation: number;
+  /** Hit/miss/byte/error counters and latencies, when the store keeps them (for /metrics). */
+  readonly counters?: StoreCounters;
+  /** Writes waiting to be sent, and their payload bytes. */
+  pending?(): { entries: number; bytes: number };
 }
 
 export interface RedisStoreOptions {

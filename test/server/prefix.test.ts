@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type OpenAI from 'openai';
-import { MemoryPrefixStore } from '../../src/server/memory-store.js';
+import { MemoryChunkStore } from '../../src/store/memory-store.js';
 import { writeChatModel } from '../fixtures/chat-model.js';
 import { metric, post, serve, tmp, type TestServer } from './harness.js';
 
@@ -12,7 +12,7 @@ const STORY = 'Once upon a time there was a little girl who liked to walk in the
 const prompt = (tail: string) => `${STORY.repeat(3)}${tail}`;
 const F32 = { k: 'f32', v: 'f32', exact: 'f32' as const, window: 8, sinks: 2 };
 
-async function complete(s: TestServer, p: string, extra: Record<string, unknown> = {}): Promise<OpenAI.Completion> {
+async function complete(s: TestServer, p: string | number[], extra: Record<string, unknown> = {}): Promise<OpenAI.Completion> {
   return s.client.completions.create({ model: 'x', prompt: p, max_tokens: 2, temperature: 0, ...extra } as OpenAI.CompletionCreateParamsNonStreaming);
 }
 
@@ -59,26 +59,49 @@ test('cache_salt: a tenant reuses only its own KV, on any slot', async () => {
 });
 
 test('a shared second tier never hands KV across model files or cache policies, and serves the same model', async () => {
-  const store = new MemoryPrefixStore();
+  const store = new MemoryChunkStore();
   const other = writeChatModel(tmp, 'tiny-chat-other', { seed: 99 });
   const p = prompt('A shared store.');
-  const a = await serve({ prefixStore: store });
+  const a = await serve({ chunkStore: store });
   await complete(a, p);
   await a.close();
-  assert.ok(store.puts >= 1);
+  assert.ok(store.values.size >= 1);
   for (const o of [{ modelPath: other }, { policy: { k: 'f16', v: 'f16' } }]) {
-    const b = await serve({ prefixStore: store, ...o });
+    const b = await serve({ chunkStore: store, ...o });
     try {
       assert.equal(cached(await complete(b, p)), 0, JSON.stringify(o));
     } finally {
       await b.close();
     }
   }
-  const same = await serve({ prefixStore: store });
+  const same = await serve({ chunkStore: store });
   try {
     assert.ok(cached(await complete(same, p)) >= 64, 'the same model and policy find the entry in the store');
   } finally {
     await same.close();
+  }
+});
+
+test('a prefix-cache hit computes exactly what a cold prefill does (q4_0: the same logprobs, bit for bit)', async () => {
+  const policy = { k: 'q4_0', v: 'q4_0', window: 16, sinks: 4 };
+  const s = await serve({ parallel: 2, policy });
+  const cold = await serve({ parallel: 1, policy, cacheRamBytes: 0 });
+  try {
+    const ids = (n: number, seed: number) => Array.from({ length: n }, (_, i) => 10 + ((i * 31 + seed * 97 + ((i * i) % 13)) % 240));
+    const shared = ids(200, 1);
+    await complete(s, [...shared, ...ids(30, 2)], { id_slot: 0 });
+    const p = [...shared, ...ids(25, 3)];
+    const extra = { id_slot: 1, max_tokens: 6, logprobs: 2, ignore_eos: true };
+    const r = await complete(s, p, extra);
+    // 6 chunks match; the exact point is the last batch boundary (64) leaving the window: 192.
+    assert.equal(cached(r), 192);
+    const c = await complete(cold, p, { ...extra, id_slot: 0 });
+    assert.equal(cached(c), 0);
+    assert.deepEqual(r.choices[0]!.logprobs!.token_logprobs, c.choices[0]!.logprobs!.token_logprobs);
+    assert.equal(r.choices[0]!.text, c.choices[0]!.text);
+  } finally {
+    await s.close();
+    await cold.close();
   }
 });
 

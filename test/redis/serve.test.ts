@@ -1,0 +1,263 @@
+// Two `kvpack serve` instances sharing prefix chunks through a real redis-server, driven with the official
+// openai client: B serves a prefix A prefilled with cached_tokens covering those chunks and exactly the
+// tokens (and logprobs) of a cold prefill; nothing crosses models, policies or salts; Redis killed,
+// restarted, evicting or holding a corrupted value never fails a request or changes its tokens.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import OpenAI from 'openai';
+import { RedisCluster, RedisServer, reportSkip } from './harness.js';
+import { chatModelPath, metric, serve, tmp, type TestServer } from '../server/harness.js';
+import { fromRoot } from '../paths.js';
+import { writeChatModel } from '../fixtures/chat-model.js';
+import { exactResumePoint } from '../../src/server/exact-resume.js';
+import { chunkHashes } from '../../src/server/prefix-key.js';
+import type { RedisChunkStore } from '../../src/store/redis-store.js';
+import type { ServeOptions } from '../../src/server/server.js';
+
+const skip = reportSkip('test/redis/serve.test.ts');
+// The server harness's defaults: chunks of 32, prefill batches of 64, exact window 16.
+const C = 32;
+
+/** Token ids (prompts as ids: lengths and chunk boundaries are exact). */
+const ids = (n: number, seed: number) => Array.from({ length: n }, (_, i) => 10 + ((i * 37 + seed * 101 + ((i * i) % 17)) % 240));
+
+type Instance = TestServer & { lines: string[] };
+
+async function instance(url: string | null, o: Partial<ServeOptions> = {}): Promise<Instance> {
+  const lines: string[] = [];
+  const s = await serve({ ...(url ? { kvStore: url } : {}), storeLog: (l) => lines.push(l), ...o });
+  return { ...s, lines };
+}
+
+async function complete(s: TestServer, prompt: number[], extra: Record<string, unknown> = {}): Promise<OpenAI.Completion> {
+  return s.client.completions.create({ model: 'x', prompt, max_tokens: 8, temperature: 0, logprobs: 2, ignore_eos: true, ...extra } as OpenAI.CompletionCreateParamsNonStreaming);
+}
+
+const cached = (r: OpenAI.Completion) => r.usage!.prompt_tokens_details?.cached_tokens ?? 0;
+/** The generated text and each token's logprob: equal only when the computation was. */
+const output = (r: OpenAI.Completion) => ({ text: r.choices[0]!.text, logprobs: r.choices[0]!.logprobs!.token_logprobs });
+const store = (s: TestServer) => s.server.store as RedisChunkStore;
+
+/** Runs fn with a fresh redis-server; every instance it opens is closed and the server stopped afterwards. */
+async function withServers(fn: (r: RedisServer, open: (url: string | null, o?: Partial<ServeOptions>) => Promise<Instance>) => Promise<void>, args: string[] = []): Promise<void> {
+  const r = await RedisServer.start(args);
+  const opened: Instance[] = [];
+  try {
+    await fn(r, async (url, o) => {
+      const s = await instance(url, o);
+      opened.push(s);
+      if (url) assert.ok(await store(s).waitReady(5000), 'connected');
+      return s;
+    });
+  } finally {
+    for (const s of opened) await s.close();
+    await r.stop();
+  }
+}
+
+test('two instances, one Redis: B serves the prefix A prefilled from the store, with exactly the tokens of a cold prefill', { skip }, () =>
+  withServers(async (r, open) => {
+    const [a, b, cold] = [await open(r.url), await open(r.url), await open(null)];
+    const shared = ids(300, 1);
+    const pa = [...shared, ...ids(40, 2)];
+    const pb = [...shared, ...ids(30, 3)];
+    assert.equal(cached(await complete(a, pa)), 0);
+    await store(a).flush();
+    // A's exact positions are its full prefill batches [0, 320): 10 chunks, written behind its response.
+    assert.equal(await metric(a.url, 'kvpack:remote_store_written_chunks_total'), 10);
+    assert.equal(await r.admin().dbsize(), 10);
+    const before = await metric(b.url, 'llamacpp:prompt_tokens_total');
+    const rb = await complete(b, pb);
+    const evaluated = (await metric(b.url, 'llamacpp:prompt_tokens_total')) - before;
+    // Chunks 0..8 are shared (chunk 9 holds A's own tokens): B resumes at the exact point within them.
+    const keep = exactResumePoint(b.server.ctx.engine!.rule, 9 * C, pb.length);
+    assert.equal(keep, 256);
+    assert.equal(cached(rb), keep);
+    assert.equal(evaluated, pb.length - keep);
+    assert.equal(await metric(b.url, 'kvpack:remote_store_hit_tokens_total'), 9 * C);
+    assert.equal(await metric(b.url, 'kvpack:prefix_cache_remote_hits_tokens_total'), keep);
+    assert.ok((await metric(b.url, 'kvpack:remote_store_read_bytes_total')) > 0);
+    assert.ok((await metric(b.url, 'kvpack:remote_store_latency_seconds_count', 'op="get"')) > 0);
+    assert.equal(await metric(b.url, 'kvpack:remote_store_errors_total'), 0);
+    // The same request computed cold, on an instance without the store: every prompt token evaluated.
+    const rc = await complete(cold, pb);
+    assert.equal(cached(rc), 0);
+    assert.deepEqual(output(rb), output(rc));
+    // Streaming from B again (now a local hit on the fetched entry) still finishes normally.
+    const chunks: string[] = [];
+    const again = { model: 'x', prompt: pb, max_tokens: 8, temperature: 0, ignore_eos: true, stream: true } as OpenAI.CompletionCreateParamsStreaming;
+    for await (const ch of await b.client.completions.create(again)) chunks.push(ch.choices[0]?.text ?? '');
+    assert.ok(chunks.length >= 8);
+  }));
+
+test('isolation: another model file, cache policy, prefill batch or salt finds nothing of A\'s in the store', { skip }, () =>
+  withServers(async (r, open) => {
+    const a = await open(r.url);
+    const p = [...ids(300, 4), ...ids(20, 5)];
+    await complete(a, p);
+    await complete(a, [...ids(300, 6), ...ids(20, 5)], { cache_salt: 'alice' });
+    await store(a).flush();
+    const other = writeChatModel(tmp, 'tiny-chat-store-other', { seed: 99 });
+    for (const o of [{ modelPath: other }, { policy: { k: 'f16', v: 'f16', window: 16, sinks: 4 } }, { prefillChunk: 128 }] as Partial<ServeOptions>[]) {
+      const b = await open(r.url, o);
+      assert.equal(cached(await complete(b, p)), 0, JSON.stringify(o));
+      assert.equal(await metric(b.url, 'kvpack:remote_store_hit_tokens_total'), 0);
+    }
+    const b = await open(r.url);
+    assert.equal(cached(await complete(b, p, { cache_salt: 'bob' })), 0, 'another salt');
+    assert.equal(cached(await complete(b, [...ids(300, 6), ...ids(20, 7)])), 0, 'a salted prefix without the salt');
+    // Positive controls: the same settings find the public prefix, and the salted one under its salt.
+    assert.ok(cached(await complete(b, p)) >= 256);
+    assert.ok(cached(await complete(b, [...ids(300, 6), ...ids(20, 8)], { cache_salt: 'alice' })) >= 256);
+  }));
+
+test('Redis killed mid-stream: the stream finishes and requests are served without it; restarted, hits resume by themselves', { skip }, () =>
+  withServers(async (r, open) => {
+    const [a, b] = [await open(r.url), await open(r.url)];
+    const p = [...ids(200, 6), ...ids(20, 7)];
+    const body = { model: 'x', prompt: p, max_tokens: 100, temperature: 0, ignore_eos: true, stream: true, stream_options: { include_usage: true } };
+    const stream = await a.client.completions.create(body as OpenAI.CompletionCreateParamsStreaming);
+    let n = 0;
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const ch of stream) {
+      if (++n === 3) await r.kill();
+      usage = ch.usage ?? usage;
+    }
+    assert.equal(usage?.completion_tokens, 100, 'every token arrived');
+    // Down: B looks up, misses, computes everything; no error reaches the client.
+    const down = await complete(b, [...ids(200, 6), ...ids(30, 8)]);
+    assert.equal(cached(down), 0);
+    assert.ok((await metric(b.url, 'kvpack:remote_store_errors_total')) > 0);
+    await complete(a, [...ids(260, 9), ...ids(20, 8)]);
+    assert.match(a.lines.join('\n'), /unavailable .*serving without it/);
+    await r.restart();
+    assert.ok(await store(a).waitReady(5000), 'A reconnected by itself');
+    assert.ok(await store(b).waitReady(5000), 'B reconnected by itself');
+    assert.match(a.lines.join('\n'), /reconnected/);
+    // The restarted Redis is empty: a new prefill fills it and B finds it again.
+    const q = ids(260, 10);
+    await complete(a, [...q, ...ids(20, 11)]);
+    await store(a).flush();
+    assert.ok(cached(await complete(b, [...q, ...ids(30, 12)])) >= 192);
+  }));
+
+test('Redis evicting past maxmemory: partial hits and misses, no errors, the tokens of a cold prefill', { skip }, () =>
+  withServers(async (r, open) => {
+    const [a, b, cold] = [await open(r.url), await open(r.url), await open(null)];
+    const admin = r.admin();
+    const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    // Room for a few prefixes' chunks (each 10 chunks of ~4.6 KB, plus the clients' buffers); 12 are written.
+    await admin.config('SET', 'maxmemory', String(used + (256 << 10)));
+    const prefixes = Array.from({ length: 12 }, (_, i) => ids(300, 20 + i));
+    for (const pre of prefixes) {
+      await complete(a, [...pre, ...ids(40, 2)]);
+      await store(a).flush();
+    }
+    assert.ok(Number(/evicted_keys:(\d+)/.exec(await admin.info('stats'))![1]) > 0, 'Redis evicted (else this test proves nothing)');
+    const full = exactResumePoint(b.server.ctx.engine!.rule, 9 * C, 330);
+    const got: number[] = [];
+    // Newest first: B's own write-behind evicts the oldest keys as it goes.
+    for (const pre of [...prefixes].reverse()) {
+      const p = [...pre, ...ids(30, 3)];
+      const rb = await complete(b, p);
+      got.push(cached(rb));
+      assert.deepEqual(output(rb), output(await complete(cold, p)));
+    }
+    console.log(`maxmemory: cached tokens per prefix, newest first: ${got.join(' ')} (of ${full})`);
+    assert.ok(got.some((x) => x > 0), `some prefixes still hit: ${got}`);
+    assert.ok(got.some((x) => x < full), `some were (partly) evicted: ${got}`);
+    for (const s of [a, b]) assert.equal(await metric(s.url, 'kvpack:remote_store_errors_total'), 0);
+  }));
+
+test('a flipped byte in a stored chunk: the chain ends there (logged, deleted), the request is computed, not garbage', { skip }, () =>
+  withServers(async (r, open) => {
+    const [a, b, cold] = [await open(r.url), await open(r.url), await open(null)];
+    const shared = ids(300, 13);
+    const pa = [...shared, ...ids(40, 2)];
+    await complete(a, pa);
+    await store(a).flush();
+    const hashes = chunkHashes(a.server.ctx.engine!.keyFor(), pa, C, 10);
+    const key = store(a).fullKey(hashes[4]!);
+    const admin = r.admin();
+    const sound = (await admin.getBuffer(key))!;
+    const value = Buffer.from(sound);
+    value[value.length >> 1] ^= 0x10;
+    await admin.set(key, value);
+    const pb = [...shared, ...ids(30, 3)];
+    const rb = await complete(b, pb);
+    // Chunks 0..3 are sound: the exact point within 128 positions.
+    assert.equal(cached(rb), exactResumePoint(b.server.ctx.engine!.rule, 4 * C, pb.length));
+    assert.equal(cached(rb), 128);
+    assert.deepEqual(output(rb), output(await complete(cold, pb)));
+    assert.equal(await metric(b.url, 'kvpack:remote_store_corrupt_total'), 1);
+    // Deleted, then written again by B's own exact prefill: byte for byte what A had written.
+    await store(b).flush();
+    assert.deepEqual(await admin.getBuffer(key), sound);
+    assert.match(b.lines.join('\n'), /refused .*checksum mismatch.*deleted/);
+  }));
+
+test('redis-cluster://: two instances share a prefix through a 3-node cluster', { skip }, async () => {
+  const cluster = await RedisCluster.start(3);
+  const opened: Instance[] = [];
+  try {
+    for (let i = 0; i < 2; i++) opened.push(await instance(cluster.url));
+    const [a, b] = opened as [Instance, Instance];
+    for (const s of opened) assert.ok(await store(s).waitReady(10000));
+    const shared = ids(300, 14);
+    await complete(a, [...shared, ...ids(40, 2)]);
+    await store(a).flush();
+    const perNode = await Promise.all(cluster.nodes.map((n) => n.admin().dbsize()));
+    assert.equal(perNode.reduce((x, y) => x + y, 0), 10, `keys per node ${perNode}`);
+    assert.equal(cached(await complete(b, [...shared, ...ids(30, 3)])), 256);
+  } finally {
+    for (const s of opened) await s.close();
+    await cluster.stop();
+  }
+});
+
+test('kvpack serve --kv-store as users run it: password from KVPACK_REDIS_PASSWORD, chunks written with their TTL, SIGTERM exits 0', { skip }, async () => {
+  const r = await RedisServer.start();
+  try {
+    const admin = r.admin();
+    await admin.config('SET', 'requirepass', 'sekrit');
+    const args = ['serve', '-m', chatModelPath(), '--port', '0', '-c', '512', '--kv', 'q8_0', '--kv-window', '16', '--sinks', '4', '--chunk-tokens', '32', '-ub', '64', '-np', '1', '--kv-store', r.url, '--kv-store-ttl', '600'];
+    const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), ...args], { env: { ...process.env, KVPACK_REDIS_PASSWORD: 'sekrit' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (b: Buffer) => {
+        err += b.toString();
+        const m = /kvpack serve: (http:\/\/\S+)/.exec(err);
+        if (m) resolve(m[1]!);
+      });
+      void exited.then((code) => reject(new Error(`exited ${code}: ${err}`)));
+    });
+    assert.match(err, new RegExp(`remote store ${r.url}`));
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
+    // The client connects in the background: a request made before it is ready is served, its chunks dropped.
+    for (let i = 0; i < 20 && (await admin.dbsize()) < 10; i++) {
+      await client.completions.create({ model: 'x', prompt: [...ids(300, 1), ...ids(40, 2)], max_tokens: 2, temperature: 0 });
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal(await admin.dbsize(), 10, err);
+    const ttl = await admin.ttl((await admin.keys('kvpack:v1:*'))[0]!);
+    assert.ok(ttl > 590 && ttl <= 600, `ttl ${ttl}`);
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, err);
+    assert.doesNotMatch(err, /unavailable|NOAUTH/);
+  } finally {
+    await r.stop();
+  }
+});
+
+test('kvpack serve --kv-store with a bad address: one line naming it (password redacted), exit 2', () => {
+  for (const [url, why] of [['ftp://h:1', /unknown scheme/], ['redis://u:hunter2@h:99999', /port '99999'/], ['redis://h:1/x', /database 'x'/]] as const) {
+    const r = spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), 'serve', '-m', chatModelPath(), '--port', '0', '--kv-store', url], { encoding: 'utf8' });
+    assert.equal(r.status, 2, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, why);
+    assert.doesNotMatch(r.stderr, /hunter2/);
+  }
+});

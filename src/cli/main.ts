@@ -1,6 +1,6 @@
 // The kvpack CLI entry: registers one subcommand per file; the only place the process exits.
 import { Command, CommanderError } from 'commander';
-import { ArgumentError, KvpackError, PolicyError, UnknownNameError } from '../errors.js';
+import { ArgumentError, KvpackError, PolicyError, StoreUrlError, UnknownNameError } from '../errors.js';
 import { normalizeArgv } from './args.js';
 import * as formats from './formats.js';
 import * as memory from './memory.js';
@@ -32,7 +32,7 @@ export async function main(argv: string[]): Promise<void> {
     // (files missing or malformed, OS errors on a path the user named).
     if (e instanceof KvpackError) {
       console.error(`kvpack: ${e.message}`);
-      process.exit(e instanceof ArgumentError || e instanceof PolicyError || e instanceof UnknownNameError ? 2 : 1);
+      process.exit(e instanceof ArgumentError || e instanceof PolicyError || e instanceof UnknownNameError || e instanceof StoreUrlError ? 2 : 1);
     }
     if (isSystemError(e)) {
       console.error(`kvpack: ${e.message}`);

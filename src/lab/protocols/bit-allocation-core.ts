@@ -44,7 +44,7 @@ const isV2 = (l: SyntheticLayerSpec): l is SyntheticLayerV2 => 'kChannelRmsSprea
 export interface BitAllocationSpec {
   readonly name: 'bit-allocation';
   /** 1: generator knobs (its layers missed their own stated spreads); 2: measured-statistics presets + statistics.json. */
-  readonly version: 1 | 2;
+  readonly version: 1 | 2 | 3;
   readonly arms: readonly Arm[];
   /** Must reproduce the reference exactly (negative control). */
   readonly controlArm: Arm;
@@ -82,7 +82,8 @@ export function parseBitAllocation(json: unknown): BitAllocationSpec {
   const c = obj(o.controls, 'controls');
   const cell = obj(o.cellShape, 'cellShape');
   const arms = o.arms.map((a, i) => arm(a, `arms[${i}]`));
-  const version = num(o, 'version', (x) => x === 1 || x === 2) as 1 | 2;
+  // Version 3 has version 2's fields (its presets were re-measured on the canonical stories260K).
+  const version = num(o, 'version', (x) => x === 1 || x === 2 || x === 3) as 1 | 2 | 3;
   if (new Set(arms.map((a) => a.name)).size !== arms.length) throw new FileFormatError('protocol', 'arm names must be unique');
   return {
     name: 'bit-allocation',

@@ -4,7 +4,7 @@
 import { workerData } from 'node:worker_threads';
 import { runUnit, scratchAt, type AttendJob } from './attend-unit.js';
 import { unpackJob } from './job-pack.js';
-import { CALL_SLOT, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, KIND, QUIT, READY, takeUnit } from './pool-control.js';
+import { CALL_SLOT, DONE, ERR, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, KIND, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, takeUnit } from './pool-control.js';
 
 interface Init {
   id: number;
@@ -44,7 +44,19 @@ for (;;) {
   }
   seen = gen;
   if (Atomics.load(ctl, QUIT)) break;
-  if (Atomics.load(ctl, KIND) === JOB_CALLS) {
+  const kind = Atomics.load(ctl, KIND);
+  if (kind === JOB_SHARED) {
+    // export(job, this worker's thread number); the job hands out and counts its own units (nothing goes to
+    // DONE), so a worker that wakes late, even for a newer job, just finds less or nothing to do.
+    if (init.id >= Atomics.load(ctl, SHARED_WORKERS)) continue;
+    try {
+      fns[Atomics.load(ctl, SHARED_FN)]!(Atomics.load(ctl, SHARED_JOB) >>> 0, init.id + 1);
+    } catch {
+      Atomics.store(ctl, ERR, 1);
+    }
+    continue;
+  }
+  if (kind === JOB_CALLS) {
     const idx = init.calls[slot]!;
     args.length = init.calls[slot + 1]!;
     for (let i = 0; i < args.length; i++) args[i] = init.calls[slot + 2 + i]!;

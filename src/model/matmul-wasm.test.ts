@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { matmulShared, Weight } from './forward-weights.js';
-import { closeMatmulThreads, configureMatmul, matmulConfig, wasmMatmul } from './matmul-wasm.js';
+import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, wasmMatmul } from './matmul-wasm.js';
 import { availableCores } from './threads.js';
 import { encode } from '../formats/codec.js';
 import { dequantize } from '../gguf/dequant.js';
@@ -87,12 +87,82 @@ for (const type of TYPES) {
   });
 }
 
+/** |y - ref| within the q8-activation bound for one token (half an activation step per value, times |w|). */
+function assertQ8Close(name: string, full: Float32Array, x: Float32Array, y: Float32Array, ref: Float32Array, rows: number, cols: number, qb: number): void {
+  const half = new Float64Array(cols);
+  for (let b = 0; b < cols; b += qb) {
+    let amax = 0;
+    for (let c = b; c < b + qb; c++) amax = Math.max(amax, Math.abs(x[c]!));
+    for (let c = b; c < b + qb; c++) half[c] = amax / 127 / 2;
+  }
+  for (let r = 0; r < rows; r++) {
+    let mag = 0, bound = 0;
+    for (let c = 0; c < cols; c++) {
+      const wv = Math.abs(full[r * cols + c]!);
+      mag += wv * Math.abs(x[c]!);
+      bound += wv * half[c]!;
+    }
+    const tol = Q8_ACT_SLACK * bound + F32_ACT_REL * mag + 1e-30;
+    assert.ok(Math.abs(y[r]! - ref[r]!) <= tol, `${name} r ${r}: ${y[r]} vs ${ref[r]} (tol ${tol})`);
+  }
+}
+
+for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K]) {
+  const name = ggmlType(type)!.name;
+  test(`${name}: the one-token kernel runs at n = 1 and matches the reference (rows 1-9 and 37: four-row groups and leftovers)`, { skip }, () => {
+    const rng = new Prng(40 + type);
+    const qb = K_TYPES.has(type) ? 256 : 32;
+    // q8_0 / q4_0: 3 and 9 blocks per row leave 3 and 1 blocks past the last group of four.
+    for (const cols of K_TYPES.has(type) ? [256, 768] : [96, 288, 512]) {
+      for (const rows of [1, 2, 3, 4, 5, 7, 8, 9, 37]) {
+        const data = randomWeight(type, rows, cols, rng);
+        const w = new Weight('w', { type, dims: [cols, rows], data });
+        assert.equal(matmulKernelFor(w.packedWeight!, 1, 'q8'), 'matmulVec');
+        const full = dequantize(type, data, rows * cols, 'w');
+        const x = rng.normals(cols);
+        // An all-zero block and a block with one large value exercise zero scales and wide ranges.
+        x.fill(0, 0, qb);
+        if (cols > qb) x[qb + 3] = 40;
+        const ref = new Float32Array(rows);
+        w.matmulRef(x, 1, ref);
+        const y = new Float32Array(rows);
+        wasmMatmul(w.packedWeight!, x, 1, y, 'q8');
+        assertQ8Close(`${name} cols ${cols} rows ${rows}`, full, x, y, ref, rows, cols, qb);
+      }
+    }
+  });
+}
+
+test('q8_0 / q4_0 weights with an Inf or NaN block scale run the exact row kernel and keep it', { skip }, () => {
+  const rng = new Prng(9);
+  for (const type of [GGML.Q8_0, GGML.Q4_0]) {
+    const rows = 8, cols = 64;
+    const data = randomWeight(type, rows, cols, rng);
+    const bb = ggmlType(type)!.blockBytes;
+    // Row 2's second block scale = +Inf, row 5's first = NaN (f16 little-endian).
+    data.set([0x00, 0x7c], 2 * 2 * bb + bb);
+    data.set([0x00, 0x7e], 5 * 2 * bb);
+    const w = new Weight('w', { type, dims: [cols, rows], data });
+    assert.notEqual(matmulKernelFor(w.packedWeight!, 1, 'q8'), 'matmulVec');
+    const x = new Float32Array(cols).fill(1);
+    const y = new Float32Array(rows);
+    wasmMatmul(w.packedWeight!, x, 1, y, 'q8');
+    const ref = new Float32Array(rows);
+    w.matmulRef(x, 1, ref);
+    assert.ok(!Number.isFinite(y[2]!) && !Number.isFinite(y[5]!), `non-finite rows stay non-finite: ${y[2]}, ${y[5]}`);
+    const full = dequantize(type, data, rows * cols, 'w');
+    const keep = [0, 1, 3, 4, 6, 7];
+    const sub = (a: Float32Array, len: number) => Float32Array.from(keep.flatMap((r) => Array.from(a.subarray(r * len, (r + 1) * len))));
+    assertQ8Close(ggmlType(type)!.name, sub(full, cols), x, sub(y, 1), sub(ref, 1), keep.length, cols, 32);
+  }
+});
+
 test('threads split rows and give the same bytes as one thread', { skip: skip || (availableCores() < 2 ? 'needs 2 cores' : false) }, () => {
   const rng = new Prng(7);
   const before = matmulConfig();
   try {
-    for (const type of [GGML.Q4_0, GGML.Q6_K, GGML.F16]) {
-      for (const n of [5, 17]) {
+    for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K, GGML.Q6_K, GGML.F16]) {
+      for (const n of [1, 5, 17]) {
         const rows = 514, cols = 1024;
         const w = new Weight('w', { type, dims: [cols, rows], data: randomWeight(type, rows, cols, rng) });
         const x = rng.normals(n * cols);

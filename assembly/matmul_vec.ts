@@ -6,15 +6,22 @@
 // widening). Block dots stay exact integers (i32x4.dot_i16x8_s). q8_0 / q4_0 run four rows at once, one
 // per lane (measured 1.24x one row at a time: each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum } from './common';
-import { halfToFloat4s, T_Q4_0, T_Q4_K, T_Q8_0 } from './matmul_decode';
+import { halfToFloat4s, T_F16, T_Q4_0, T_Q4_K, T_Q8_0 } from './matmul_decode';
+import { matmulVecF16, packActF16 } from './matmul_vec_f16';
 
 /** Value orders of packActVec: natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs half-block). */
 export const ORDER_NATURAL: i32 = 0;
 export const ORDER_NIB32: i32 = 1;
 export const ORDER_NIB256: i32 = 2;
+/** f16 weights: x stays f32, permuted per 8 values to even then odd (matmul_vec_f16.ts). */
+export const ORDER_F16: i32 = 3;
 
-/** The activation order a weight type's one-token kernel reads (-1: none); ORDER_NIB256 has one scale per 256 values, the others per 32. */
+/**
+ * The activation order a weight type's one-token kernel reads (-1: none). The int8 orders quantize x,
+ * ORDER_NIB256 with one scale per 256 values, the others per 32; ORDER_F16 keeps it f32.
+ */
 export function vecOrder(type: i32): i32 {
+  if (type == T_F16) return ORDER_F16;
   if (type == T_Q8_0) return ORDER_NATURAL;
   if (type == T_Q4_0) return ORDER_NIB32;
   if (type == T_Q4_K) return ORDER_NIB256;
@@ -48,6 +55,10 @@ export function vecOrder(type: i32): i32 {
  * cols % qb == 0. Same rounding as quantizeActs (round to nearest even of x / d).
  */
 export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize, xs: usize): void {
+  if (order == ORDER_F16) {
+    packActF16(x, cols, xq);
+    return;
+  }
   const qb: i32 = order == ORDER_NIB256 ? 256 : 32;
   for (let b0: usize = 0; b0 < <usize>cols; b0 += <usize>qb) {
     let mx = f32x4.splat(0);
@@ -243,11 +254,13 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
 
 /**
  * y[r] = W[r] . x for `rows` rows of `type` (vecOrder(type) >= 0) at w, rowBytes apart; x packed by
- * packActVec with that type's order and block size: xq [cols] i16, xd [cols/qb] f32, xs [cols/32] i16.
+ * packActVec with that type's order and block size: xq [cols] i16, xd [cols/qb] f32, xs [cols/32] i16
+ * (f16: xq [cols] f32, xd and xs unused).
  */
 export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i32, xq: usize, xd: usize, xs: usize, y: usize): void {
   const rb = <usize>rowBytes;
-  if (type == T_Q8_0) rowsQ(false, w, rb, rows, <usize>(cols >> 5), xq, xd, xs, y);
+  if (type == T_F16) matmulVecF16(w, rowBytes, rows, cols, xq, y);
+  else if (type == T_Q8_0) rowsQ(false, w, rb, rows, <usize>(cols >> 5), xq, xd, xs, y);
   else if (type == T_Q4_0) rowsQ(true, w, rb, rows, <usize>(cols >> 5), xq, xd, xs, y);
   else if (type == T_Q4_K) {
     const nb = <usize>(cols >> 8);

@@ -133,6 +133,33 @@ for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K]) {
   });
 }
 
+test('f16: the one-token kernel runs at n = 1 and matches the reference on random finite bits (subnormals, zeros, every exponent)', { skip }, () => {
+  const rng = new Prng(61);
+  for (const cols of [5, 8, 37, 64, 130]) {
+    for (const rows of [1, 3, 4, 6, 9]) {
+      const h = new Uint16Array(rows * cols);
+      for (let i = 0; i < h.length; i++) {
+        do h[i] = rng.int(0x10000); while ((h[i]! & 0x7c00) === 0x7c00);
+      }
+      const data = new Uint8Array(h.buffer);
+      const w = new Weight('w', { type: GGML.F16, dims: [cols, rows], data });
+      assert.equal(matmulKernelFor(w.packedWeight!, 1), 'matmulVec');
+      const full = dequantize(GGML.F16, data, rows * cols, 'w');
+      const x = rng.normals(cols);
+      const y = new Float32Array(rows);
+      wasmMatmul(w.packedWeight!, x, 1, y);
+      for (let r = 0; r < rows; r++) {
+        let want = 0, mag = 0;
+        for (let c = 0; c < cols; c++) {
+          want += full[r * cols + c]! * x[c]!;
+          mag += Math.abs(full[r * cols + c]! * x[c]!);
+        }
+        assert.ok(Math.abs(y[r]! - want) <= F32_ACT_REL * mag + 1e-30, `cols ${cols} rows ${rows} r ${r}: ${y[r]} vs ${want}`);
+      }
+    }
+  }
+});
+
 test('q8_0 / q4_0 weights with an Inf or NaN block scale run the exact row kernel and keep it', { skip }, () => {
   const rng = new Prng(9);
   for (const type of [GGML.Q8_0, GGML.Q4_0]) {

@@ -168,10 +168,10 @@ export const TILE_MIN_TOKENS_Q8 = 4;
 export const TILE_MIN_TOKENS_F32 = 8;
 
 /**
- * Activation layouts a call may need; one weight group packs each at most once. vec*: one token as int16 in
- * the order a type's one-token kernel reads (assembly/matmul_vec.ts ORDER_*: natural, q4_0 nibbles, q4_K nibbles).
+ * Activation layouts a call may need; one weight group packs each at most once. vec*: one token in the order
+ * a type's one-token kernel reads (assembly/matmul_vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32 for f16).
  */
-type Layout = 'raw' | 'rows32' | 'rows256' | 'tiles32' | 'tiles256' | 'tilesF32' | 'vec0' | 'vec1' | 'vec2';
+type Layout = 'raw' | 'rows32' | 'rows256' | 'tiles32' | 'tiles256' | 'tilesF32' | 'vec0' | 'vec1' | 'vec2' | 'vec3';
 
 interface Plan {
   kernel: KernelName;
@@ -179,25 +179,28 @@ interface Plan {
 }
 
 /**
- * Whether the one-token kernel can take this weight: it has one (vecOrder) and, for q8_0 / q4_0 (whose
- * kernels convert block scales four at a time, Inf/NaN not kept), every block scale is finite. Checked once
- * per weight; a weight with a non-finite scale runs the exact row kernel.
+ * The one-token layout order for this weight and these activations, or -1: the type has a one-token kernel
+ * (vecOrder: int8 orders only with 'q8' activations; f16 computes in f32 either way), and for q8_0 / q4_0
+ * (whose kernels convert block scales four at a time, Inf/NaN not kept) every block scale is finite. The
+ * scale check runs once per weight; a weight with a non-finite scale runs the exact row kernel.
  */
-const vecChecked = new WeakMap<PackedWeight, boolean>();
-function vecReady(e: WasmKernels['exports'], w: PackedWeight): boolean {
-  let ok = vecChecked.get(w);
-  if (ok === undefined) {
-    ok = (e['vecOrder']!(w.type) as number) >= 0 && (w.type === GGML.Q4_K || e['vecScalesFinite']!(w.type, w.ptr, w.rows * w.rowBytes) === 1);
-    vecChecked.set(w, ok);
+const vecChecked = new WeakMap<PackedWeight, number>();
+function vecOrder(e: WasmKernels['exports'], w: PackedWeight, activations: Activations): number {
+  let order = vecChecked.get(w);
+  if (order === undefined) {
+    order = e['vecOrder']!(w.type) as number;
+    if ((w.type === GGML.Q8_0 || w.type === GGML.Q4_0) && e['vecScalesFinite']!(w.type, w.ptr, w.rows * w.rowBytes) !== 1) order = -1;
+    vecChecked.set(w, order);
   }
-  return ok;
+  return order < 0 || (activations !== 'q8' && !FLOAT_TYPES.has(w.type)) ? -1 : order;
 }
 
 function plan(e: WasmKernels['exports'], w: PackedWeight, n: number, activations: Activations): Plan {
   const type = w.type;
+  const order = n === 1 ? vecOrder(e, w, activations) : -1;
+  if (order >= 0) return { kernel: 'matmulVec', layout: `vec${order as 0 | 1 | 2 | 3}` };
   const quantized = activations === 'q8' && !FLOAT_TYPES.has(type);
   const qb = K_TYPES.has(type) ? 256 : 32;
-  if (quantized && n === 1 && vecReady(e, w)) return { kernel: 'matmulVec', layout: `vec${e['vecOrder']!(type) as 0 | 1 | 2}` };
   if (quantized) return n >= TILE_MIN_TOKENS_Q8 ? { kernel: 'matmulQ8Tiled', layout: `tiles${qb}` } : { kernel: 'matmulQ8Act', layout: `rows${qb}` };
   return n >= TILE_MIN_TOKENS_F32 ? { kernel: 'matmulF32Tiled', layout: 'tilesF32' } : { kernel: 'matmulF32Act', layout: 'raw' };
 }
@@ -224,6 +227,7 @@ function layoutBytes(layout: Layout, n: number, cols: number): [number, number, 
     case 'tiles32': case 'tiles256': return [nq * cols * 8, nq * ng * 16, nq * ng * 16];
     case 'tilesF32': return [nq * cols * 16, 0, 0];
     case 'vec0': case 'vec1': case 'vec2': return [cols * 2, Math.ceil(cols / 32) * 4, Math.ceil(cols / 32) * 2];
+    case 'vec3': return [cols * 4, 0, 0];
   }
 }
 

@@ -91,7 +91,7 @@ export function matmulRun(job: usize, thread: i32): i32 {
     const nr = min(unitRows, rows - r0);
     const w = <usize>field(job, 2) + <usize>r0 * <usize>rowBytes;
     const y = <usize>field(job, 10) + (<usize>r0 << 2);
-    if (kernel == K_VEC) matmulVec(type, w, rowBytes, nr, cols, xq, xd, xs, y);
+    if (kernel == K_VEC) matmulVec(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride);
     else if (kernel == K_Q8_ACT) matmulQ8Act(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride, scratch);
     else if (kernel == K_F32_ACT) matmulF32Act(type, w, rowBytes, nr, cols, xq, n, y, yStride, scratch);
     else if (kernel == K_Q8_TILED) matmulQ8Tiled(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride, scratch);

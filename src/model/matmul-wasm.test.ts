@@ -109,7 +109,7 @@ function assertQ8Close(name: string, full: Float32Array, x: Float32Array, y: Flo
 
 for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K]) {
   const name = ggmlType(type)!.name;
-  test(`${name}: the one-token kernel runs at n = 1 and matches the reference (rows 1-9 and 37: four-row groups and leftovers)`, { skip }, () => {
+  test(`${name}: the one-token kernel runs at n = 1 and 2 and matches the reference (rows 1-9 and 37: four-row groups and leftovers)`, { skip }, () => {
     const rng = new Prng(40 + type);
     const qb = K_TYPES.has(type) ? 256 : 32;
     // q8_0 / q4_0: 3 and 9 blocks per row leave 3 and 1 blocks past the last group of four.
@@ -117,17 +117,23 @@ for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K]) {
       for (const rows of [1, 2, 3, 4, 5, 7, 8, 9, 37]) {
         const data = randomWeight(type, rows, cols, rng);
         const w = new Weight('w', { type, dims: [cols, rows], data });
-        assert.equal(matmulKernelFor(w.packedWeight!, 1, 'q8'), 'matmulVec');
         const full = dequantize(type, data, rows * cols, 'w');
-        const x = rng.normals(cols);
-        // An all-zero block and a block with one large value exercise zero scales and wide ranges.
-        x.fill(0, 0, qb);
-        if (cols > qb) x[qb + 3] = 40;
-        const ref = new Float32Array(rows);
-        w.matmulRef(x, 1, ref);
-        const y = new Float32Array(rows);
-        wasmMatmul(w.packedWeight!, x, 1, y, 'q8');
-        assertQ8Close(`${name} cols ${cols} rows ${rows}`, full, x, y, ref, rows, cols, qb);
+        // Two tokens run the one-token kernel once each (the token stride of x and y).
+        for (const n of [1, 2]) {
+          assert.equal(matmulKernelFor(w.packedWeight!, n, 'q8'), 'matmulVec');
+          const x = rng.normals(n * cols);
+          // An all-zero block and a block with one large value exercise zero scales and wide ranges.
+          x.fill(0, 0, qb);
+          if (cols > qb) x[qb + 3] = 40;
+          const ref = new Float32Array(n * rows);
+          w.matmulRef(x, n, ref);
+          const y = new Float32Array(n * rows);
+          wasmMatmul(w.packedWeight!, x, n, y, 'q8');
+          for (let t = 0; t < n; t++) {
+            const at = (a: Float32Array, len: number) => a.subarray(t * len, (t + 1) * len);
+            assertQ8Close(`${name} cols ${cols} rows ${rows} n ${n} t ${t}`, full, at(x, cols), at(y, rows), at(ref, rows), rows, cols, qb);
+          }
+        }
       }
     }
   });

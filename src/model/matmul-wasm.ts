@@ -197,7 +197,7 @@ function vecOrder(e: WasmKernels['exports'], w: PackedWeight, activations: Activ
 
 function plan(e: WasmKernels['exports'], w: PackedWeight, n: number, activations: Activations): Plan {
   const type = w.type;
-  const order = n === 1 ? vecOrder(e, w, activations) : -1;
+  const order = n <= (e['vecMaxTokens']!(type) as number) ? vecOrder(e, w, activations) : -1;
   if (order >= 0) return { kernel: 'matmulVec', layout: `vec${order as 0 | 1 | 2 | 3}` };
   const quantized = activations === 'q8' && !FLOAT_TYPES.has(type);
   const qb = K_TYPES.has(type) ? 256 : 32;
@@ -226,8 +226,8 @@ function layoutBytes(layout: Layout, n: number, cols: number): [number, number, 
     case 'rows32': case 'rows256': return [n * cols, n * ng * 4, n * ng * 4];
     case 'tiles32': case 'tiles256': return [nq * cols * 8, nq * ng * 16, nq * ng * 16];
     case 'tilesF32': return [nq * cols * 16, 0, 0];
-    case 'vec0': case 'vec1': case 'vec2': return [cols * 2, Math.ceil(cols / 32) * 4, Math.ceil(cols / 32) * 2];
-    case 'vec3': return [cols * 4, 0, 0];
+    case 'vec0': case 'vec1': case 'vec2': return [n * cols * 2, n * Math.ceil(cols / 32) * 4, n * Math.ceil(cols / 32) * 2];
+    case 'vec3': return [n * cols * 4, 0, 0];
   }
 }
 
@@ -304,7 +304,7 @@ function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, 
     if (layout === 'rows32' || layout === 'rows256') e['quantizeActs']!(xPtr, n, cols, layout === 'rows32' ? 32 : 256, p.q, p.d, p.s);
     else if (layout === 'tiles32' || layout === 'tiles256') e['packActQ8']!(xPtr, n, cols, layout === 'tiles32' ? 32 : 256, p.q, p.d, p.s);
     else if (layout === 'tilesF32') e['packActF32']!(xPtr, n, cols, p.q);
-    else if (layout !== 'raw') e['packActVec']!(xPtr, cols, Number(layout[3]), p.q, p.d, p.s);
+    else if (layout !== 'raw') e['packActVecN']!(xPtr, n, cols, Number(layout[3]), p.q, p.d, p.s);
   }
   for (let i = 0; i < group.length; i++) {
     runWeight(k, group[i]!, plans[i]!, packed.get(plans[i]!.layout)!, n, yPtrs[i]!, scratch, stride, maxThreads);

@@ -1,27 +1,28 @@
-// One-token (decode) matmul kernels: y[r] = W[r, :] . x for q8_0, q4_0 and q4_K weights read once, straight
-// from their packed ggml bytes, with no scratch round trip. x arrives quantized per block to int8 (as
-// llama.cpp's q8_0 / q8_K activations) and widened to int16 by packActVec, in the order each weight type's
-// bytes come apart: natural for q8_0 (load8x8_s widens 8 weights while loading); for the 4-bit types the
-// order in which the 16-bit lanes of the packed nibbles split with an and and a shift (no byte shuffles, no
-// widening). Block dots stay exact integers (i32x4.dot_i16x8_s). q8_0 / q4_0 run four rows at once, one
-// per lane (measured 1.24x one row at a time: each x load serves four rows, no horizontal sum per row).
+// One-token (decode) matmul kernels: y[r] = W[r, :] . x for q8_0, q4_0 and q4_K weights (f16 / bf16:
+// matmul_vec_halves.ts), read once straight from their packed ggml bytes, with no scratch round trip.
+// x arrives quantized per block to int8 (as llama.cpp's q8_0 / q8_K activations) and widened to int16 by
+// packActVec, in the order each weight type's bytes come apart: natural for q8_0 (load8x8_s widens 8
+// weights while loading); for the 4-bit types the order in which the 16-bit lanes of the packed nibbles
+// split with an and and a shift (no byte shuffles, no widening). Block dots stay exact integers
+// (i32x4.dot_i16x8_s). q8_0 / q4_0 run four rows at once, one per lane (measured 1.24x one row at a time:
+// each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum } from './common';
-import { halfToFloat4s, T_F16, T_Q4_0, T_Q4_K, T_Q8_0 } from './matmul_decode';
-import { matmulVecF16, packActF16 } from './matmul_vec_f16';
+import { halfToFloat4s, T_BF16, T_F16, T_Q4_0, T_Q4_K, T_Q8_0 } from './matmul_decode';
+import { matmulVecHalves, packActHalves } from './matmul_vec_halves';
 
 /** Value orders of packActVec: natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs half-block). */
 export const ORDER_NATURAL: i32 = 0;
 export const ORDER_NIB32: i32 = 1;
 export const ORDER_NIB256: i32 = 2;
-/** f16 weights: x stays f32, permuted per 8 values to even then odd (matmul_vec_f16.ts). */
-export const ORDER_F16: i32 = 3;
+/** f16 / bf16 weights: x stays f32, permuted per 8 values to even then odd (matmul_vec_halves.ts). */
+export const ORDER_HALVES: i32 = 3;
 
 /**
  * The activation order a weight type's one-token kernel reads (-1: none). The int8 orders quantize x,
- * ORDER_NIB256 with one scale per 256 values, the others per 32; ORDER_F16 keeps it f32.
+ * ORDER_NIB256 with one scale per 256 values, the others per 32; ORDER_HALVES (f16, bf16) keeps it f32.
  */
 export function vecOrder(type: i32): i32 {
-  if (type == T_F16) return ORDER_F16;
+  if (type == T_F16 || type == T_BF16) return ORDER_HALVES;
   if (type == T_Q8_0) return ORDER_NATURAL;
   if (type == T_Q4_0) return ORDER_NIB32;
   if (type == T_Q4_K) return ORDER_NIB256;
@@ -32,11 +33,13 @@ export function vecOrder(type: i32): i32 {
  * Most tokens a call of this type runs through the one-token kernel (once per token, re-reading the rows)
  * before the tiled or row kernels pay. Measured on [2048, 768] and [768, 2048], one core, CPU time:
  * q8_0 at 3 tokens 290 vs 473 us (row kernel), at 4 384 vs 369 (tiled); q4_0 / q4_K at 6 543 / 651 vs
- * 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; f16 at 2 723 vs 533 (f32 row kernel).
+ * 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531
+ * vs 563, at 6 793 vs 760 (f32 row kernel).
  */
 export function vecMaxTokens(type: i32): i32 {
   if (type == T_Q8_0) return 3;
   if (type == T_Q4_0 || type == T_Q4_K) return 6;
+  if (type == T_BF16) return 4;
   if (type == T_F16) return 1;
   return 0;
 }
@@ -68,8 +71,8 @@ export function vecMaxTokens(type: i32): i32 {
  * cols % qb == 0. Same rounding as quantizeActs (round to nearest even of x / d).
  */
 export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize, xs: usize): void {
-  if (order == ORDER_F16) {
-    packActF16(x, cols, xq);
+  if (order == ORDER_HALVES) {
+    packActHalves(x, cols, xq);
     return;
   }
   const qb: i32 = order == ORDER_NIB256 ? 256 : 32;
@@ -267,7 +270,7 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
 
 /** Bytes of one token's packed x in xq / xd / xs for rows of `cols` values (packActVec's layout). */
 @inline function tokenQ(order: i32, cols: i32): usize {
-  return <usize>cols << (order == ORDER_F16 ? 2 : 1);
+  return <usize>cols << (order == ORDER_HALVES ? 2 : 1);
 }
 @inline function tokenD(order: i32, cols: i32): usize {
   return <usize>(order == ORDER_NIB256 ? cols >> 8 : cols >> 5) << 2;
@@ -290,7 +293,8 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     const d = xd + <usize>t * tokenD(order, cols);
     const s = xs + <usize>t * tokenS(cols);
     const yt = y + ((<usize>t * <usize>yStride) << 2);
-    if (type == T_F16) matmulVecF16(w, rowBytes, rows, cols, q, yt);
+    if (type == T_F16) matmulVecHalves(false, w, rowBytes, rows, cols, q, yt);
+    else if (type == T_BF16) matmulVecHalves(true, w, rowBytes, rows, cols, q, yt);
     else if (type == T_Q8_0) rowsQ(false, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q4_0) rowsQ(true, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q4_K) {

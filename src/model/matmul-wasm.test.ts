@@ -139,18 +139,19 @@ for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K]) {
   });
 }
 
-test('f16: the one-token kernel runs at n = 1 and matches the reference on random finite bits (subnormals, zeros, every exponent)', { skip }, () => {
+test('f16 / bf16: the one-token kernel runs at n = 1 and matches the reference on random finite bits (subnormals, zeros, every exponent)', { skip }, () => {
   const rng = new Prng(61);
-  for (const cols of [5, 8, 37, 64, 130]) {
+  for (const [type, expMask] of [[GGML.F16, 0x7c00], [GGML.BF16, 0x7f80]] as const) for (const cols of [5, 8, 37, 64, 130]) {
     for (const rows of [1, 3, 4, 6, 9]) {
       const h = new Uint16Array(rows * cols);
       for (let i = 0; i < h.length; i++) {
-        do h[i] = rng.int(0x10000); while ((h[i]! & 0x7c00) === 0x7c00);
+        // bf16: keep exponents moderate so products stay finite and normal.
+        do h[i] = type === GGML.F16 ? rng.int(0x10000) : (rng.int(2) << 15) | ((100 + rng.int(56)) << 7) | rng.int(128); while ((h[i]! & expMask) === expMask);
       }
       const data = new Uint8Array(h.buffer);
-      const w = new Weight('w', { type: GGML.F16, dims: [cols, rows], data });
+      const w = new Weight('w', { type, dims: [cols, rows], data });
       assert.equal(matmulKernelFor(w.packedWeight!, 1), 'matmulVec');
-      const full = dequantize(GGML.F16, data, rows * cols, 'w');
+      const full = dequantize(type, data, rows * cols, 'w');
       const x = rng.normals(cols);
       const y = new Float32Array(rows);
       wasmMatmul(w.packedWeight!, x, 1, y);

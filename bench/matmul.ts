@@ -3,7 +3,9 @@
 // and the kernels it replaced ('row kernel': quantizeActs + matmulQ8Act, one token; N threads: the old
 // static split, one half of the rows per thread through runCalls). `--cold` rotates through enough copies
 // of the weight (> L3) that every call streams its bytes from DRAM, as a decode step over a model does.
-// node dist/bench/matmul.js [--types q8_0,q4_0] [--shapes 2048x768,768x2048] [--n 1,64] [--cold] [--budget 1]
+// `--cpu`: one-thread variants only, timed by this process's CPU time (batches of calls, alternated): on a
+// machine other processes keep busy, wall time measures the scheduler as much as the kernel.
+// node dist/bench/matmul.js [--types q8_0,q4_0] [--shapes 2048x768,768x2048] [--n 1,64] [--cold] [--cpu] [--budget 1]
 import { encode } from '../src/formats/codec.js';
 import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
@@ -12,7 +14,8 @@ import { availableCores } from '../src/model/threads.js';
 import { runCalls } from '../src/kernels/pool.js';
 import { wasmKernels } from '../src/kernels/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
-import { option, printTable, timeInterleaved } from './harness.js';
+import os from 'node:os';
+import { median, option, printTable, timeInterleaved } from './harness.js';
 
 /** Bytes of weights a cold run cycles through: 64 MiB, several times any L2 and the per-core share of L3. */
 const COLD_BYTES = 64 << 20;
@@ -36,7 +39,26 @@ export interface MatmulRow { type: string; shape: string; n: number; variant: st
 
 interface Variant { name: string; threads: number; fn: () => void }
 
-export function benchMatmulKernels(types: string[], shapes: [number, number][], ns: number[], cold: boolean, budget: number, log: (s: string) => void = () => {}): MatmulRow[] {
+/** Median CPU seconds per call of each fn, in alternating batches sized to ~budget/20 seconds. */
+function cpuInterleaved(fns: ReadonlyArray<() => void>, budget: number): number[] {
+  for (const fn of fns) fn();
+  const t0 = process.cpuUsage();
+  fns[0]!();
+  const one = Math.max(1e-6, (process.cpuUsage(t0).user + process.cpuUsage(t0).system) / 1e6);
+  const batch = Math.max(1, Math.round(budget / 20 / one));
+  const times = fns.map(() => [] as number[]);
+  for (let r = 0; r < 15; r++) {
+    fns.forEach((fn, i) => {
+      const c0 = process.cpuUsage();
+      for (let k = 0; k < batch; k++) fn();
+      const c = process.cpuUsage(c0);
+      times[i]!.push((c.user + c.system) / 1e6 / batch);
+    });
+  }
+  return times.map(median);
+}
+
+export function benchMatmulKernels(types: string[], shapes: [number, number][], ns: number[], cold: boolean, budget: number, log: (s: string) => void = () => {}, cpu = false): MatmulRow[] {
   const k = wasmKernels();
   if (!k) throw new Error('wasm kernels unavailable');
   const e = k.exports;
@@ -91,8 +113,9 @@ export function benchMatmulKernels(types: string[], shapes: [number, number][], 
             e['matmulF32Act']!(type, p.ptr, p.rowBytes, rows, cols, xp, 1, yp, rows, 0);
           } });
         }
+        if (cpu) variants.splice(0, variants.length, ...variants.filter((v) => v.threads === 1));
         const before = matmulSplitStats();
-        const secs = timeInterleaved(variants.map((v) => v.fn), budget, 20, 5000);
+        const secs = cpu ? cpuInterleaved(variants.map((v) => v.fn), budget) : timeInterleaved(variants.map((v) => v.fn), budget, 20, 5000);
         const after = matmulSplitStats();
         variants.forEach((v, i) => {
           const s = secs[i]!;
@@ -113,7 +136,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const ns = (option('--n') ?? '1,64').split(',').map(Number);
   const cold = process.argv.includes('--cold');
   const budget = Number(option('--budget') ?? 0.5);
-  const rows = benchMatmulKernels(types, shapes, ns, cold, budget, (s) => process.stderr.write(`${s}\n`));
-  console.log(`matmul, default activations, median per call, variants alternated call by call${cold ? ', weights cycled through 64 MiB (DRAM)' : ' (weights warm in cache)'}`);
+  const cpu = process.argv.includes('--cpu');
+  const load0 = os.loadavg()[0]!;
+  const rows = benchMatmulKernels(types, shapes, ns, cold, budget, (s) => process.stderr.write(`${s}\n`), cpu);
+  const clock = cpu ? 'CPU time per call, batches alternated' : 'median per call, variants alternated call by call';
+  console.log(`matmul, default activations, ${clock}${cold ? ', weights cycled through 64 MiB (DRAM)' : ' (weights warm in cache)'}; load average ${load0.toFixed(1)} -> ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores`);
   printTable(['type', 'shape', 'n', 'variant', 'threads', 'us/call', 'GB/s', 'GFLOP/s'], rows.map((r) => [r.type, r.shape, `${r.n}`, r.variant, `${r.threads}`, r.us.toFixed(1), r.gbs.toFixed(2), r.gflops.toFixed(1)]));
 }

@@ -27,6 +27,11 @@ export function matmulJobBytes(): i32 {
   return <i32>(F + 15 * 4);
 }
 
+/** Address of a job's done count (the i32 a waiting caller watches). */
+export function matmulJobDone(job: usize): usize {
+  return job + DONE;
+}
+
 @inline function field(job: usize, i: usize): i32 {
   return load<i32>(job + F + (i << 2));
 }

@@ -1,5 +1,5 @@
 // One-token (decode) matmul kernels: y[r] = W[r, :] . x for q8_0, q4_0 and q4_K weights (f16 / bf16:
-// matmul_vec_halves.ts), read once straight from their packed ggml bytes, with no scratch round trip.
+// matmul_vec_halves.ts; q6_K: matmul_vec_q6k.ts), read once straight from their packed ggml bytes, with no scratch round trip.
 // x arrives quantized per block to int8 (as llama.cpp's q8_0 / q8_K activations) and widened to int16 by
 // packActVec, in the order each weight type's bytes come apart: natural for q8_0 (load8x8_s widens 8
 // weights while loading); for the 4-bit types the order in which the 16-bit lanes of the packed nibbles
@@ -7,7 +7,8 @@
 // (i32x4.dot_i16x8_s). q8_0 / q4_0 run four rows at once, one per lane (measured 1.24x one row at a time:
 // each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum } from './common';
-import { halfToFloat4s, T_BF16, T_F16, T_Q4_0, T_Q4_K, T_Q8_0 } from './matmul_decode';
+import { halfToFloat4s, T_BF16, T_F16, T_Q4_0, T_Q4_K, T_Q6_K, T_Q8_0 } from './matmul_decode';
+import { packActQ6K, rowQ6K } from './matmul_vec_q6k';
 import { matmulVecHalves, packActHalves } from './matmul_vec_halves';
 
 /** Value orders of packActVec: natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs half-block). */
@@ -16,6 +17,8 @@ export const ORDER_NIB32: i32 = 1;
 export const ORDER_NIB256: i32 = 2;
 /** f16 / bf16 weights: x stays f32, permuted per 8 values to even then odd (matmul_vec_halves.ts). */
 export const ORDER_HALVES: i32 = 3;
+/** q6_K: int16, per 16 values the 8 even then the 8 odd, one scale per 256, sums per 16 (matmul_vec_q6k.ts). */
+export const ORDER_Q6K: i32 = 4;
 
 /**
  * The activation order a weight type's one-token kernel reads (-1: none). The int8 orders quantize x,
@@ -26,6 +29,7 @@ export function vecOrder(type: i32): i32 {
   if (type == T_Q8_0) return ORDER_NATURAL;
   if (type == T_Q4_0) return ORDER_NIB32;
   if (type == T_Q4_K) return ORDER_NIB256;
+  if (type == T_Q6_K) return ORDER_Q6K;
   return -1;
 }
 
@@ -33,13 +37,14 @@ export function vecOrder(type: i32): i32 {
  * Most tokens a call of this type runs through the one-token kernel (once per token, re-reading the rows)
  * before the tiled or row kernels pay. Measured on [2048, 768] and [768, 2048], one core, CPU time:
  * q8_0 at 3 tokens 290 vs 473 us (row kernel), at 4 384 vs 369 (tiled); q4_0 / q4_K at 6 543 / 651 vs
- * 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531
- * vs 563, at 6 793 vs 760 (f32 row kernel).
+ * 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; q6_K at 3 530 vs 653 (row kernel), at 4 702 vs 494
+ * (tiled); f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531 vs 563, at 6 793 vs 760 (f32 row kernel).
  */
 export function vecMaxTokens(type: i32): i32 {
   if (type == T_Q8_0) return 3;
   if (type == T_Q4_0 || type == T_Q4_K) return 6;
   if (type == T_BF16) return 4;
+  if (type == T_Q6_K) return 3;
   if (type == T_F16) return 1;
   return 0;
 }
@@ -73,6 +78,10 @@ export function vecMaxTokens(type: i32): i32 {
 export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize, xs: usize): void {
   if (order == ORDER_HALVES) {
     packActHalves(x, cols, xq);
+    return;
+  }
+  if (order == ORDER_Q6K) {
+    packActQ6K(x, cols, xq, xd, xs);
     return;
   }
   const qb: i32 = order == ORDER_NIB256 ? 256 : 32;
@@ -273,10 +282,10 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   return <usize>cols << (order == ORDER_HALVES ? 2 : 1);
 }
 @inline function tokenD(order: i32, cols: i32): usize {
-  return <usize>(order == ORDER_NIB256 ? cols >> 8 : cols >> 5) << 2;
+  return <usize>(order == ORDER_NIB256 || order == ORDER_Q6K ? cols >> 8 : cols >> 5) << 2;
 }
-@inline function tokenS(cols: i32): usize {
-  return <usize>(cols >> 5) << 1;
+@inline function tokenS(order: i32, cols: i32): usize {
+  return <usize>(order == ORDER_Q6K ? cols >> 4 : cols >> 5) << 1;
 }
 
 /**
@@ -291,7 +300,7 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
   for (let t = 0; t < n; t++) {
     const q = xq + <usize>t * tokenQ(order, cols);
     const d = xd + <usize>t * tokenD(order, cols);
-    const s = xs + <usize>t * tokenS(cols);
+    const s = xs + <usize>t * tokenS(order, cols);
     const yt = y + ((<usize>t * <usize>yStride) << 2);
     if (type == T_F16) matmulVecHalves(false, w, rowBytes, rows, cols, q, yt);
     else if (type == T_BF16) matmulVecHalves(true, w, rowBytes, rows, cols, q, yt);
@@ -300,11 +309,14 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     else if (type == T_Q4_K) {
       const nb = <usize>(cols >> 8);
       for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQ4K(w + <usize>r * rb, nb, q, d, s));
+    } else if (type == T_Q6_K) {
+      const nb = <usize>(cols >> 8);
+      for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQ6K(w + <usize>r * rb, nb, q, d, s));
     } else unreachable();
   }
 }
 
 /** packActVec for n tokens x [n, cols] f32, one after another in xq / xd / xs (matmulVec's layout). */
 export function packActVecN(x: usize, n: i32, cols: i32, order: i32, xq: usize, xd: usize, xs: usize): void {
-  for (let t = 0; t < n; t++) packActVec(x + ((<usize>t * <usize>cols) << 2), cols, order, xq + <usize>t * tokenQ(order, cols), xd + <usize>t * tokenD(order, cols), xs + <usize>t * tokenS(cols));
+  for (let t = 0; t < n; t++) packActVec(x + ((<usize>t * <usize>cols) << 2), cols, order, xq + <usize>t * tokenQ(order, cols), xd + <usize>t * tokenD(order, cols), xs + <usize>t * tokenS(order, cols));
 }

@@ -8,6 +8,7 @@ import { schemePolicy } from '../src/cache/schemes.js';
 import type { AttentionPrecision, KvCache } from '../src/cache/kvcache.js';
 import { Prng } from '../src/numeric/prng.js';
 import { median } from './harness.js';
+import { peerName } from './engine-peer.js';
 
 export interface LongRow {
   engine: string;
@@ -90,7 +91,7 @@ export async function benchLong(path: string, weights: string, schemes: readonly
     }
     for (const x of caches) x.cache.dispose();
     for (const [k, v] of samples) {
-      rows.push({ engine: k === 'llama.cpp' ? `llama.cpp (${weights} weights)` : `kvpack (${weights} weights)`, kv: k === 'llama.cpp' ? 'f16' : k, context: c, decodeTps: median(v), samples: v });
+      rows.push({ engine: k === 'llama.cpp' ? `${peerName()} (${weights} weights, ${threads} threads)` : `kvpack (${weights} weights)`, kv: k === 'llama.cpp' ? 'f16' : k, context: c, decodeTps: median(v), samples: v });
     }
   }
   await llama?.dispose();

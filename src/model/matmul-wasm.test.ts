@@ -107,7 +107,7 @@ function assertQ8Close(name: string, full: Float32Array, x: Float32Array, y: Flo
   }
 }
 
-for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K]) {
+for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K, GGML.Q6_K]) {
   const name = ggmlType(type)!.name;
   test(`${name}: the one-token kernel runs at n = 1 and 2 and matches the reference (rows 1-9 and 37: four-row groups and leftovers)`, { skip }, () => {
     const rng = new Prng(40 + type);

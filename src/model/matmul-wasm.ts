@@ -169,9 +169,10 @@ export const TILE_MIN_TOKENS_F32 = 8;
 
 /**
  * Activation layouts a call may need; one weight group packs each at most once. vec*: one token in the order
- * a type's one-token kernel reads (assembly/matmul_vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32 for f16).
+ * a type's one-token kernel reads (assembly/matmul_vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32
+ * for f16 / bf16; int16 even/odd per 16 for q6_K).
  */
-type Layout = 'raw' | 'rows32' | 'rows256' | 'tiles32' | 'tiles256' | 'tilesF32' | 'vec0' | 'vec1' | 'vec2' | 'vec3';
+type Layout = 'raw' | 'rows32' | 'rows256' | 'tiles32' | 'tiles256' | 'tilesF32' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4';
 
 interface Plan {
   kernel: KernelName;
@@ -198,7 +199,7 @@ function vecOrder(e: WasmKernels['exports'], w: PackedWeight, activations: Activ
 function plan(e: WasmKernels['exports'], w: PackedWeight, n: number, activations: Activations): Plan {
   const type = w.type;
   const order = n <= (e['vecMaxTokens']!(type) as number) ? vecOrder(e, w, activations) : -1;
-  if (order >= 0) return { kernel: 'matmulVec', layout: `vec${order as 0 | 1 | 2 | 3}` };
+  if (order >= 0) return { kernel: 'matmulVec', layout: `vec${order as 0 | 1 | 2 | 3 | 4}` };
   const quantized = activations === 'q8' && !FLOAT_TYPES.has(type);
   const qb = K_TYPES.has(type) ? 256 : 32;
   if (quantized) return n >= TILE_MIN_TOKENS_Q8 ? { kernel: 'matmulQ8Tiled', layout: `tiles${qb}` } : { kernel: 'matmulQ8Act', layout: `rows${qb}` };
@@ -228,6 +229,7 @@ function layoutBytes(layout: Layout, n: number, cols: number): [number, number, 
     case 'tilesF32': return [nq * cols * 16, 0, 0];
     case 'vec0': case 'vec1': case 'vec2': return [n * cols * 2, n * Math.ceil(cols / 32) * 4, n * Math.ceil(cols / 32) * 2];
     case 'vec3': return [n * cols * 4, 0, 0];
+    case 'vec4': return [n * cols * 2, n * Math.ceil(cols / 256) * 4, n * Math.ceil(cols / 16) * 2];
   }
 }
 
@@ -344,7 +346,7 @@ function runWeight(k: WasmKernels, w: PackedWeight, p: Plan, x: Packed, n: numbe
   if (parallel) postShared(k, 'matmulRun', job, threads - 1);
   const mine = e['matmulRun']!(job, 0) as number;
   if (parallel) {
-    awaitShared(k, job + 8, units);
+    awaitShared(k, e['matmulJobDone']!(job) as number, units);
     splitStats.calls++;
     splitStats.units += units;
     splitStats.callerUnits += mine;
@@ -352,7 +354,8 @@ function runWeight(k: WasmKernels, w: PackedWeight, p: Plan, x: Packed, n: numbe
   if (threads > 1 && macs >= PARALLEL_MIN_MACS) chooser.record(macs, parallel, performance.now() - t0);
 }
 
-/** Stops the matmul worker threads (tests and benchmarks call it; idle workers never keep the process alive). */
-export function closeMatmulThreads(): void {
-  // The pool is shared with attention (kernels/pool.ts); its workers never keep the process alive.
-}
+/**
+ * Kept for callers that used to stop the matmul threads: they are now the process's one worker pool
+ * (kernels/pool.ts), shared with attention, whose idle workers never keep the process alive.
+ */
+export function closeMatmulThreads(): void {}

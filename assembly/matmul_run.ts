@@ -16,11 +16,13 @@ export const K_F32_ACT: i32 = 2;
 export const K_Q8_TILED: i32 = 3;
 export const K_F32_TILED: i32 = 4;
 
-// Job layout: ticket u64 (tag << 32 | units << 16 | next unit) | done i32 (units finished) | kernel | then
-// the call: type, w, rowBytes, rows, cols, xq, xd, xs, n, y, yStride, unitRows, scratch, scratchStride.
+// Job layout (64-byte aligned): ticket u64 (tag << 32 | units << 16 | next unit) | done i32 (units
+// finished) | kernel | then the call: type, w, rowBytes, rows, cols, xq, xd, xs, n, y, yStride, unitRows,
+// scratch, scratchStride. The ticket, the done count and the fields sit on cache lines of their own, so
+// taking a unit does not evict the fields another thread is about to read.
 const TICKET: usize = 0;
-const DONE: usize = 8;
-const F: usize = 12;
+const DONE: usize = 64;
+const F: usize = 128;
 
 /** Bytes of one job. */
 export function matmulJobBytes(): i32 {

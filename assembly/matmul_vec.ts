@@ -6,7 +6,7 @@
 // split with an and and a shift (no byte shuffles, no widening). Block dots stay exact integers
 // (i32x4.dot_i16x8_s). q8_0 / q4_0 run four rows at once, one per lane (measured 1.24x one row at a time:
 // each x load serves four rows, no horizontal sum per row).
-import { halfToFloat, hsum } from './common';
+import { halfToFloat, hsum, hsum4i, round8 } from './common';
 import { halfToFloat4s, T_BF16, T_F16, T_Q4_0, T_Q4_K, T_Q6_K, T_Q8_0 } from './matmul_decode';
 import { packActQ6K, rowQ6K } from './matmul_vec_q6k';
 import { matmulVecHalves, packActHalves } from './matmul_vec_halves';
@@ -57,12 +57,6 @@ export function vecMaxTokens(type: i32): i32 {
   return i16x8.shuffle(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
 }
 
-/** Eight f32 values at p, times id, rounded to int16 lanes. */
-@inline function round8(p: usize, id: v128): v128 {
-  const a = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p), id)));
-  const b = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p, 16), id)));
-  return i16x8.narrow_i32x4_s(a, b);
-}
 
 /** Sum of the 16-bit lanes of four vectors (|sum| < 2^15 here: 32 values of at most 127). */
 @inline function sum32(a: v128, b: v128, c: v128, d: v128): i32 {
@@ -120,12 +114,6 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
   }
 }
 
-/** [sum a, sum b, sum c, sum d] of four i32x4 vectors. */
-@inline function hsum4i(a: v128, b: v128, c: v128, d: v128): v128 {
-  const ab = i32x4.add(i32x4.shuffle(a, b, 0, 1, 4, 5), i32x4.shuffle(a, b, 2, 3, 6, 7));
-  const cd = i32x4.add(i32x4.shuffle(c, d, 0, 1, 4, 5), i32x4.shuffle(c, d, 2, 3, 6, 7));
-  return i32x4.add(i32x4.shuffle(ab, cd, 0, 2, 4, 6), i32x4.shuffle(ab, cd, 1, 3, 5, 7));
-}
 
 @inline function hsumi(a: v128): i32 {
   return i32x4.extract_lane(a, 0) + i32x4.extract_lane(a, 1) + i32x4.extract_lane(a, 2) + i32x4.extract_lane(a, 3);

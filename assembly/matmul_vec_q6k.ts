@@ -3,14 +3,8 @@
 // The 16-byte ql / qh loads split into 16-bit lanes by shifts and masks: lane k of a load holds values 2k
 // and 2k + 1 of its 16, so x comes per 16 values as the 8 even ones then the 8 odd ones (packActQ6K), with
 // its per-16 sums for the -32 (sum_g sc_g (q . x)_g - 32 sum_g sc_g sum(x)_g, all in integers).
-import { halfToFloat, hsum } from './common';
+import { halfToFloat, hsum, hsum4i, round8 } from './common';
 
-/** Eight f32 values at p, times id, rounded to int16 lanes. */
-@inline function round8(p: usize, id: v128): v128 {
-  const a = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p), id)));
-  const b = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p, 16), id)));
-  return i16x8.narrow_i32x4_s(a, b);
-}
 
 /**
  * One token x [cols] f32 -> xq [cols] i16 (per 16 values: the 8 even, then the 8 odd), one scale amax/127
@@ -34,12 +28,6 @@ export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize)
   }
 }
 
-/** [sum a, sum b, sum c, sum d] of four i32x4 vectors. */
-@inline function hsum4i(a: v128, b: v128, c: v128, d: v128): v128 {
-  const ab = i32x4.add(i32x4.shuffle(a, b, 0, 1, 4, 5), i32x4.shuffle(a, b, 2, 3, 6, 7));
-  const cd = i32x4.add(i32x4.shuffle(c, d, 0, 1, 4, 5), i32x4.shuffle(c, d, 2, 3, 6, 7));
-  return i32x4.add(i32x4.shuffle(ab, cd, 0, 2, 4, 6), i32x4.shuffle(ab, cd, 1, 3, 5, 7));
-}
 
 /** Even / odd values' dots of one group of 16: q lanes (6-bit, unsigned) against x's 8 even, 8 odd. */
 @inline function dot16(qe: v128, qo: v128, x: usize): v128 {

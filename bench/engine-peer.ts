@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import os from 'node:os';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
 
 export interface PeerRequest {
   /** Weight type -> GGUF path. */
@@ -155,7 +156,101 @@ export function runPeer(req: PeerRequest): PeerResult {
   return JSON.parse(out.trim().split('\n').pop()!) as PeerResult;
 }
 
+
+/** A long-context peer session in a child process: one context per thread count, filled alike. */
+export interface LongPeer {
+  /** Prefills every context to `to` positions. */
+  fill(to: number): Promise<void>;
+  /** Decode tok/s of `steps` steps per thread count. */
+  decode(steps: number): Promise<Record<number, number>>;
+  dispose(): Promise<void>;
+}
+
+/** Starts the long-context peer (this file with --serve): node-llama-cpp, f16 KV, flash attention. */
+export async function startLongPeer(path: string, contextSize: number, threads: number[]): Promise<LongPeer> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [new URL(import.meta.url).pathname, '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const pending: { resolve: (v: unknown) => void; reject: (e: Error) => void }[] = [];
+  let buf = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d: string) => {
+    buf += d;
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const msg = JSON.parse(buf.slice(0, i)) as { error?: string; value?: unknown };
+      buf = buf.slice(i + 1);
+      const p = pending.shift()!;
+      if (msg.error !== undefined) p.reject(new Error(msg.error));
+      else p.resolve(msg.value);
+    }
+  });
+  child.on('exit', () => {
+    for (const p of pending.splice(0)) p.reject(new Error('the node-llama-cpp peer exited'));
+  });
+  const call = (req: object) =>
+    new Promise<unknown>((resolve, reject) => {
+      pending.push({ resolve, reject });
+      child.stdin.write(`${JSON.stringify(req)}\n`);
+    });
+  await call({ op: 'open', path, contextSize, threads });
+  return {
+    fill: async (to) => void (await call({ op: 'fill', to })),
+    decode: async (steps) => (await call({ op: 'decode', steps })) as Record<number, number>,
+    dispose: async () => {
+      await call({ op: 'close' });
+      child.stdin.end();
+    },
+  };
+}
+
+/** The --serve side: one JSON request per line on stdin, one reply per line on stdout. */
+async function serve(): Promise<void> {
+  const { createInterface } = await import('node:readline');
+  const { getLlama } = await import('node-llama-cpp');
+  let lib: Llama | null = null;
+  let model: LlamaModel | null = null;
+  const ctxs: { threads: number; ctx: LlamaContext; seq: LlamaContextSequence; filled: number }[] = [];
+  for await (const line of createInterface({ input: process.stdin })) {
+    const req = JSON.parse(line) as { op: string; path?: string; contextSize?: number; threads?: number[]; to?: number; steps?: number };
+    try {
+      let value: unknown = null;
+      if (req.op === 'open') {
+        lib = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
+        model = await lib.loadModel({ modelPath: req.path! });
+        for (const threads of req.threads!) {
+          const ctx = await model.createContext({ contextSize: req.contextSize!, threads, batchSize: 2048, flashAttention: true, experimentalKvCacheKeyType: 'F16' as never, experimentalKvCacheValueType: 'F16' as never });
+          ctxs.push({ threads, ctx, seq: ctx.getSequence(), filled: 0 });
+        }
+      } else if (req.op === 'fill') {
+        for (const c of ctxs) {
+          const fill = Array.from({ length: req.to! - c.filled }, (_, i) => 300 + ((i * 7919 + req.to! * 104729) % 31000));
+          for (let i = 0; i < fill.length; i += 2048) await c.seq.evaluateWithoutGeneratingNewTokens(toks(fill.slice(i, i + 2048)));
+          c.filled = req.to!;
+        }
+      } else if (req.op === 'decode') {
+        const out: Record<number, number> = {};
+        for (const c of ctxs) {
+          const t0 = performance.now();
+          let got = 0;
+          for await (const _ of c.seq.evaluate(toks([5]), { temperature: 0 })) {
+            if (++got >= req.steps!) break;
+          }
+          c.filled += got + 1;
+          out[c.threads] = got / ((performance.now() - t0) / 1000);
+        }
+        value = out;
+      } else if (req.op === 'close') {
+        for (const c of ctxs.splice(0)) await c.ctx.dispose();
+        await model?.dispose();
+        await lib?.dispose();
+      }
+      process.stdout.write(`${JSON.stringify({ value })}\n`);
+    } catch (e) {
+      process.stdout.write(`${JSON.stringify({ error: (e as Error).message })}\n`);
+    }
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const res = await measure(JSON.parse(process.argv[2]!) as PeerRequest);
-  process.stdout.write(`${JSON.stringify(res)}\n`);
+  if (process.argv[2] === '--serve') await serve();
+  else process.stdout.write(`${JSON.stringify(await measure(JSON.parse(process.argv[2]!) as PeerRequest))}\n`);
 }

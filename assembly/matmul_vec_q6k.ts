@@ -4,6 +4,7 @@
 // and 2k + 1 of its 16, so x comes per 16 values as the 8 even ones then the 8 odd ones (packActQ6K), with
 // its per-16 sums for the -32 (sum_g sc_g (q . x)_g - 32 sum_g sc_g sum(x)_g, all in integers).
 import { halfToFloat, hsum, hsum4i, round8 } from './common';
+import { keep, touch } from './touch';
 
 
 /**
@@ -40,17 +41,22 @@ export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize)
 }
 
 /**
- * q6_K row (nb blocks of 210 B: ql[128], qh[64], int8 scales[16], f16 d) . x (packActQ6K's layout). Per half
+ * q6_K row (nb blocks of 210 B: ql[128], qh[64], int8 scales[16], f16 d) . x (packActQ6K's layout), touching
+ * the row that starts at `ahead` as it goes (never past `last`). Per half
  * h of 128 values, chunk l of 16: ql bytes A = ql[l..], B = ql[32 + l..] and qh bytes H = qh[l..] make
  * values l, 32 + l, 64 + l, 96 + l (+ 0..15) from A's low nibble / B's low / A's high / B's high, with
  * H's bit pairs 0-1 / 2-3 / 4-5 / 6-7 on top (src/gguf/kquants.ts).
  */
-@inline export function rowQ6K(w: usize, nb: usize, xq: usize, xd: usize, xs: usize): f32 {
+@inline export function rowQ6K(w: usize, nb: usize, xq: usize, xd: usize, xs: usize, ahead: usize, last: usize): f32 {
   let acc = f32x4.splat(0);
   const m4 = i16x8.splat(0x0f);
   const m2 = i16x8.splat(0x30);
+  let sink: u32 = 0;
   for (let b: usize = 0; b < nb; b++) {
     const p = w + b * 210;
+    // The row `ahead` touched at this row's pace (touch.ts).
+    const ta = ahead + b * 210;
+    sink += touch(ta, last) + touch(ta + 64, last) + touch(ta + 128, last) + touch(ta + 192, last);
     const x = xq + (b << 9);
     let t = i32x4.splat(0);
     for (let h: usize = 0; h < 2; h++) {
@@ -83,5 +89,6 @@ export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize)
     t = i32x4.sub(t, i32x4.shl(corr, 5));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(t), f32x4.splat(halfToFloat(<u32>load<u16>(p + 208)) * load<f32>(xd + (b << 2)))));
   }
+  keep(sink);
   return hsum(acc);
 }

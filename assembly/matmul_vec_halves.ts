@@ -65,7 +65,7 @@ export function packActHalves(x: usize, cols: i32, xe: usize): void {
     let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
     let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
     // bf16: the row group two ahead, touched at the pace this one is read (touch.ts), 64 bytes a step:
-    // 230 -> 200 us cold on [2048, 768]. Not f16: there the touches made it 2x slower (measured, unexplained).
+    // 230 -> 200 us cold on [2048, 768]. Not f16: there they take 1.8-2.5x the time (in-process A/B; unexplained).
     let t = p0 + (rb << 3);
     let sink: u32 = 0;
     for (let x = xe; x < end; x += 32) {

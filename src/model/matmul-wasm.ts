@@ -338,7 +338,8 @@ function runWeight(k: WasmKernels, w: PackedWeight, p: Plan, x: Packed, n: numbe
   const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (config.threadChoice === 'always' || chooser.choose(macs));
   // Units of whole 4-row strips (the tiled kernels' height), at least MIN_UNIT_MACS each.
   const minRows = Math.ceil(MIN_UNIT_MACS / (cols * n) / 4) * 4;
-  const unitRows = parallel ? Math.max(minRows, Math.ceil(rows / (threads * UNITS_PER_THREAD) / 4) * 4) : rows;
+  // (The job's counter holds at most 0xffff units.)
+  const unitRows = parallel ? Math.max(minRows, Math.ceil(rows / (threads * UNITS_PER_THREAD) / 4) * 4, Math.ceil(rows / 0xffff)) : rows;
   job ||= k.arena.alloc(e['matmulJobBytes']!() as number);
   jobTag = (jobTag + 1) >>> 0;
   const t0 = performance.now();

@@ -154,7 +154,7 @@ function f16Dot(h: usize, cols: i32, x: usize): f32 {
 
 /**
  * One decoded row (q, sc, mn) against n quantized tokens: xq [n, cols] i8, xd / xs [n, cols/16] f32 (scale,
- * exact sum of x). `pairs`: both 16-groups of each 32 share scales, so one float multiply per 32 values.
+ * sum of x as quantized). `pairs`: both 16-groups of each 32 share scales, so one float multiply per 32 values.
  */
 function intTokens(q: usize, sc: usize, mn: usize, hasMin: bool, pairs: bool, cols: i32, xq: usize, xd: usize, xs: usize, n: i32, y: usize, yStride: i32): void {
   const ng = <usize>(cols >> 4);
@@ -248,7 +248,7 @@ export function matmulQ8Act(type: i32, w: usize, rowBytes: i32, rows: i32, cols:
 
 /**
  * x [n, cols] f32 -> xq [n, cols] i8 with one scale amax/127 per qb values (32 or 256; cols % qb == 0),
- * stored per 16 values in xd [n, cols/16]; xs [n, cols/16] gets each 16 values' exact f32 sum.
+ * stored per 16 values in xd [n, cols/16]; xs [n, cols/16] gets each 16 values' sum as quantized (d * sum q).
  */
 export function quantizeActs(x: usize, n: i32, cols: i32, qb: i32, xq: usize, xd: usize, xs: usize): void {
   const ng = <usize>(cols >> 4);
@@ -276,7 +276,9 @@ export function quantizeActs(x: usize, n: i32, cols: i32, qb: i32, xq: usize, xd
         v128.store(qr + b0 + i, i8x16.narrow_i16x8_s(i16x8.narrow_i32x4_s(i0, i1), i16x8.narrow_i32x4_s(i2, i3)));
         const g = (b0 + i) >> 4;
         store<f32>(dr + (g << 2), d);
-        store<f32>(sr + (g << 2), hsum(f32x4.add(f32x4.add(v0, v1), f32x4.add(v2, v3))));
+        // The sum as quantized (d * sum q), as packActQ8 (matmul_tile.ts) says why.
+        const si = i32x4.add(i32x4.add(i0, i1), i32x4.add(i2, i3));
+        store<f32>(sr + (g << 2), d * <f32>(i32x4.extract_lane(si, 0) + i32x4.extract_lane(si, 1) + i32x4.extract_lane(si, 2) + i32x4.extract_lane(si, 3)));
       }
     }
   }

@@ -34,8 +34,11 @@ export function matmulTileScratchBytes(cols: i32): i32 {
 /**
  * x [n, cols] f32 -> int8 values widened to i16, per quad of 4 tokens: xq [nq][cols/2][4 tokens][2] i16
  * (16 bytes per column pair), with one scale amax/127 per qb values (32 or 256; cols % qb == 0) stored per
- * 16 values in xd [nq][cols/16][4] f32 and each 16 values' exact sum in xs (same layout). Tokens past n
- * in the last quad are zeros. nq = ceil(n / 4).
+ * 16 values in xd [nq][cols/16][4] f32 and each 16 values' sum as quantized (d * sum q) in xs (same
+ * layout): the min terms of q4_1 / q5_1 / K-quants then see the same x as the dots, so the error stays
+ * within half an activation step per value times |w| (with exact sums it was times |d q|, which can
+ * exceed |w|: the full matmul gate failed q4_1 / q5_1 by up to 1.8x). Tokens past n in the last quad are
+ * zeros. nq = ceil(n / 4).
  */
 export function packActQ8(x: usize, n: i32, cols: i32, qb: i32, xq: usize, xd: usize, xs: usize): void {
   const ng = <usize>(cols >> 4);
@@ -65,8 +68,12 @@ export function packActQ8(x: usize, n: i32, cols: i32, qb: i32, xq: usize, xd: u
         const v1 = v128.load(p, 16);
         const v2 = v128.load(p, 32);
         const v3 = v128.load(p, 48);
-        const lo = i16x8.narrow_i32x4_s(i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v0, id))), i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v1, id))));
-        const hi = i16x8.narrow_i32x4_s(i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v2, id))), i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v3, id))));
+        const i0 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v0, id)));
+        const i1 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v1, id)));
+        const i2 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v2, id)));
+        const i3 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v3, id)));
+        const lo = i16x8.narrow_i32x4_s(i0, i1);
+        const hi = i16x8.narrow_i32x4_s(i2, i3);
         // Column pair c/2 of this token sits at 16*(c/2) + 4*lane.
         const o = qr + ((b0 + i) << 3);
         store<i32>(o, i32x4.extract_lane(lo, 0));
@@ -79,8 +86,9 @@ export function packActQ8(x: usize, n: i32, cols: i32, qb: i32, xq: usize, xd: u
         store<i32>(o, i32x4.extract_lane(hi, 3), 112);
         const g = (b0 + i) >> 4;
         store<f32>(dr + (g << 4), d);
-        const s = f32x4.add(f32x4.add(v0, v1), f32x4.add(v2, v3));
-        store<f32>(sr + (g << 4), f32x4.extract_lane(s, 0) + f32x4.extract_lane(s, 1) + f32x4.extract_lane(s, 2) + f32x4.extract_lane(s, 3));
+        // The sum of the 16 values as quantized (d * sum q): the min term then sees the same x as the dots.
+        const s = i32x4.add(i32x4.add(i0, i1), i32x4.add(i2, i3));
+        store<f32>(sr + (g << 4), d * <f32>(i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1) + i32x4.extract_lane(s, 2) + i32x4.extract_lane(s, 3)));
       }
     }
   }
@@ -209,7 +217,7 @@ export function matmulQ8Tiled(type: i32, w: usize, rowBytes: i32, rows: i32, col
     }
   }
   if (hasMin) {
-    // + sum over 16-groups of min[r][g] * (exact sum of the token's 16 values).
+    // + sum over 16-groups of min[r][g] * (the token's 16 values' sum, as quantized).
     const sa = xs + <usize>q * quadG;
     const sb = sa + quadG;
     for (let g: usize = 0; g < ng; g++) {

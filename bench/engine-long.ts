@@ -1,6 +1,6 @@
-// Long-context decode table: kvpack per cache scheme and llama.cpp with f16 KV on the same GGUF, measured in
-// alternating rounds (kvpack schemes, then llama.cpp, again and again) so that both engines see the same
-// machine state; medians per row. On a shared 2-vCPU machine the second core's speed drifts by up to 1.5x
+// Long-context decode table: kvpack per cache scheme and its peer node-llama-cpp with f16 KV (a child
+// process of its own, bench/engine-peer.ts) on the same GGUF, measured in alternating rounds (kvpack
+// schemes, then the peer, again and again) so that both engines see the same machine state; medians per row. On a shared 2-vCPU machine the second core's speed drifts by up to 1.5x
 // over minutes, which back-to-back blocks of one engine then the other would turn into a false ratio.
 import { performance } from 'node:perf_hooks';
 import { loadModel, type Model } from '../src/model/model.js';
@@ -8,6 +8,7 @@ import { schemePolicy } from '../src/cache/schemes.js';
 import type { AttentionPrecision, KvCache } from '../src/cache/kvcache.js';
 import { Prng } from '../src/numeric/prng.js';
 import { median } from './harness.js';
+import { peerName, startLongPeer, type LongPeer } from './engine-peer.js';
 
 export interface LongRow {
   engine: string;
@@ -52,8 +53,6 @@ function filledCache(model: Model, scheme: string, context: number, extra: numbe
   return { cache, last: argmax(logits) };
 }
 
-type Tok = import('node-llama-cpp').Token;
-const toks = (a: number[]): Tok[] => a as unknown as Tok[];
 
 /**
  * Rows for every (scheme, context) of kvpack and for llama.cpp f16 KV at each context, `rounds` alternating
@@ -63,14 +62,18 @@ export async function benchLong(path: string, weights: string, schemes: readonly
   const model = loadModel(path, { expand: false });
   const sorted = [...contexts].sort((a, b) => a - b);
   const perContext = rounds * Math.max(...sorted.map(longSteps)) + 8;
-  let llama: { decode(steps: number): Promise<number>; fill(to: number): Promise<void>; dispose(): Promise<void> } | null = null;
+  // The peer in a child process of its own (idle while ours runs, and the other way round), one context per
+  // thread count (1 and `threads`): each round times both, and its row is the better one's median.
+  const peerThreads = threads > 1 ? [1, threads] : [1];
+  let llama: LongPeer | null = null;
   if (!noLlama) {
     try {
-      llama = await llamaLong(path, Math.max(...sorted) + perContext * sorted.length + 128, threads);
+      llama = await startLongPeer(path, Math.max(...sorted) + perContext * sorted.length + 128, peerThreads);
     } catch (e) {
       log(`node-llama-cpp unavailable: ${(e as Error).message}`);
     }
   }
+  const peer = peerName();
   const rows: LongRow[] = [];
   for (const c of sorted) {
     const caches = schemes.map((s) => ({ scheme: s, ...filledCache(model, s, c, perContext) }));
@@ -85,46 +88,17 @@ export async function benchLong(path: string, weights: string, schemes: readonly
         for (let i = 0; i < steps; i++) x.last = argmax(model.forward([x.last], x.cache));
         add(x.scheme, steps / ((performance.now() - t0) / 1000));
       }
-      if (llama) add('llama.cpp', await llama.decode(steps));
+      if (llama) for (const [t, v] of Object.entries(await llama.decode(steps))) add(`peer:${t}`, v);
       log(`long ${c}: round ${r + 1}/${rounds}`);
     }
     for (const x of caches) x.cache.dispose();
+    const peerBest = peerThreads.map((t) => ({ t, v: samples.get(`peer:${t}`) ?? [] })).filter((p) => p.v.length).sort((a, b) => median(b.v) - median(a.v))[0];
     for (const [k, v] of samples) {
-      rows.push({ engine: k === 'llama.cpp' ? `llama.cpp (${weights} weights)` : `kvpack (${weights} weights)`, kv: k === 'llama.cpp' ? 'f16' : k, context: c, decodeTps: median(v), samples: v });
+      if (k.startsWith('peer:')) continue;
+      rows.push({ engine: `kvpack (${weights} weights)`, kv: k, context: c, decodeTps: median(v), samples: v });
     }
+    if (peerBest) rows.push({ engine: `${peer} (${weights} weights, best of ${peerThreads.join('/')} threads: ${peerBest.t})`, kv: 'f16', context: c, decodeTps: median(peerBest.v), samples: peerBest.v });
   }
   await llama?.dispose();
   return rows;
-}
-
-/** llama.cpp (node-llama-cpp) with an f16 KV cache, flash attention, `threads` threads, filled by prefill. */
-async function llamaLong(path: string, contextSize: number, threads: number) {
-  const { getLlama } = await import('node-llama-cpp');
-  const lib = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
-  const model = await lib.loadModel({ modelPath: path });
-  const ctx = await model.createContext({ contextSize, threads, batchSize: 2048, flashAttention: true, experimentalKvCacheKeyType: 'F16' as never, experimentalKvCacheValueType: 'F16' as never });
-  const seq = ctx.getSequence();
-  let filled = 0;
-  return {
-    async fill(to: number): Promise<void> {
-      const n = to - filled;
-      const fill = Array.from({ length: n }, (_, i) => 300 + ((i * 7919 + to * 104729) % 31000));
-      for (let i = 0; i < fill.length; i += 2048) await seq.evaluateWithoutGeneratingNewTokens(toks(fill.slice(i, i + 2048)));
-      filled = to;
-    },
-    async decode(steps: number): Promise<number> {
-      const t0 = performance.now();
-      let got = 0;
-      for await (const _ of seq.evaluate(toks([5]), { temperature: 0 })) {
-        if (++got >= steps) break;
-      }
-      filled += got + 1;
-      return got / ((performance.now() - t0) / 1000);
-    },
-    async dispose(): Promise<void> {
-      await ctx.dispose();
-      await model.dispose();
-      await lib.dispose();
-    },
-  };
 }

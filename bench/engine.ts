@@ -1,6 +1,7 @@
 // Engine benchmark: matmul kernels (TS reference vs wasm f32 / q8 activations, 1 vs N threads), then prefill
-// and decode tokens/s of kvpack vs llama.cpp (node-llama-cpp) on the same synthetic GGUF, same threads, same
-// KV cache type, in one run; then kvpack decode tokens/s per cache scheme at long contexts.
+// and decode tokens/s of kvpack vs its peer node-llama-cpp (bench/engine-peer.ts: its own process, best of 1
+// and N threads, load recorded) on the same synthetic GGUF and KV cache type, in one run, with native
+// llama.cpp's figures for this machine kind beside; then kvpack decode tokens/s per cache scheme at long contexts.
 // No mid-size real model ships with the repo: a random llama (dim 768, 12 layers, vocab 32000) is written
 // once per weight type into the temp dir by our GGUF writer.
 import { existsSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { benchLong, type LongRow } from './engine-long.js';
 import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
 import { printTable, timeMedian } from './harness.js';
+import { NATIVE_LLAMA, NATIVE_LLAMA_DEPTH, PEER_SHORTFALL, runPeer, type PeerResult } from './engine-peer.js';
 
 /** The synthetic model: a small-Llama shape (TinyLlama-like width, GQA 12/4, head dim 64). */
 const SHAPE = { dim: 768, layers: 12, heads: 12, kvHeads: 4, ff: 2048, vocab: 32000, ctx: 32768 + 512 };
@@ -46,6 +48,8 @@ export interface EngineBenchOptions {
 
 export interface EngineBenchResult {
   threads: number;
+  /** The peer's own run (its name, load during it, every configuration); null when it could not run. */
+  peer: PeerResult | null;
   matmul: { weight: string; shape: string; n: number; impl: string; ms: number; gflops: number }[];
   actsError: { weight: string; relL2: number }[];
   engines: { weight: string; kv: string; engine: string; prefillTps: number; decodeTps: number }[];
@@ -62,10 +66,6 @@ export function syntheticModel(weightType: string, log: (s: string) => void): st
   }
   return path;
 }
-
-/** node-llama-cpp brands token ids; ours are plain numbers. */
-type Tok = import('node-llama-cpp').Token;
-const toks = (a: number[]): Tok[] => a as unknown as Tok[];
 
 function tokens(n: number, seed: number): number[] {
   return Array.from({ length: n }, (_, i) => 300 + ((i * 7919 + seed * 104729) % (SHAPE.vocab - 300)));
@@ -155,45 +155,11 @@ function kvpackEngine(model: Model, policy: CachePolicy): { prefillTps: number; 
   return { prefillTps: PROMPT / prefillS, decodeTps: DECODE / decodeS };
 }
 
-// llama.cpp's names for our ggml-identical cache formats.
-const LLAMA_KV: Record<string, string> = { f16: 'F16', q8_0: 'Q8_0', q4_0: 'Q4_0' };
-
-async function llamaEngines(paths: Map<string, string>, kvs: string[], threads: number, res: EngineBenchResult, log: (s: string) => void): Promise<void> {
-  const { getLlama } = await import('node-llama-cpp');
-  const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
-  for (const [wt, path] of paths) {
-    const model = await llama.loadModel({ modelPath: path });
-    for (const kv of kvs) {
-      const kt = LLAMA_KV[kv];
-      if (!kt) continue;
-      const ctx = await model.createContext({ contextSize: PROMPT + DECODE + 64, threads, batchSize: 512, flashAttention: true, experimentalKvCacheKeyType: kt as never, experimentalKvCacheValueType: kt as never });
-      const seq = ctx.getSequence();
-      // Warm-up, then clear.
-      await seq.evaluateWithoutGeneratingNewTokens(toks(tokens(32, 9)));
-      await seq.clearHistory();
-      let t0 = performance.now();
-      await seq.evaluateWithoutGeneratingNewTokens(toks(tokens(PROMPT, 1)));
-      const prefillS = (performance.now() - t0) / 1000;
-      t0 = performance.now();
-      let got = 0;
-      for await (const _ of seq.evaluate(toks([tokens(1, 3)[0]!]), { temperature: 0 })) {
-        if (++got >= DECODE) break;
-      }
-      const decodeS = (performance.now() - t0) / 1000;
-      res.engines.push({ weight: wt, kv, engine: 'llama.cpp', prefillTps: PROMPT / prefillS, decodeTps: got / decodeS });
-      await ctx.dispose();
-      log(`llama.cpp ${wt}/${kv} done`);
-    }
-    await model.dispose();
-  }
-  await llama.dispose();
-}
-
 export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBenchResult> {
   const log = o.log ?? (() => {});
   const threads = Math.min(o.threads ?? availableCores(), availableCores());
   configureMatmul({ threads });
-  const res: EngineBenchResult = { threads, matmul: [], actsError: [], engines: [], long: [] };
+  const res: EngineBenchResult = { threads, peer: null, matmul: [], actsError: [], engines: [], long: [] };
   if (!o.longOnly) {
     const mm = benchMatmul(threads, log);
     res.matmul = mm.rows;
@@ -220,9 +186,13 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
       log(`kvpack ${wt}/${kv} done`);
     }
   }
-  if (!o.noLlama) {
+  if (!o.noLlama && kvs.length) {
+    // In a child process of its own, while ours idles (pool workers asleep), at 1 and `threads` threads.
     try {
-      if (kvs.length) await llamaEngines(paths, kvs, threads, res, log);
+      const peer = runPeer({ models: Object.fromEntries(paths), kvs, threads: threads > 1 ? [1, threads] : [1], prompt: PROMPT, decode: DECODE, repeats: 2 });
+      res.peer = peer;
+      for (const r of peer.rows) res.engines.push({ weight: r.weight, kv: r.kv, engine: peer.engine, prefillTps: r.prefillTps, decodeTps: r.decodeTps });
+      log(`${peer.engine} done (load ${peer.load[0].toFixed(1)} -> ${peer.load[1].toFixed(1)})`);
     } catch (e) {
       log(`node-llama-cpp unavailable: ${(e as Error).message}`);
     }
@@ -242,17 +212,35 @@ export function printEngine(r: EngineBenchResult): void {
   }
   const s = SHAPE;
   if (r.engines.length) console.log(`\nengine, synthetic llama dim ${s.dim} x ${s.layers} layers, vocab ${s.vocab}, GQA ${s.heads}/${s.kvHeads}; prompt ${PROMPT}, decode ${DECODE}; ${r.threads} threads`);
-  const ll = (wt: string, kv: string) => r.engines.find((e) => e.engine === 'llama.cpp' && e.weight === wt && e.kv === kv);
-  if (r.engines.length) printTable(['weights', 'KV', 'engine', 'prefill tok/s', 'decode tok/s', 'prefill x llama', 'decode x llama'], r.engines.map((e) => {
-    const l = ll(e.weight, e.kv);
-    return [e.weight, e.kv, e.engine, e.prefillTps.toFixed(1), e.decodeTps.toFixed(1), l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-', l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-'];
+  const peer = r.peer;
+  const pl = (wt: string, kv: string) => (peer ? r.engines.find((e) => e.engine === peer.engine && e.weight === wt && e.kv === kv) : undefined);
+  const native = (wt: string, kv: string) => NATIVE_LLAMA.find((n) => n.weight === wt && n.kv === kv && n.threads === r.threads);
+  const range = (x: number, [lo, hi]: [number, number]) => (lo === hi ? (x / lo).toFixed(2) : `${(x / hi).toFixed(2)}-${(x / lo).toFixed(2)}`);
+  if (r.engines.length) printTable(['weights', 'KV', 'engine', 'prefill tok/s', 'decode tok/s', `prefill x peer`, `decode x peer`, 'prefill x native', 'decode x native'], r.engines.map((e) => {
+    const l = pl(e.weight, e.kv);
+    const n = native(e.weight, e.kv);
+    return [e.weight, e.kv, e.engine, e.prefillTps.toFixed(1), e.decodeTps.toFixed(1), l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-', l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-', n ? range(e.prefillTps, n.pp128) : '-', n ? range(e.decodeTps, n.tg24) : '-'];
   }));
-  console.log('\ndecode tok/s at long context, median of alternating rounds (kvpack: cache filled with random K/V; llama.cpp: prefilled)');
-  const ref = (c: number) => r.long.find((x) => x.engine.startsWith('llama.cpp') && x.context === c);
-  printTable(['engine', 'KV', 'context', 'decode tok/s', 'x llama.cpp f16'], r.long.map((x) => {
+  if (peer) {
+    console.log(`\npeer: ${peer.engine}, prebuilt CPU binaries, its own process, best of 1 and ${r.threads} threads (2 runs each); load average ${peer.load[0].toFixed(1)} -> ${peer.load[1].toFixed(1)}, other processes used ${peer.otherCores.toFixed(2)} cores meanwhile`);
+    printTable(['weights', 'KV', 'runs: threads prefill/decode tok/s'], peer.rows.map((p) => [p.weight, p.kv, p.runs.map(([t, a, b]) => `${t}t ${a.toFixed(0)}/${b.toFixed(1)}`).join(', ')]));
+    const short = peer.rows.filter((p) => { const n = native(p.weight, p.kv); return n && (p.decodeTps < 0.85 * n.tg24[0] || p.prefillTps < 0.85 * n.pp128[0]); });
+    console.log(`native llama.cpp reference (llama-bench, CPU build, flash attention, this machine kind, issue 13), ${r.threads} threads: ` + NATIVE_LLAMA.filter((n) => n.threads === r.threads).map((n) => `${n.weight}/${n.kv} pp128 ${n.pp128[0]}${n.pp128[1] !== n.pp128[0] ? `-${n.pp128[1]}` : ''}, tg24 ${n.tg24[0]}${n.tg24[1] !== n.tg24[0] ? `-${n.tg24[1]}` : ''}`).join('; '));
+    if (short.length) console.log(`${peer.engine} runs more than 15% below native llama.cpp here (${short.map((p) => `${p.weight}/${p.kv}`).join(', ')}): ${PEER_SHORTFALL}`);
+  }
+  console.log('\ndecode tok/s at long context, median of alternating rounds (kvpack: cache filled with random K/V; the peer: prefilled)');
+  const ref = (c: number) => r.long.find((x) => x.engine.startsWith('node-llama-cpp') && x.context === c);
+  // Native llama.cpp at this depth and thread count: its f16 cache, and its best cache type there.
+  const depth = (c: number) => NATIVE_LLAMA_DEPTH.filter((d) => d.depth === c && d.threads === r.threads);
+  printTable(['engine', 'KV', 'context', 'decode tok/s', 'x peer f16', 'x native f16', 'x native best'], r.long.map((x) => {
     const l = ref(x.context);
-    return [x.engine, x.kv, `${x.context}`, x.decodeTps.toFixed(2), l ? (x.decodeTps / l.decodeTps).toFixed(2) : '-'];
+    const d = depth(x.context);
+    const f16 = d.find((n) => n.kv === 'f16');
+    const best = d.length ? Math.max(...d.map((n) => n.tg)) : 0;
+    return [x.engine, x.kv, `${x.context}`, x.decodeTps.toFixed(2), l ? (x.decodeTps / l.decodeTps).toFixed(2) : '-', f16 ? (x.decodeTps / f16.tg).toFixed(2) : '-', best ? (x.decodeTps / best).toFixed(2) : '-'];
   }));
+  const d = NATIVE_LLAMA_DEPTH.filter((n) => n.threads === r.threads);
+  if (r.long.length && d.length) console.log(`native llama.cpp reference (llama-bench -d, decode of 16 tokens after a filled context, q8_0 weights, issue 13), ${r.threads} threads: ` + d.map((n) => `${n.kv} KV at ${n.depth}: ${n.tg}`).join('; '));
 }
 
 // Run directly: node dist/bench/engine.js [--threads N] [--quick] [--long-only] [--schemes a,b:w16] [--contexts 1024,32768] [--rounds 3]

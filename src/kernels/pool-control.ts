@@ -8,9 +8,13 @@ export const QUIT = 3;
 export const READY = 4; // workers that finished instantiation
 export const JOB_LEN = 5; // bytes of the JSON job
 export const ERR = 6; // 1 when a worker's unit or call threw
-export const KIND = 7; // JOB_UNITS or JOB_CALLS
+export const KIND = 7; // JOB_UNITS, JOB_CALLS or JOB_SHARED
 export const ERR_LEN = 8; // bytes of the first failure's text in the error buffer
-export const CTL_WORDS = 9;
+// The shared job: export index and job address (set once per pool), workers that take part (per post).
+export const SHARED_FN = 9;
+export const SHARED_JOB = 10;
+export const SHARED_WORKERS = 11;
+export const CTL_WORDS = 12;
 /** Bytes of the error buffer: the first failing worker's exception, as text (the caller's error cause). */
 export const ERR_BYTES = 2048;
 
@@ -31,6 +35,8 @@ export function recordedError(ctl: Int32Array, errText: Uint8Array): Error | nul
 
 export const JOB_UNITS = 0;
 export const JOB_CALLS = 1;
+/** Every worker runs one export on a shared job that hands out its own work (postShared); no DONE report. */
+export const JOB_SHARED = 2;
 /** Per worker call slot (f64): [export index (-1 = none), argc, args...]. */
 export const MAX_CALL_ARGS = 16;
 export const CALL_SLOT = 2 + MAX_CALL_ARGS;

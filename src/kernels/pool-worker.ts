@@ -5,7 +5,7 @@ import { workerData } from './pool-worker-init.js';
 import type { PoolInit as Init } from './pool-host-api.js';
 import { bindJob, runUnit, scratchAt, unitKernel, type BoundJob, type UnitKernel } from './attend-unit.js';
 import { unpackJob } from './job-pack.js';
-import { CALL_SLOT, DONE, GEN, JOB_CALLS, JOB_LEN, KIND, QUIT, READY, recordError, takeUnit } from './pool-control.js';
+import { CALL_SLOT, DONE, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, KIND, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, recordError, takeUnit } from './pool-control.js';
 
 const init = workerData as Init;
 const { ctl, jobBytes, memory } = init;
@@ -38,7 +38,19 @@ for (;;) {
   }
   seen = gen;
   if (Atomics.load(ctl, QUIT)) break;
-  if (Atomics.load(ctl, KIND) === JOB_CALLS) {
+  const kind = Atomics.load(ctl, KIND);
+  if (kind === JOB_SHARED) {
+    // export(job, this worker's thread number); the job hands out and counts its own units (nothing goes to
+    // DONE), so a worker that wakes late, even for a newer job, just finds less or nothing to do.
+    if (init.id >= Atomics.load(ctl, SHARED_WORKERS)) continue;
+    try {
+      fns[Atomics.load(ctl, SHARED_FN)]!(Atomics.load(ctl, SHARED_JOB) >>> 0, init.id + 1);
+    } catch (e) {
+      recordError(ctl, init.errText, e);
+    }
+    continue;
+  }
+  if (kind === JOB_CALLS) {
     const idx = init.calls[slot]!;
     args.length = init.calls[slot + 1]!;
     for (let i = 0; i < args.length; i++) args[i] = init.calls[slot + 2 + i]!;

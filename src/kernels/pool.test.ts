@@ -131,3 +131,50 @@ test('pool: a worker\'s exception is the cause of the caller\'s error, not swall
   runCalls(k, [['scaleF32', [buf, 16, 1]], ['scaleF32', [buf, 16, 1]]]);
   k.arena.free(buf);
 });
+
+test('pool: shared jobs (threaded matmuls, units from their own counter) interleaved with attention units and kernel calls stay correct', async (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('wasm kernels unavailable');
+  if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
+  const { configureMatmul, matmulConfig, matmulSplitStats, wasmMatmul } = await import('../model/matmul-wasm.js');
+  const { Weight } = await import('../model/forward-weights.js');
+  const { encode } = await import('../formats/codec.js');
+  const rng = new Prng(15);
+  const { view, free } = bulkView('q8_0', 2, 3000, 64, rng);
+  const heads = 16;
+  const q = rng.normals(heads * 64);
+  const wantAttn = new Float32Array(q.length);
+  attend({ view, q, heads, out: wantAttn, threads: 1 });
+  // Two weights of different types and shapes, so a late worker acting on the wrong job would show.
+  const ws = [[8, 512, 768], [2, 260, 512]].map(([type, rows, cols]) => new Weight('w', { type: type!, dims: [cols!, rows!], data: encode(type === 8 ? 'q8_0' : 'q4_0', rng.normals(rows! * cols!), [rows!, cols!]) }));
+  const xs = ws.map((w) => rng.normals(w.cols));
+  const before = matmulConfig();
+  configureMatmul({ threads: 1 });
+  const wantMm = ws.map((w, i) => { const y = new Float32Array(w.rows); w.matmul(xs[i]!, 1, y); return y; });
+  configureMatmul({ threads: 2, threadChoice: 'always' });
+  const n = 4096;
+  const buf = k.arena.alloc(2 * n * 4);
+  const got = new Float32Array(q.length);
+  const stats0 = matmulSplitStats();
+  try {
+    for (let i = 0; i < 200; i++) {
+      for (let j = 0; j < ws.length; j++) {
+        const y = new Float32Array(ws[j]!.rows);
+        ws[j]!.matmul(xs[j]!, 1, y);
+        assert.deepEqual(y, wantMm[j], `matmul ${j} round ${i}`);
+      }
+      attend({ view, q, heads, out: got, threads: 2 });
+      assert.ok(maxDiff(got, wantAttn) < 1e-5, `attend round ${i} differs by ${maxDiff(got, wantAttn)}`);
+      new Float32Array(k.arena.memory.buffer, buf, 2 * n).fill(1);
+      runCalls(k, [['scaleF32', [buf, n, 3]], ['scaleF32', [buf + n * 4, n, 5]]]);
+      const y = new Float32Array(k.arena.memory.buffer, buf, 2 * n);
+      assert.ok(y[0] === 3 && y[n - 1] === 3 && y[n] === 5 && y[2 * n - 1] === 5, `call round ${i}: both halves scaled once`);
+    }
+    const stats = matmulSplitStats();
+    assert.equal(stats.calls - stats0.calls, 400, 'every matmul took the shared-job path');
+  } finally {
+    configureMatmul(before);
+    k.arena.free(buf);
+    free();
+  }
+});

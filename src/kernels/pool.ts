@@ -1,6 +1,6 @@
 // The one worker_threads pool of the process: workers instantiate the same wasm module over the shared arena
-// memory and serve two kinds of job: attention units taken from a shared counter (runJob), and one kernel
-// call per worker (runCalls: a matmul's share of rows). The calling thread works too and then waits, so
+// memory and serve three kinds of job: attention units taken from a shared counter (runJob), one kernel
+// call per worker (runCalls), and a shared job that hands out its own units (postShared: the matmuls). The calling thread works too and then waits, so
 // callers stay synchronous. One set of spinners for everything: never more busy threads than cores.
 // Workers come from the platform (pool-host.ts: worker_threads; pool-host.browser.ts: Web Workers, started
 // ahead of use by startPool); a failed start means single-threaded.
@@ -8,7 +8,7 @@ import { PoolError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
-import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, armTickets, recordedError, takeUnit } from './pool-control.js';
+import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, armTickets, recordedError, takeUnit } from './pool-control.js';
 import { host } from './pool-host.js';
 
 const cores = host.cores;
@@ -118,6 +118,7 @@ export async function startPool(k: WasmKernels, want: number): Promise<boolean> 
 /** Shared control words and `want` started workers (not yet known to be ready). */
 function spawnPool(k: WasmKernels, want: number): Pool {
   const ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
+  Atomics.store(ctl, SHARED_FN, -1);
   const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
   const jobNums = new Float64Array(new SharedArrayBuffer(packedLength(JOB_SEGS) * 8));
   const calls = new Float64Array(new SharedArrayBuffer(want * CALL_SLOT * 8));
@@ -249,5 +250,57 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
     waitDone(p.ctl, sent);
     const failed = recordedError(p.ctl, p.errText);
     if (failed) throw new PoolError(`pool: a worker kernel call failed (${failed.message})`, failed);
+  }
+}
+
+/**
+ * Wakes up to `workers` pool workers to run export `name`(job, thread number 1..workers) and returns at once:
+ * for kernels that take their work from a counter in the job itself (assembly/matmul_run.ts), so the caller
+ * runs the same export as thread 0 and then waits on the job's own done count (awaitShared); a worker that
+ * wakes late finds less to do, or nothing. The export and job address are fixed at a pool's first post: a
+ * late worker reads them while a newer post may be under way, which only fixed values make harmless.
+ * Returns the workers woken (0 when the pool cannot run).
+ */
+export function postShared(k: WasmKernels, name: string, job: number, workers: number): number {
+  const p = workers > 0 ? ensurePool(k, Math.min(workers, cores - 1)) : null;
+  if (!p) return 0;
+  const { ctl } = p;
+  const idx = p.exportIndex.get(name);
+  if (idx === undefined) throw new PoolError(`pool: no kernel export '${name}'`);
+  const fn = Atomics.load(ctl, SHARED_FN);
+  if (fn < 0) {
+    Atomics.store(ctl, SHARED_JOB, job | 0);
+    Atomics.store(ctl, SHARED_FN, idx);
+  } else if (fn !== idx || Atomics.load(ctl, SHARED_JOB) >>> 0 !== job) {
+    throw new PoolError('pool: one shared job per pool (its export and address cannot change)');
+  }
+  const n = Math.min(workers, p.workers);
+  Atomics.store(ctl, SHARED_WORKERS, n);
+  Atomics.store(ctl, KIND, JOB_SHARED);
+  Atomics.store(ctl, ERR, 0);
+  Atomics.add(ctl, GEN, 1);
+  Atomics.notify(ctl, GEN);
+  // Each worker woken runs the shared kernel call (a threaded matmul): counted with the kernel calls.
+  shared.calls += n;
+  return n;
+}
+
+let words: Int32Array | null = null;
+
+/**
+ * Waits until the i32 at arena address `ptr` reaches `target` (spinning SPIN_MS, then sleeping until the
+ * kernel's notify); throws PoolError when a worker's shared call trapped.
+ */
+export function awaitShared(k: WasmKernels, ptr: number, target: number): void {
+  const buf = k.arena.memory.buffer as unknown as SharedArrayBuffer;
+  if (words?.buffer !== buf) words = new Int32Array(buf);
+  const i = ptr >>> 2;
+  let v = Atomics.load(words, i);
+  if (v >= target) return;
+  const spinUntil = performance.now() + SPIN_MS;
+  while (v < target) {
+    if (pool && Atomics.load(pool.ctl, ERR)) throw new PoolError('pool: a worker kernel call trapped', recordedError(pool.ctl, pool.errText));
+    if (performance.now() > spinUntil) Atomics.wait(words, i, v, 10);
+    v = Atomics.load(words, i);
   }
 }

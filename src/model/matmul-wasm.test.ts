@@ -1,98 +1,83 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { matmulShared, Weight } from './forward-weights.js';
-import { closeMatmulThreads, configureMatmul, matmulConfig, wasmMatmul } from './matmul-wasm.js';
+import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, wasmMatmul } from './matmul-wasm.js';
 import { availableCores } from './threads.js';
-import { encode } from '../formats/codec.js';
 import { dequantize } from '../gguf/dequant.js';
 import { GGML, ggmlType } from '../gguf/types.js';
 import { wasmFailure } from '../kernels/wasm.js';
 import { Prng } from '../numeric/prng.js';
+import { F32_ACT_REL, matmulTolerance, randomWeight } from '../../test/parity/matmul-weights.js';
 
-/** f32 activations: wasm and TS sum in different orders; allowed error relative to sum |w x|. */
-const F32_ACT_REL = 2e-6;
-/** q8 activations: each value is off by at most half its block's step amax/127, times |w|; slack for f32 sums. */
-const Q8_ACT_SLACK = 1.001;
-
-const K_TYPES = new Set<number>([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
-const FLOAT_TYPES = new Set<number>([GGML.F32, GGML.F16, GGML.BF16]);
-const TYPES = [GGML.F32, GGML.F16, GGML.BF16, GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL, GGML.Q4_K, GGML.Q5_K, GGML.Q6_K];
-
-/** A [rows, cols] weight: ggml-identical formats encode random normals; K-quants get random bytes with sane f16 scales. */
-function randomWeight(type: number, rows: number, cols: number, rng: Prng): Uint8Array {
-  const t = ggmlType(type)!;
-  if (!K_TYPES.has(type)) return encode(t.name, rng.normals(rows * cols), [rows, cols]);
-  const bytes = new Uint8Array((cols / t.blockValues) * t.blockBytes * rows);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = rng.int(256);
-  const f16 = (at: number) => { bytes[at] = rng.int(256); bytes[at + 1] = 0x1c + rng.int(8); };
-  for (let b = 0; b < bytes.length; b += t.blockBytes) {
-    if (type === GGML.Q6_K) f16(b + 208);
-    else { f16(b); f16(b + 2); }
-  }
-  return bytes;
-}
-
-/** Column counts per family: whole blocks for quantized types, odd counts for float types. */
-function colsFor(type: number): number[] {
-  if (FLOAT_TYPES.has(type)) return [37, 130];
-  return K_TYPES.has(type) ? [256, 768] : [96, 288];
-}
+// Every type x token path x shape against the reference: test/parity/matmul-gate.ts. Here: the cases it
+// does not cover (threads, weight groups, non-finite weights and scales, every f16 bit pattern).
 
 const skip = wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false;
 
-for (const type of TYPES) {
-  const name = ggmlType(type)!.name;
-  test(`${name}: wasm matmul matches the TS reference (f32 and q8 activations, odd shapes)`, { skip }, () => {
-    const rng = new Prng(100 + type);
-    for (const cols of colsFor(type)) {
-      const rows = 37;
-      const data = randomWeight(type, rows, cols, rng);
+/** |y - ref| within the q8-activation bound for one token (matmul-weights.ts). */
+function assertQ8Close(name: string, full: Float32Array, x: Float32Array, y: Float32Array, ref: Float32Array, rows: number, cols: number, qb: number): void {
+  const tol = matmulTolerance(full, x, rows, cols, qb);
+  for (let r = 0; r < rows; r++) assert.ok(Math.abs(y[r]! - ref[r]!) <= tol[r]!, `${name} r ${r}: ${y[r]} vs ${ref[r]} (tol ${tol[r]})`);
+}
+
+test('f16 / bf16: the one-token kernel runs at n = 1 and matches the reference on random finite bits (subnormals, zeros, every exponent)', { skip }, () => {
+  const rng = new Prng(61);
+  for (const [type, expMask] of [[GGML.F16, 0x7c00], [GGML.BF16, 0x7f80]] as const) for (const cols of [5, 8, 37, 64, 130]) {
+    for (const rows of [1, 3, 4, 6, 9]) {
+      const h = new Uint16Array(rows * cols);
+      for (let i = 0; i < h.length; i++) {
+        // bf16: keep exponents moderate so products stay finite and normal.
+        do h[i] = type === GGML.F16 ? rng.int(0x10000) : (rng.int(2) << 15) | ((100 + rng.int(56)) << 7) | rng.int(128); while ((h[i]! & expMask) === expMask);
+      }
+      const data = new Uint8Array(h.buffer);
       const w = new Weight('w', { type, dims: [cols, rows], data });
-      assert.ok(w.inWasm && w.packedWeight);
+      assert.equal(matmulKernelFor(w.packedWeight!, 1), 'matmulVec');
       const full = dequantize(type, data, rows * cols, 'w');
-      // 1-3: row kernels; 4+ (q8) and 8+ (f32): the tiled kernels, with partial token quads and row strips.
-      for (const n of [1, 3, 4, 6, 9, 13]) {
-        const x = rng.normals(n * cols);
-        const ref = new Float32Array(n * rows);
-        w.matmulRef(x, n, ref);
-        const yf = new Float32Array(n * rows);
-        wasmMatmul(w.packedWeight!, x, n, yf, 'f32');
-        const yq = new Float32Array(n * rows);
-        wasmMatmul(w.packedWeight!, x, n, yq, 'q8');
-        const qb = K_TYPES.has(type) ? 256 : 32;
-        for (let t = 0; t < n; t++) {
-          // Half an activation step per value (block amax / 127 / 2).
-          const half = new Float64Array(cols);
-          for (let b = 0; b < cols; b += qb) {
-            let amax = 0;
-            for (let c = b; c < b + qb && c < cols; c++) amax = Math.max(amax, Math.abs(x[t * cols + c]!));
-            for (let c = b; c < b + qb && c < cols; c++) half[c] = amax / 127 / 2;
-          }
-          for (let r = 0; r < rows; r++) {
-            let mag = 0, bound = 0;
-            for (let c = 0; c < cols; c++) {
-              const wv = Math.abs(full[r * cols + c]!);
-              mag += wv * Math.abs(x[t * cols + c]!);
-              bound += wv * half[c]!;
-            }
-            const i = t * rows + r;
-            const tol = F32_ACT_REL * mag + 1e-30;
-            assert.ok(Math.abs(yf[i]! - ref[i]!) <= tol, `${name} cols ${cols} n ${n} t ${t} r ${r}: f32 acts ${yf[i]} vs ${ref[i]} (tol ${tol})`);
-            const tolQ = FLOAT_TYPES.has(type) ? tol : Q8_ACT_SLACK * bound + tol;
-            assert.ok(Math.abs(yq[i]! - ref[i]!) <= tolQ, `${name} cols ${cols} n ${n} t ${t} r ${r}: q8 acts ${yq[i]} vs ${ref[i]} (tol ${tolQ})`);
-          }
+      const x = rng.normals(cols);
+      const y = new Float32Array(rows);
+      wasmMatmul(w.packedWeight!, x, 1, y);
+      for (let r = 0; r < rows; r++) {
+        let want = 0, mag = 0;
+        for (let c = 0; c < cols; c++) {
+          want += full[r * cols + c]! * x[c]!;
+          mag += Math.abs(full[r * cols + c]! * x[c]!);
         }
+        assert.ok(Math.abs(y[r]! - want) <= F32_ACT_REL * mag + 1e-30, `cols ${cols} rows ${rows} r ${r}: ${y[r]} vs ${want}`);
       }
     }
-  });
-}
+  }
+});
+
+test('q8_0 / q4_0 weights with an Inf or NaN block scale run the exact row kernel and keep it', { skip }, () => {
+  const rng = new Prng(9);
+  for (const type of [GGML.Q8_0, GGML.Q4_0]) {
+    const rows = 8, cols = 64;
+    const data = randomWeight(type, rows, cols, rng);
+    const bb = ggmlType(type)!.blockBytes;
+    // Row 2's second block scale = +Inf, row 5's first = NaN (f16 little-endian).
+    data.set([0x00, 0x7c], 2 * 2 * bb + bb);
+    data.set([0x00, 0x7e], 5 * 2 * bb);
+    const w = new Weight('w', { type, dims: [cols, rows], data });
+    assert.notEqual(matmulKernelFor(w.packedWeight!, 1, 'q8'), 'matmulVec');
+    const x = new Float32Array(cols).fill(1);
+    const y = new Float32Array(rows);
+    wasmMatmul(w.packedWeight!, x, 1, y, 'q8');
+    const ref = new Float32Array(rows);
+    w.matmulRef(x, 1, ref);
+    assert.ok(!Number.isFinite(y[2]!) && !Number.isFinite(y[5]!), `non-finite rows stay non-finite: ${y[2]}, ${y[5]}`);
+    const full = dequantize(type, data, rows * cols, 'w');
+    const keep = [0, 1, 3, 4, 6, 7];
+    const sub = (a: Float32Array, len: number) => Float32Array.from(keep.flatMap((r) => Array.from(a.subarray(r * len, (r + 1) * len))));
+    assertQ8Close(ggmlType(type)!.name, sub(full, cols), x, sub(y, 1), sub(ref, 1), keep.length, cols, 32);
+  }
+});
 
 test('threads split rows and give the same bytes as one thread', { skip: skip || (availableCores() < 2 ? 'needs 2 cores' : false) }, () => {
   const rng = new Prng(7);
   const before = matmulConfig();
   try {
-    for (const type of [GGML.Q4_0, GGML.Q6_K, GGML.F16]) {
-      for (const n of [5, 17]) {
+    for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K, GGML.Q6_K, GGML.F16]) {
+      for (const n of [1, 5, 17]) {
         const rows = 514, cols = 1024;
         const w = new Weight('w', { type, dims: [cols, rows], data: randomWeight(type, rows, cols, rng) });
         const x = rng.normals(n * cols);

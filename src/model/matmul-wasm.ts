@@ -1,12 +1,14 @@
 // The wasm matmul path: weights live in the shared arena in their packed ggml bytes (read there straight from
 // the file at load), activations are read where they live in the arena (or copied into an arena workspace)
-// and laid out once per call (or once for a group of weights sharing the input), batches run the tiled
-// kernels, and big calls split their output rows across a thread pool.
+// and laid out once per call (or once for a group of weights sharing the input), one token runs the fused
+// one-token kernels, batches the tiled ones, and big calls split their output rows dynamically across the
+// worker pool (units taken from a counter, assembly/matmul_run.ts).
 import { ArgumentError, OutOfMemoryError, ShapeError, WasmUnavailableError } from '../errors.js';
 import { GGML } from '../gguf/types.js';
 import { inWasm, wasmKernels, type WasmKernels } from '../kernels/wasm.js';
 import { MAX_PAGES } from '../kernels/arena.js';
-import { availableCores, ThreadPool } from './threads.js';
+import { awaitShared, postShared } from '../kernels/pool.js';
+import { availableCores } from './threads.js';
 
 /**
  * How activations enter the integer weight types: 'q8' quantizes them per block to int8 (per 32 values, per
@@ -72,19 +74,16 @@ const chooser = new ThreadChooser();
 const WASM_TYPES: ReadonlySet<number> = new Set([GGML.F32, GGML.F16, GGML.BF16, GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL, GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
 const FLOAT_TYPES: ReadonlySet<number> = new Set([GGML.F32, GGML.F16, GGML.BF16]);
 const K_TYPES: ReadonlySet<number> = new Set([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
-const KERNELS = ['matmulF32Act', 'matmulQ8Act', 'matmulF32Tiled', 'matmulQ8Tiled'] as const;
+/** Kernel ids of assembly/matmul_run.ts. */
+const KERNEL_IDS = { matmulVec: 0, matmulQ8Act: 1, matmulF32Act: 2, matmulQ8Tiled: 3, matmulF32Tiled: 4 } as const;
+type KernelName = keyof typeof KERNEL_IDS;
 
 let config: MatmulConfig = { activations: DEFAULT_ACTIVATIONS, threads: availableCores(), threadChoice: 'measured' };
-let pool: ThreadPool | null = null;
 
 export function configureMatmul(c: Partial<MatmulConfig>): void {
   if (c.activations !== undefined && c.activations !== 'f32' && c.activations !== 'q8') throw new ArgumentError(`activations must be 'f32' or 'q8', got '${c.activations}'`);
   if (c.threads !== undefined && (!Number.isInteger(c.threads) || c.threads < 1)) throw new ArgumentError(`threads must be a positive integer, got ${c.threads}`);
   config = { ...config, ...c };
-  if (pool && pool.threads !== Math.min(config.threads, availableCores())) {
-    pool.close();
-    pool = null;
-  }
 }
 
 export function matmulConfig(): Readonly<MatmulConfig> {
@@ -166,19 +165,48 @@ let ws: Workspace | null = null;
 export const TILE_MIN_TOKENS_Q8 = 4;
 export const TILE_MIN_TOKENS_F32 = 8;
 
-/** Activation layouts a call may need; one weight group packs each at most once. */
-type Layout = 'raw' | 'rows32' | 'rows256' | 'tiles32' | 'tiles256' | 'tilesF32';
+/**
+ * Activation layouts a call may need; one weight group packs each at most once. vec*: one token in the order
+ * a type's one-token kernel reads (assembly/matmul_vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32
+ * for f16 / bf16; int16 even/odd per 16 for q6_K).
+ */
+type Layout = 'raw' | 'rows32' | 'rows256' | 'tiles32' | 'tiles256' | 'tilesF32' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4';
 
 interface Plan {
-  kernel: (typeof KERNELS)[number];
+  kernel: KernelName;
   layout: Layout;
 }
 
-function plan(type: number, n: number, activations: Activations): Plan {
+/**
+ * The one-token layout order for this weight and these activations, or -1: the type has a one-token kernel
+ * (vecOrder: int8 orders only with 'q8' activations; f16 computes in f32 either way), and for q8_0 / q4_0
+ * (whose kernels convert block scales four at a time, Inf/NaN not kept) every block scale is finite. The
+ * scale check runs once per weight; a weight with a non-finite scale runs the exact row kernel.
+ */
+const vecChecked = new WeakMap<PackedWeight, number>();
+function vecOrder(e: WasmKernels['exports'], w: PackedWeight, activations: Activations): number {
+  let order = vecChecked.get(w);
+  if (order === undefined) {
+    order = e['vecOrder']!(w.type) as number;
+    if ((w.type === GGML.Q8_0 || w.type === GGML.Q4_0) && e['vecScalesFinite']!(w.type, w.ptr, w.rows * w.rowBytes) !== 1) order = -1;
+    vecChecked.set(w, order);
+  }
+  return order < 0 || (activations !== 'q8' && !FLOAT_TYPES.has(w.type)) ? -1 : order;
+}
+
+function plan(e: WasmKernels['exports'], w: PackedWeight, n: number, activations: Activations): Plan {
+  const type = w.type;
+  const order = n <= (e['vecMaxTokens']!(type) as number) ? vecOrder(e, w, activations) : -1;
+  if (order >= 0) return { kernel: 'matmulVec', layout: `vec${order as 0 | 1 | 2 | 3 | 4}` };
   const quantized = activations === 'q8' && !FLOAT_TYPES.has(type);
   const qb = K_TYPES.has(type) ? 256 : 32;
   if (quantized) return n >= TILE_MIN_TOKENS_Q8 ? { kernel: 'matmulQ8Tiled', layout: `tiles${qb}` } : { kernel: 'matmulQ8Act', layout: `rows${qb}` };
   return n >= TILE_MIN_TOKENS_F32 ? { kernel: 'matmulF32Tiled', layout: 'tilesF32' } : { kernel: 'matmulF32Act', layout: 'raw' };
+}
+
+/** The kernel a call of n tokens runs for this weight (tests prove the fast paths ran). */
+export function matmulKernelFor(w: PackedWeight, n: number, activations: Activations = config.activations): KernelName {
+  return plan(kernels().exports, w, n, activations).kernel;
 }
 
 /** Arena addresses of one packed activation layout: q (int or f32 values), d (scales), s (sums). */
@@ -197,6 +225,9 @@ function layoutBytes(layout: Layout, n: number, cols: number): [number, number, 
     case 'rows32': case 'rows256': return [n * cols, n * ng * 4, n * ng * 4];
     case 'tiles32': case 'tiles256': return [nq * cols * 8, nq * ng * 16, nq * ng * 16];
     case 'tilesF32': return [nq * cols * 16, 0, 0];
+    case 'vec0': case 'vec1': case 'vec2': return [n * cols * 2, n * Math.ceil(cols / 32) * 4, n * Math.ceil(cols / 32) * 2];
+    case 'vec3': return [n * cols * 4, 0, 0];
+    case 'vec4': return [n * cols * 2, n * Math.ceil(cols / 256) * 4, n * Math.ceil(cols / 16) * 2];
   }
 }
 
@@ -254,67 +285,76 @@ function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, 
   ws ??= new Workspace(k);
   const e = k.exports;
   const cols = group[0]!.cols;
-  group.forEach((w, i) => {
+  for (let i = 0; i < group.length; i++) {
     const y = yPtrs[i]!;
-    if (y < xPtr + n * cols * 4 && xPtr < y + n * w.rows * 4) throw new ArgumentError(`matmul ${w.name}: the output overlaps the input`);
-  });
-  const plans = group.map((w) => plan(w.type, n, activations));
+    if (y < xPtr + n * cols * 4 && xPtr < y + n * group[i]!.rows * 4) throw new ArgumentError(`matmul ${group[i]!.name}: the output overlaps the input`);
+  }
+  const plans = group.map((w) => plan(e, w, n, activations));
   const maxThreads = Math.min(config.threads, availableCores());
-  const scratchBytes = Math.max(e['matmulScratchBytes']!(cols) as number, e['matmulTileScratchBytes']!(cols) as number);
+  // One scratch per thread, 64-byte aligned apart; the one-token kernels need none.
+  const stride = plans.every((p) => p.kernel === 'matmulVec') ? 0 : Math.ceil(Math.max(e['matmulScratchBytes']!(cols) as number, e['matmulTileScratchBytes']!(cols) as number) / 64) * 64;
   // Workspace regions only: the kernels take addresses, so a memory grow here stales no view.
+  const scratch = stride ? ws.get('scratch', stride * maxThreads) : 0;
   const packed = new Map<Layout, Packed>();
   for (const { layout } of plans) {
     if (packed.has(layout)) continue;
     const [q, d, s] = layoutBytes(layout, n, cols);
-    packed.set(layout, { q: q ? ws.get(`${layout}:q`, q) : xPtr, d: d ? ws.get(`${layout}:d`, d) : 0, s: s ? ws.get(`${layout}:s`, s) : 0 });
-  }
-  const scratch = Array.from({ length: maxThreads }, (_, i) => ws!.get(`scratch${i}`, scratchBytes));
-  for (const [layout, p] of packed) {
+    const p = { q: q ? ws.get(`${layout}:q`, q) : xPtr, d: d ? ws.get(`${layout}:d`, d) : 0, s: s ? ws.get(`${layout}:s`, s) : 0 };
+    packed.set(layout, p);
     if (layout === 'rows32' || layout === 'rows256') e['quantizeActs']!(xPtr, n, cols, layout === 'rows32' ? 32 : 256, p.q, p.d, p.s);
     else if (layout === 'tiles32' || layout === 'tiles256') e['packActQ8']!(xPtr, n, cols, layout === 'tiles32' ? 32 : 256, p.q, p.d, p.s);
     else if (layout === 'tilesF32') e['packActF32']!(xPtr, n, cols, p.q);
+    else if (layout !== 'raw') e['packActVecN']!(xPtr, n, cols, Number(layout[3]), p.q, p.d, p.s);
   }
-  group.forEach((w, i) => {
-    runWeight(w, plans[i]!, packed.get(plans[i]!.layout)!, n, yPtrs[i]!, scratch, maxThreads);
+  for (let i = 0; i < group.length; i++) {
+    runWeight(k, group[i]!, plans[i]!, packed.get(plans[i]!.layout)!, n, yPtrs[i]!, scratch, stride, maxThreads);
     done?.(i);
-  });
+  }
 }
 
-/** One weight's product into yPtr [n, rows], its rows split across the pool when that pays. */
-function runWeight(w: PackedWeight, p: Plan, x: Packed, n: number, yPtr: number, scratch: number[], maxThreads: number): void {
-  const e = wasmKernels()!.exports;
+/** Units per thread a parallel call aims for, so a thread that starts late or stalls holds up at most a few. */
+const UNITS_PER_THREAD = 8;
+/** Smallest unit, in multiply-adds: taking a unit costs ~0.1 us (an atomic on a shared line), this ~2 us of work. */
+const MIN_UNIT_MACS = 1 << 16;
+
+/** Totals over parallel calls: units run and how many of them the calling thread took (benchmarks report the share). */
+const splitStats = { calls: 0, units: 0, callerUnits: 0 };
+export function matmulSplitStats(): Readonly<typeof splitStats> {
+  return { ...splitStats };
+}
+
+/** The shared job every thread takes units from (one per process: pool.ts postShared wants a fixed address). */
+let job = 0;
+let jobTag = 0;
+
+/** One weight's product into yPtr [n, rows], its rows split dynamically across the pool when that pays. */
+function runWeight(k: WasmKernels, w: PackedWeight, p: Plan, x: Packed, n: number, yPtr: number, scratch: number, stride: number, maxThreads: number): void {
+  const e = k.exports;
   const { rows, cols, type } = w;
-  const threads = Math.min(maxThreads, Math.floor(rows / 4) || 1);
   const macs = rows * cols * n;
-  const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (config.threadChoice === 'always' || chooser.choose(macs)) ? threads : 1;
-  const call = (r0: number, r1: number, s: number): [string, number[]] => {
-    const wr = [type, w.ptr + r0 * w.rowBytes, w.rowBytes, r1 - r0, cols];
-    const out = [n, yPtr + r0 * 4, rows, s];
-    return p.kernel === 'matmulQ8Act' || p.kernel === 'matmulQ8Tiled' ? [p.kernel, [...wr, x.q, x.d, x.s, ...out]] : [p.kernel, [...wr, x.q, ...out]];
-  };
-  if (parallel === 1) {
-    const [name, args] = call(0, rows, scratch[0]!);
-    const t0 = performance.now();
-    (e[name] as (...a: number[]) => void)(...args);
-    if (threads > 1 && macs >= PARALLEL_MIN_MACS) chooser.record(macs, false, performance.now() - t0);
-    return;
-  }
-  pool ??= new ThreadPool(config.threads, KERNELS);
-  // Even shares rounded to 4 rows (the tiled kernels' row strip; also keeps y writes apart).
-  const per = Math.ceil(rows / parallel / 4) * 4;
-  const calls: [string, number[]][] = [];
-  for (let i = 0; i < parallel; i++) {
-    const r0 = Math.min(rows, i * per);
-    const r1 = Math.min(rows, r0 + per);
-    if (r1 > r0) calls.push(call(r0, r1, scratch[i]!));
-  }
+  const threads = Math.min(maxThreads, Math.floor(macs / MIN_UNIT_MACS) || 1);
+  const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (config.threadChoice === 'always' || chooser.choose(macs));
+  // Units of whole 4-row strips (the tiled kernels' height), at least MIN_UNIT_MACS each.
+  const minRows = Math.ceil(MIN_UNIT_MACS / (cols * n) / 4) * 4;
+  // (The job's counter holds at most 0xffff units.)
+  const unitRows = parallel ? Math.max(minRows, Math.ceil(rows / (threads * UNITS_PER_THREAD) / 4) * 4, Math.ceil(rows / 0xffff)) : rows;
+  job ||= k.arena.alloc(e['matmulJobBytes']!() as number);
+  jobTag = (jobTag + 1) >>> 0;
   const t0 = performance.now();
-  pool.run(calls);
-  chooser.record(macs, true, performance.now() - t0);
+  const units = e['matmulPost']!(job, KERNEL_IDS[p.kernel], type, w.ptr, w.rowBytes, rows, cols, x.q, x.d, x.s, n, yPtr, rows, unitRows, scratch, stride, jobTag) as number;
+  if (parallel) postShared(k, 'matmulRun', job, threads - 1);
+  const mine = e['matmulRun']!(job, 0) as number;
+  if (parallel) {
+    awaitShared(k, e['matmulJobDone']!(job) as number, units);
+    splitStats.calls++;
+    splitStats.units += units;
+    splitStats.callerUnits += mine;
+  }
+  if (threads > 1 && macs >= PARALLEL_MIN_MACS) chooser.record(macs, parallel, performance.now() - t0);
 }
 
-/** Stops the matmul worker threads (tests and benchmarks call it; idle workers never keep the process alive). */
-export function closeMatmulThreads(): void {
-  pool?.close();
-  pool = null;
-}
+/**
+ * Kept for callers that used to stop the matmul threads: they are now the process's one worker pool
+ * (kernels/pool.ts), shared with attention, whose idle workers never keep the process alive.
+ */
+export function closeMatmulThreads(): void {}

@@ -1,0 +1,145 @@
+// Matmul micro-benchmark: the engine bench's shapes per weight type and token count, every variant timed
+// call by call in alternation (the shared machine drifts; medians). Variants: wasmMatmul at 1 and N threads,
+// and the kernels it replaced ('row kernel': quantizeActs + matmulQ8Act, one token; N threads: the old
+// static split, one half of the rows per thread through runCalls). `--cold` rotates through enough copies
+// of the weight (> L3) that every call streams its bytes from DRAM, as a decode step over a model does.
+// `--cpu`: one-thread variants only, timed by this process's CPU time (batches of calls, alternated): on a
+// machine other processes keep busy, wall time measures the scheduler as much as the kernel.
+// node dist/bench/matmul.js [--types q8_0,q4_0] [--shapes 2048x768,768x2048] [--n 1,64] [--cold] [--cpu] [--budget 1]
+import { encode } from '../src/formats/codec.js';
+import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
+import { Weight } from '../src/model/forward-weights.js';
+import { configureMatmul, matmulKernelFor, matmulSplitStats, wasmMatmul } from '../src/model/matmul-wasm.js';
+import { availableCores } from '../src/model/threads.js';
+import { runCalls } from '../src/kernels/pool.js';
+import { wasmKernels } from '../src/kernels/wasm.js';
+import { Prng } from '../src/numeric/prng.js';
+import os from 'node:os';
+import { median, option, printTable, timeInterleaved } from './harness.js';
+
+/** Bytes of weights a cold run cycles through: 64 MiB, several times any L2 and the per-core share of L3. */
+const COLD_BYTES = 64 << 20;
+const K_TYPES = new Set<number>([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
+const WEIGHT_SIGMA = 0.02;
+
+/** Random K-quant bytes with sane f16 scales (no K-quant encoder in src/formats). */
+function randomK(type: number, rows: number, cols: number, rng: Prng): Uint8Array {
+  const bb = type === GGML.Q6_K ? 210 : type === GGML.Q5_K ? 176 : 144;
+  const bytes = new Uint8Array((cols / 256) * bb * rows);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = rng.int(256);
+  const f16 = (at: number) => { bytes[at] = rng.int(256); bytes[at + 1] = 0x1c + rng.int(4); };
+  for (let b = 0; b < bytes.length; b += bb) {
+    if (type === GGML.Q6_K) f16(b + 208);
+    else { f16(b); f16(b + 2); }
+  }
+  return bytes;
+}
+
+export interface MatmulRow { type: string; shape: string; n: number; variant: string; threads: number; us: number; gbs: number; gflops: number }
+
+interface Variant { name: string; threads: number; fn: () => void }
+
+/** Median CPU seconds per call of each fn, in alternating batches sized to ~budget/20 seconds. */
+function cpuInterleaved(fns: ReadonlyArray<() => void>, budget: number): number[] {
+  for (const fn of fns) fn();
+  const t0 = process.cpuUsage();
+  fns[0]!();
+  const one = Math.max(1e-6, (process.cpuUsage(t0).user + process.cpuUsage(t0).system) / 1e6);
+  const batch = Math.max(1, Math.round(budget / 20 / one));
+  const times = fns.map(() => [] as number[]);
+  for (let r = 0; r < 15; r++) {
+    fns.forEach((fn, i) => {
+      const c0 = process.cpuUsage();
+      for (let k = 0; k < batch; k++) fn();
+      const c = process.cpuUsage(c0);
+      times[i]!.push((c.user + c.system) / 1e6 / batch);
+    });
+  }
+  return times.map(median);
+}
+
+export function benchMatmulKernels(types: string[], shapes: [number, number][], ns: number[], cold: boolean, budget: number, log: (s: string) => void = () => {}, cpu = false): MatmulRow[] {
+  const k = wasmKernels();
+  if (!k) throw new Error('wasm kernels unavailable');
+  const e = k.exports;
+  const rng = new Prng(5);
+  const out: MatmulRow[] = [];
+  const all = availableCores();
+  for (const name of types) {
+    const type = ggmlTypeByName(name).id;
+    for (const [rows, cols] of shapes) {
+      // Weights at a trained model's scale (sigma 0.02): f16 then has its real share of subnormals (~0.25%).
+      const data = K_TYPES.has(type) ? randomK(type, rows, cols, rng) : encode(name, rng.normals(rows * cols).map((v) => v * WEIGHT_SIGMA), [rows, cols]);
+      const copies = cold ? Math.max(1, Math.ceil(COLD_BYTES / data.length)) : 1;
+      const ws = Array.from({ length: copies }, () => new Weight(name, { type, dims: [cols, rows], data }).packedWeight!);
+      let next = 0;
+      const w = () => ws[(next = (next + 1) % copies)]!;
+      for (const n of ns) {
+        const x = rng.normals(n * cols);
+        const y = new Float32Array(n * rows);
+        const variants: Variant[] = [];
+        for (const threads of all > 1 ? [1, all] : [1]) {
+          variants.push({ name: `wasmMatmul (${matmulKernelFor(ws[0]!, n)})`, threads, fn: () => {
+            configureMatmul({ threads, threadChoice: 'always' });
+            wasmMatmul(w(), x, n, y);
+          } });
+        }
+        // The row kernel wasmMatmul used for one token before the one-token kernels, its static split.
+        if (n === 1 && type !== GGML.F16 && type !== GGML.F32) {
+          const qb = K_TYPES.has(type) ? 256 : 32;
+          const a = k.arena;
+          const xp = a.alloc(cols * 4), xq = a.alloc(cols), xd = a.alloc(cols), xs = a.alloc(cols), yp = a.alloc(rows * 4);
+          const scratch = a.alloc(2 * (e['matmulScratchBytes']!(cols) as number));
+          new Float32Array(a.memory.buffer, xp, cols).set(x);
+          const half = Math.ceil(rows / 2 / 4) * 4;
+          for (const threads of all > 1 ? [1, 2] : [1]) {
+            variants.push({ name: 'row kernel (quantizeActs + matmulQ8Act)', threads, fn: () => {
+              const p = w();
+              e['quantizeActs']!(xp, 1, cols, qb, xq, xd, xs);
+              if (threads === 1) e['matmulQ8Act']!(type, p.ptr, p.rowBytes, rows, cols, xq, xd, xs, 1, yp, rows, scratch);
+              else runCalls(k, [
+                ['matmulQ8Act', [type, p.ptr, p.rowBytes, half, cols, xq, xd, xs, 1, yp, rows, scratch]],
+                ['matmulQ8Act', [type, p.ptr + half * p.rowBytes, p.rowBytes, rows - half, cols, xq, xd, xs, 1, yp + half * 4, rows, scratch + (e['matmulScratchBytes']!(cols) as number)]],
+              ]);
+            } });
+          }
+        }
+        if (n === 1 && type === GGML.F16) {
+          const a = k.arena;
+          const xp = a.alloc(cols * 4), yp = a.alloc(rows * 4);
+          new Float32Array(a.memory.buffer, xp, cols).set(x);
+          variants.push({ name: 'row kernel (matmulF32Act)', threads: 1, fn: () => {
+            const p = w();
+            e['matmulF32Act']!(type, p.ptr, p.rowBytes, rows, cols, xp, 1, yp, rows, 0);
+          } });
+        }
+        if (cpu) variants.splice(0, variants.length, ...variants.filter((v) => v.threads === 1));
+        const before = matmulSplitStats();
+        const secs = cpu ? cpuInterleaved(variants.map((v) => v.fn), budget) : timeInterleaved(variants.map((v) => v.fn), budget, 20, 5000);
+        const after = matmulSplitStats();
+        variants.forEach((v, i) => {
+          const s = secs[i]!;
+          out.push({ type: name, shape: `${rows}x${cols}`, n, variant: v.name, threads: v.threads, us: s * 1e6, gbs: data.length / s / 1e9, gflops: (2 * rows * cols * n) / s / 1e9 });
+        });
+        const units = after.units - before.units;
+        if (units) log(`${name} ${rows}x${cols} n ${n}: the calling thread ran ${(((after.callerUnits - before.callerUnits) / units) * 100).toFixed(0)}% of ${units} units`);
+      }
+    }
+  }
+  configureMatmul({ threadChoice: 'measured' });
+  return out;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const types = (option('--types') ?? 'q8_0,q4_0,q4_K,f16,f32').split(',');
+  const shapes = (option('--shapes') ?? '2048x768,768x2048,256x768,32000x768').split(',').map((s) => s.split('x').map(Number) as [number, number]);
+  const ns = (option('--n') ?? '1,64').split(',').map(Number);
+  const cold = process.argv.includes('--cold');
+  const budget = Number(option('--budget') ?? 0.5);
+  const cpu = process.argv.includes('--cpu');
+  const load0 = os.loadavg()[0]!;
+  const rows = benchMatmulKernels(types, shapes, ns, cold, budget, (s) => process.stderr.write(`${s}\n`), cpu);
+  const clock = cpu ? 'CPU time per call, batches alternated' : 'median per call, variants alternated call by call';
+  console.log(`matmul, default activations, ${clock}${cold ? ', weights cycled through 64 MiB (DRAM)' : ' (weights warm in cache)'}; load average ${load0.toFixed(1)} -> ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores`);
+  printTable(['type', 'shape', 'n', 'variant', 'threads', 'us/call', 'GB/s', 'GFLOP/s'], rows.map((r) => [r.type, r.shape, `${r.n}`, r.variant, `${r.threads}`, r.us.toFixed(1), r.gbs.toFixed(2), r.gflops.toFixed(1)]));
+}

@@ -1,0 +1,124 @@
+// The matmul part of the parity gate: every weight type the wasm matmuls take x token counts x shapes x
+// activation paths, the wasm product against the TS reference (Weight.matmulRef on the dequantized
+// weights) within the named bounds of matmul-weights.ts, each check naming the kernel that ran; the gate
+// fails when a fast kernel never ran (a plan that silently fell back would prove nothing).
+// `node dist/test/parity/matmul-gate.js --full` runs the full grid (npm run gate runs it after gate.ts).
+import { pathToFileURL } from 'node:url';
+import { Weight } from '../../src/model/forward-weights.js';
+import { matmulKernelFor, wasmMatmul, type Activations } from '../../src/model/matmul-wasm.js';
+import { dequantize } from '../../src/gguf/dequant.js';
+import { ggmlType } from '../../src/gguf/types.js';
+import { wasmFailure, wasmKernels } from '../../src/kernels/wasm.js';
+import { Prng } from '../../src/numeric/prng.js';
+import type { GateResult } from './gate.js';
+import { FLOAT_TYPES, K_TYPES, MATMUL_TYPES, matmulTolerance, randomWeight } from './matmul-weights.js';
+
+export interface MatmulGrid {
+  readonly rows: readonly number[];
+  /** Tokens per call: 1 and a few (one-token kernels), small batches (row kernels), quads (tiles). */
+  readonly tokens: readonly number[];
+  /** Column counts: float types take any, block types whole blocks (32 or 256 values). */
+  readonly floatCols: readonly number[];
+  readonly blockCols: readonly number[];
+  readonly kCols: readonly number[];
+}
+
+/** Kernels the gate must see run (src/model/matmul-wasm.ts plans). */
+export const MATMUL_KERNELS = ['matmulVec', 'matmulQ8Act', 'matmulF32Act', 'matmulQ8Tiled', 'matmulF32Tiled'] as const;
+
+/** The npm-test grid: leftover rows of four-row groups and strips, every token path (~2 s). */
+export const SMALL_MATMUL_GRID: MatmulGrid = { rows: [3, 6, 37], tokens: [1, 2, 3, 4, 7, 9], floatCols: [37, 130], blockCols: [96, 288], kCols: [256, 768] };
+export const FULL_MATMUL_GRID: MatmulGrid = { rows: [1, 2, 3, 4, 5, 7, 8, 9, 37, 130], tokens: [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 64], floatCols: [5, 8, 37, 64, 130, 768], blockCols: [32, 96, 128, 288, 768], kCols: [256, 768, 2048] };
+
+/**
+ * The worst |y - ref| over all outputs as a fraction of its bound (matmulTolerance; > 1 fails), and where.
+ * y, ref: [n, rows]; full: the weight dequantized [rows, cols]; x: [n, cols]; qb: int8 block or null.
+ */
+export function worstError(y: Float32Array, ref: Float32Array, full: Float32Array, x: Float32Array, n: number, rows: number, cols: number, qb: number | null): { worst: number; at: string } {
+  let worst = 0;
+  let at = '';
+  for (let t = 0; t < n; t++) {
+    const tol = matmulTolerance(full, x.subarray(t * cols, (t + 1) * cols), rows, cols, qb);
+    for (let r = 0; r < rows; r++) {
+      const e = Math.abs(y[t * rows + r]! - ref[t * rows + r]!) / tol[r]!;
+      // NaN (a wrong Inf or NaN output) counts as the worst.
+      if (!(e <= worst)) {
+        worst = Number.isNaN(e) ? Infinity : e;
+        at = `t ${t} r ${r}: ${y[t * rows + r]} vs ${ref[t * rows + r]}`;
+      }
+    }
+  }
+  return { worst, at };
+}
+
+export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = console.log): GateResult {
+  const result: GateResult = { passed: 0, failed: 0, fallback: 0, notApplicable: 0, neverRan: [], failures: [] };
+  if (wasmFailure()) {
+    log(`matmul gate: wasm kernels unavailable (${wasmFailure()}): nothing to check`);
+    result.fallback++;
+    return result;
+  }
+  const ran = new Map<string, number>();
+  const report = (ok: boolean, line: string) => {
+    if (ok) result.passed++;
+    else {
+      result.failed++;
+      result.failures.push(line);
+    }
+    log(`${ok ? 'PASS' : 'FAIL'} ${line}`);
+  };
+  for (const type of MATMUL_TYPES) {
+    const name = ggmlType(type)!.name;
+    const qb = K_TYPES.has(type) ? 256 : 32;
+    // Types with a one-token kernel must run it for one token (q8 activations for the integer types).
+    const hasVec = (wasmKernels()!.exports['vecOrder']!(type) as number) >= 0;
+    let vecRan = 0;
+    const colsList = FLOAT_TYPES.has(type) ? grid.floatCols : K_TYPES.has(type) ? grid.kCols : grid.blockCols;
+    const rng = new Prng(1000 + type);
+    for (const cols of colsList) {
+      for (const rows of grid.rows) {
+        const data = randomWeight(type, rows, cols, rng);
+        const w = new Weight('w', { type, dims: [cols, rows], data });
+        if (!w.packedWeight) {
+          report(false, `matmul ${name} [${rows}, ${cols}]: not in the wasm arena`);
+          continue;
+        }
+        const full = dequantize(type, data, rows * cols, 'w');
+        for (const n of grid.tokens) {
+          const x = rng.normals(n * cols);
+          // A zero block (zero scale) and one large value (a wide block range).
+          x.fill(0, 0, Math.min(cols, qb));
+          if (cols > qb) x[qb + 3] = 40;
+          const ref = new Float32Array(n * rows);
+          w.matmulRef(x, n, ref);
+          const acts: Activations[] = FLOAT_TYPES.has(type) ? ['f32'] : ['f32', 'q8'];
+          for (const a of acts) {
+            const kernel = matmulKernelFor(w.packedWeight, n, a);
+            ran.set(kernel, (ran.get(kernel) ?? 0) + 1);
+            if (n === 1 && (a === 'q8' || FLOAT_TYPES.has(type))) {
+              if (kernel === 'matmulVec') vecRan++;
+              else if (hasVec) report(false, `matmul ${name} [${rows}, ${cols}] n=1 ${a} acts: ran ${kernel}, not its one-token kernel`);
+            }
+            const y = new Float32Array(n * rows);
+            wasmMatmul(w.packedWeight, x, n, y, a);
+            const { worst, at } = worstError(y, ref, full, x, n, rows, cols, a === 'q8' ? qb : null);
+            report(worst <= 1, `matmul ${name} [${rows}, ${cols}] n=${n} ${a} acts ${kernel}: worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}`);
+          }
+        }
+      }
+    }
+    if (hasVec) report(vecRan > 0, `matmul ${name}: the one-token kernel ran ${vecRan} checks`);
+  }
+  for (const k of MATMUL_KERNELS) report((ran.get(k) ?? 0) > 0, `matmul kernel ${k} ran ${ran.get(k) ?? 0} checks`);
+  log(`matmul: ${result.passed} passed, ${result.failed} failed`);
+  return result;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const r = runMatmulGate(process.argv.includes('--full') ? FULL_MATMUL_GRID : SMALL_MATMUL_GRID);
+  if (r.failed > 0) {
+    console.log('failures:');
+    for (const x of r.failures) console.log(`  ${x}`);
+  }
+  process.exitCode = r.failed > 0 ? 1 : 0;
+}

@@ -12,6 +12,7 @@ import { MemoryPrefixStore } from './memory-store.js';
 import { PrefixCache } from './prefix-cache.js';
 import { prefixRoot } from './prefix-key.js';
 import { Prng } from '../numeric/prng.js';
+import { positionsHeld } from '../../bench/prefix-capacity.js';
 
 const C = 32;
 const POLICY: CachePolicy = { k: 'q8_0', v: 'q8_0', window: 8, sinks: 2 };
@@ -117,24 +118,7 @@ test('bytes are packed bytes: a q2k entry is several times smaller than an f16 o
   assert.ok(q2k.live > q2k.allocated + 2 * 2 * 32 * 128 * 4);
 });
 
-/** Positions a budget holds, filled with distinct conversations of `entry` positions until it evicts. */
-function positionsHeld(policy: CachePolicy, budget: number, entry: number, past: number): { positions: number; entryBytes: number } {
-  const pc = new PrefixCache({ budgetBytes: budget, chunkTokens: C, make });
-  // As a slot leaves it: `past` positions beyond the entry's last whole chunk (decoded tokens).
-  const n = entry + past;
-  const [k, v] = [new Prng(11).normals(n * 256, 1), new Prng(12).normals(n * 256, 1)];
-  let entryBytes = 0;
-  for (let i = 0; pc.size === i; i++) {
-    const c = new KvCache({ layers: 2, kvHeads: 2, headDim: 128, capacity: n, policy, chunkTokens: C });
-    for (let l = 0; l < 2; l++) c.append(l, k, v);
-    pc.insert(prefixRoot('d', policy, C, `conversation ${i}`), seq(n, i), entry, c);
-    c.dispose();
-    if (i === 0) entryBytes = pc.bytes;
-  }
-  const positions = pc.size * entry;
-  pc.clear();
-  return { positions, entryBytes };
-}
+const SHAPE = { layers: 2, kvHeads: 2, headDim: 128 };
 
 test('--cache-ram holds positions in proportion to packed bytes: positions per GiB per scheme', () => {
   // Budgets for 16 and 11 f16 entries: the ratios are good to a few percent.
@@ -144,13 +128,13 @@ test('--cache-ram holds positions in proportion to packed bytes: positions per G
   for (const name of schemes.keys()) {
     // Bulk only (no exact regions): what the formats alone give.
     const bare = schemePolicy(name, { window: 0, sinks: 0 });
-    const b = positionsHeld(bare, bareBudget, 64, 0);
+    const b = positionsHeld(SHAPE, bare, bareBudget, 64, 0);
     const want = kvBytes({ ctx: 64, layers: 2, kvHeads: 2, headDim: 128, policy: bare, chunkTokens: C }).total;
     // The budget is spent on packed bytes only: as many entries as the formats' sizes allow.
     assert.equal(b.entryBytes, want, name);
     assert.equal(b.positions, Math.floor(bareBudget / want) * 64, name);
     // The default exact regions (4 sinks, a 128-position f16 window, 96 of it held: 32 positions decoded past the entry).
-    held.set(name, { bare: b.positions, dflt: positionsHeld(schemePolicy(name), budget, 256, 32).positions });
+    held.set(name, { bare: b.positions, dflt: positionsHeld(SHAPE, schemePolicy(name), budget, 256, 32).positions });
   }
   const f16 = held.get('f16')!;
   const rows = [...held].map(([name, h]) => `${name.padEnd(6)} ${perGiB(h.bare, bareBudget)} ${(h.bare / f16.bare).toFixed(2).padStart(5)}x ${perGiB(h.dflt)} ${(h.dflt / f16.dflt).toFixed(2).padStart(5)}x`);

@@ -103,13 +103,17 @@ async function benchModel(model: string): Promise<void> {
   const loads: number[] = [];
   const peerKv = new Set<string>();
   let peerProblem = '';
+  const failures: string[] = [];
   for (let r = 0; r < rounds; r++) {
     await kvpackRound(model, res);
     for (const t of withPeer && !peerProblem ? peerThreads : []) {
       const p = await peerRun(model, t);
       if (typeof p === 'string') {
-        peerProblem = p;
-        break;
+        // Unavailable at the first run: no peer. A later failure is reported, and the other runs kept.
+        if (loads.length === 0) peerProblem = p;
+        else failures.push(`round ${r + 1}, ${t} thread(s): ${p}`);
+        if (loads.length === 0) break;
+        continue;
       }
       loads.push(...p.load);
       peerKv.add(p.kv);
@@ -137,6 +141,7 @@ async function benchModel(model: string): Promise<void> {
     return row;
   }));
   if (peerProblem) console.log(`peer: ${peerProblem}`);
+  for (const f of failures) console.log(`peer run failed: ${f}`);
   if (hasPeer) console.log(`peer: one context with N sequences (flash attention, ${[...peerKv].join('/')} KV), alone in a child process after kvpack's servers shut down; 1-minute load average during its runs ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)} (now ${loadavg()[0]!.toFixed(2)}; ${availableCores()} cores)`);
   if (hasPeer && isSynthetic && !asNative) {
     console.log(`peer: labelled "node-llama-cpp ${peerVersion}", not llama.cpp: its 1-stream ${single.toFixed(1)} tok/s is more than ${NATIVE_TOLERANCE * 100}% below native llama.cpp on this shape (issue 13, llama-bench tg24, q8_0 weights: ${Object.entries(NATIVE_TG).map(([k, v]) => `${k.replace('/', ' KV, ')} threads ${v}`).join('; ')} tok/s). ` +

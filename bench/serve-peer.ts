@@ -32,22 +32,22 @@ process.env['LLAMA_ATTN_ROT_DISABLE'] = '1';
 const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
 const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, maxThreads: threads });
 const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
+// llama.cpp refuses quantized blocks that straddle heads (head dim 16): its default type then. (Checked
+// up front: a failed context creation leaves its thread reservation behind and the next one never starts.)
+if (kv !== 'F16' && headDim() % 32 !== 0) kv = 'F16';
+
+function headDim(): number {
+  const md = model.fileInfo.metadata as unknown as Record<string, Record<string, unknown>>;
+  const a = md[String((md['general'] as { architecture?: string } | undefined)?.architecture)] as { embedding_length?: number; attention?: { head_count?: number; key_length?: number } } | undefined;
+  return a?.attention?.key_length ?? (a?.embedding_length ?? 0) / (a?.attention?.head_count ?? 1);
+}
 
 /** One round at `n` streams: each sequence evaluates its prompt, then decodes `tokens` tokens, all at once. */
 async function round(n: number, decode: number): Promise<number> {
-  const make = () => model.createContext({
+  const ctx = await model.createContext({
     sequences: n, contextSize: n * 256, batchSize: 512, threads: { ideal: threads, min: threads }, flashAttention: true,
     experimentalKvCacheKeyType: kv as never, experimentalKvCacheValueType: kv as never,
   });
-  let ctx: Awaited<ReturnType<typeof make>>;
-  try {
-    ctx = await make();
-  } catch (e) {
-    if (kv === 'F16') throw e;
-    // llama.cpp refuses quantized blocks that straddle heads (head dim 16): its own default type then.
-    kv = 'F16';
-    ctx = await make();
-  }
   try {
     const runs = Array.from({ length: n }, async (_, i): Promise<StreamTiming> => {
       const seq = ctx.getSequence();

@@ -4,8 +4,8 @@
 // Flags: --model PATH (default ../shared/models/stories260K.gguf, else a tiny model written here),
 // --seconds N, --clients N, --parallel N, --kv SCHEME, --cache-ram MiB.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { fromRoot } from '../test/paths.js';
@@ -26,7 +26,9 @@ export interface LoadRunOptions {
 export interface LoadReport extends LoadResult {
   leakedSlots: number;
   deferredAfter: number;
-  rss: { baseline: number; peak: number; slotsPeak: number; prefixPeak: number; bound: number };
+  rss: { baseline: number; peak: number; slotsPeak: number; prefixPeak: number; bound: number; model: number };
+  /** 1-minute load average at the start and the end of the run. */
+  load: [number, number];
 }
 
 const BODY_LIMIT = 64 << 10;
@@ -64,6 +66,7 @@ async function gauge(url: string, re: RegExp): Promise<number> {
 }
 
 export async function loadRun(o: LoadRunOptions): Promise<LoadReport> {
+  const load0 = loadavg()[0]!;
   const { child, url } = await startChild(o);
   try {
     const baseline = rssOf(child.pid!);
@@ -82,8 +85,10 @@ export async function loadRun(o: LoadRunOptions): Promise<LoadReport> {
     peak = Math.max(peak, rssOf(child.pid!));
     const after = await slotsState(url);
     const deferredAfter = await gauge(url, /^llamacpp:requests_deferred (\S+)$/m);
+    // The idle server already holds the model (its weights live in the wasm arena) and the runtime.
     const bound = baseline + slotsPeak + o.cacheRamMiB * 2 ** 20 + SLACK_BYTES;
-    return { ...r, leakedSlots: after.busy, deferredAfter, rss: { baseline, peak, slotsPeak, prefixPeak, bound } };
+    const model = statSync(o.model).isFile() ? statSync(o.model).size : 0;
+    return { ...r, leakedSlots: after.busy, deferredAfter, rss: { baseline, peak, slotsPeak, prefixPeak, bound, model }, load: [load0, loadavg()[0]!] };
   } finally {
     child.kill('SIGTERM');
     await new Promise((res) => child.once('exit', res));
@@ -94,12 +99,15 @@ const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 
 export function printReport(o: LoadRunOptions, r: LoadReport): void {
   const ms = (xs: number[], p: number) => `${percentile(xs, p).toFixed(1)} ms`;
-  console.log(`load: ${o.clients} clients, ${(r.elapsedMs / 1000).toFixed(1)} s, ${o.parallel} slots, --kv ${o.kv}, model ${o.model}`);
+  console.log(`load: ${o.clients} clients, ${(r.elapsedMs / 1000).toFixed(1)} s, ${o.parallel} slots x ${o.ctx} positions, --kv ${o.kv}, --cache-ram ${o.cacheRamMiB} MiB, model ${o.model}; load average ${r.load[0].toFixed(2)} -> ${r.load[1].toFixed(2)}`);
   console.log(`  requests ${r.requests}: ${r.streams} streams (${r.tokens} tokens, ${(r.tokens / (r.elapsedMs / 1000)).toFixed(1)} tok/s), ${r.disconnects} disconnects, ${r.faults} bad requests answered 4xx`);
   console.log(`  errors ${r.errors.length}; slots left busy ${r.leakedSlots}; requests left queued ${r.deferredAfter}`);
   for (const e of r.errors.slice(0, 10)) console.log(`    ${e}`);
   console.log(`  TTFT p50 ${ms(r.ttft, 50)} p99 ${ms(r.ttft, 99)}; inter-token p50 ${ms(r.interToken, 50)} p99 ${ms(r.interToken, 99)}`);
-  console.log(`  RSS idle ${mib(r.rss.baseline)}, peak ${mib(r.rss.peak)}; bound ${mib(r.rss.bound)} = idle + slots' KV peak ${mib(r.rss.slotsPeak)} + --cache-ram ${o.cacheRamMiB} MiB + ${mib(SLACK_BYTES)} slack (prefix cache peak ${mib(r.rss.prefixPeak)})`);
+  const x = r.rss;
+  const other = x.peak - x.baseline - x.slotsPeak - x.prefixPeak;
+  console.log(`  RSS idle ${mib(x.baseline)} (model file ${mib(x.model)}, the rest Node, V8 and the server), peak ${mib(x.peak)}: ${x.peak <= x.bound ? 'within' : 'OVER'} the bound ${mib(x.bound)} = idle + slots' KV peak ${mib(x.slotsPeak)} + --cache-ram ${o.cacheRamMiB} MiB + ${mib(SLACK_BYTES)} slack`);
+  console.log(`  peak - idle = ${mib(x.peak - x.baseline)}: slots' KV ${mib(x.slotsPeak)}, prefix cache ${mib(x.prefixPeak)} (allocated, of ${o.cacheRamMiB} MiB), other ${mib(other)} (JS heap, sockets, wasm memory grown in 16 MiB steps)`);
 }
 
 /** True when the run had no error, no leak, and memory stayed in bounds. */

@@ -55,7 +55,7 @@ export function encodeCache(cache: KvCache): Uint8Array {
   const state: LayerState[] = [];
   for (let i = 0; i < cache.layers; i++) {
     const l = cache.layerCache(i);
-    for (const s of l.stores()) parts.push(s.raw().slice());
+    for (const img of l.storeImages()) parts.push(img.slice());
     for (const w of ['k', 'v'] as const) {
       const s = l.bulk[w].stream;
       for (let c = s.dropped; c < s.dropped + s.chunks.length; c++) parts.push(s.chunkBytesAt(c).slice());

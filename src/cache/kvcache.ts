@@ -107,12 +107,34 @@ export class KvCache {
     return this.layerCaches[i]!;
   }
 
+  /** A layer to append to, attend over or rewind: never one of a frozen cache. */
+  private live(i: number): LayerCache {
+    const l = this.layer(i);
+    if (this.frozen) throw new ArgumentError('KvCache: frozen (a prefix-cache entry): fork() it to append, attend or rewind');
+    return l;
+  }
+
+  /** True after freeze(). */
+  get frozen(): boolean {
+    return this.layerCaches[0]!.frozen;
+  }
+
+  /**
+   * Makes this cache a frozen snapshot (a prefix-cache entry): each exact region (sinks, window ring,
+   * anchors, channel-format staging) keeps only its rows that hold data, compacted, so the snapshot
+   * allocates what it holds. It can still be forked (the fork is a live cache), saved, measured and
+   * disposed; append, attend and rewind throw.
+   */
+  freeze(): void {
+    for (const l of this.layerCaches) l.freeze();
+  }
+
   /**
    * Appends rows k, v [tokens, kvHeads*headDim] (keys already position-encoded) to one layer. A
    * sliding-window layer then frees the chunks no query of this batch (or a later one) can read.
    */
   append(layer: number, k: Float32Array, v: Float32Array): void {
-    const l = this.layer(layer);
+    const l = this.live(layer);
     const row = this.kvHeads * this.headDim;
     if (k.length !== v.length || k.length % row !== 0 || k.length === 0) {
       throw new ShapeError(`append: k (${k.length}) and v (${v.length}) must be equal, non-empty multiples of kvHeads*headDim = ${row}`);
@@ -137,7 +159,7 @@ export class KvCache {
 
   /** Attention of q [queries, heads, headDim] over the layer's cache into out (same shape); says what ran. */
   attend(layer: number, q: Float32Array, out: Float32Array, opts: AttendOptions = {}): AttendReport {
-    const l = this.layer(layer);
+    const l = this.live(layer);
     const rot = this.rotations[layer]!;
     const qr = rot.k ? this.rotateRows(rot.k, q) : q;
     const nq = opts.positions?.length ?? 1;
@@ -157,11 +179,12 @@ export class KvCache {
 
   /** The mixed view of one layer (rotated coordinates when rotation is on). */
   view(layer: number): MixedView {
-    return this.layer(layer).view();
+    return this.live(layer).view();
   }
 
   /** Marks the end of the prompt: decode anchors cover the next `anchors.count` positions. */
   beginDecode(): void {
+    this.live(0);
     const n = this.length;
     for (const l of this.layerCaches) l.prompt = n;
   }
@@ -183,6 +206,7 @@ export class KvCache {
   /** Keeps positions < p (regenerate, speculative decoding); EvictedError (cache unchanged) when !canRewind(p). */
   rewind(p: number): void {
     if (!Number.isInteger(p) || p < 0) throw new ArgumentError(`rewind: position must be a non-negative integer, got ${p}`);
+    this.live(0);
     // Check every layer first, so a refused rewind leaves all of them as they were (the stuck layer's
     // rewind throws the EvictedError that names it).
     const stuck = this.layerCaches.find((l) => !l.canRewind(p));
@@ -195,7 +219,7 @@ export class KvCache {
     this.rewind(0);
   }
 
-  /** A second cache sharing this one's frozen bulk chunks (copy-on-write); exact regions are copied. */
+  /** A second, live cache sharing this one's bulk chunks (copy-on-write); exact regions are copied (also from a frozen cache). */
   fork(): KvCache {
     const c = new KvCache({ layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim, capacity: this.capacity, policy: this.policy, chunkTokens: this.chunkTokens, arena: this.arena, attention: this.attention });
     c.layerCaches.forEach((l, i) => l.adoptFrom(this.layerCaches[i]!, this.chunkTokens));

@@ -1,6 +1,6 @@
 // LayerCache: one layer's regions (sinks, anchors, window ring, staging, bulk streams) and its mixed view.
 import type { LayerPlan } from './policy.js';
-import { RowStore } from './rows.js';
+import { HeldRows, RowStore } from './rows.js';
 import { BulkStream } from './stream.js';
 import type { Arena } from '../kernels/arena.js';
 import type { MixedView, PackedRun, Segment } from '../attention/view.js';
@@ -131,6 +131,8 @@ export class LayerCache {
   readonly anchors: { k: RowStore; v: RowStore } | null;
   readonly ring: { k: RowStore; v: RowStore };
   bulk: { k: BulkTensor; v: BulkTensor };
+  /** Set by freeze(): the rows still held, per store of stores() (the stores themselves are freed). */
+  private held: HeldRows[] | null = null;
   private readonly arena: Arena;
   private readonly tmp: Float32Array; // [heads*headDim] one moved row
   private readonly scratch = blockScratch();
@@ -342,10 +344,57 @@ export class LayerCache {
 
   /** Bytes actually allocated in wasm memory for this layer. */
   allocatedBytes(): number {
-    return this.stores().reduce((s, r) => s + r.bytes, 0) + this.bulk.k.stream.allocatedBytes + this.bulk.v.stream.allocatedBytes;
+    const exact: { bytes: number }[] = this.held ?? this.stores();
+    return exact.reduce((s, r) => s + r.bytes, 0) + this.bulk.k.stream.allocatedBytes + this.bulk.v.stream.allocatedBytes;
   }
 
-  /** Copies scalar state and exact regions from `src`; shares its bulk chunks (fork). */
+  get frozen(): boolean {
+    return this.held !== null;
+  }
+
+  /**
+   * Keeps of each exact region only the rows holding positions this layer still reads (compacted) and frees
+   * the regions: a frozen snapshot allocates what it holds. Only forks, images and accounting read it after.
+   */
+  freeze(): void {
+    if (this.held) return;
+    const stores = this.stores();
+    const slots = this.heldSlots();
+    const held: HeldRows[] = [];
+    try {
+      stores.forEach((s, i) => held.push(new HeldRows(this.arena, s, slots[i]![0], slots[i]![1])));
+    } catch (e) {
+      for (const h of held) h.free();
+      throw e;
+    }
+    for (const s of stores) s.free();
+    this.held = held;
+  }
+
+  /** Per store of stores(): the slots [first, first + count) that hold data (as regionBytes counts it). */
+  private heldSlots(): [number, number][] {
+    const n = this.n;
+    const e = Math.min(this.evicted, n);
+    const [a0, a1] = this.anchorRange();
+    const span = (lo: number, hi: number): [number, number] => [lo, Math.max(0, hi - lo)];
+    const sinks = span(e, Math.min(this.plan.sinks, n));
+    // The ring's slots p % W for p in [w0, n) (sink positions never enter it; anchors inside are few).
+    const W = this.plan.window;
+    const w0 = Math.max(Math.min(this.windowStart(), n), e, Math.min(this.plan.sinks, n));
+    const ring: [number, number] = W > 0 ? [w0 % W, n - w0] : [0, 0];
+    const anchors = span(Math.max(a0, e) - a0, Math.min(a1, n) - a0);
+    const out = [sinks, sinks, ring, ring];
+    if (this.anchors) out.push(anchors, anchors);
+    for (const b of [this.bulk.k, this.bulk.v]) if (b.staging) out.push([0, b.pending]);
+    return out;
+  }
+
+  /** Each store's raw bytes in stores() order, as a cache file holds them (a frozen layer's unheld rows are zero). */
+  storeImages(): Uint8Array[] {
+    return this.held ? this.held.map((h) => h.image()) : this.stores().map((s) => s.raw());
+  }
+
+  /** Copies scalar state and exact regions from `src` (live or frozen); shares its bulk chunks (fork). */
   adoptFrom(src: LayerCache, chunkTokens: number): void {
     this.n = src.n;
     this.prompt = src.prompt;
@@ -353,7 +402,8 @@ export class LayerCache {
     this.streamEnd = src.streamEnd;
     this.evicted = src.evicted;
     const mine = this.stores();
-    src.stores().forEach((s, i) => mine[i]!.copyFrom(s));
+    if (src.held) src.held.forEach((h, i) => h.restore(mine[i]!));
+    else src.stores().forEach((s, i) => mine[i]!.copyFrom(s));
     for (const w of ['k', 'v'] as const) {
       this.bulk[w].stream.free();
       const shared = src.bulk[w].stream.share();
@@ -366,8 +416,9 @@ export class LayerCache {
   }
 
   free(): void {
-    // stores() already includes the staging buffers; the streams free their chunks.
-    for (const s of this.stores()) s.free();
+    // stores() already includes the staging buffers (a frozen layer freed them: its held rows go); the streams free their chunks.
+    if (this.held) for (const h of this.held) h.free();
+    else for (const s of this.stores()) s.free();
     this.bulk.k.stream.free();
     this.bulk.v.stream.free();
   }

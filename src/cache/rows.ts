@@ -71,3 +71,67 @@ export class RowStore {
     if (this.rows > 0) this.arena.free(this.offset);
   }
 }
+
+/**
+ * The rows of a RowStore a frozen cache still holds (KvCache.freeze), compacted: slots first, first+1, ...
+ * (mod the store's rows, so a window ring may wrap), laid out [heads][count][rowBytes]. The source store
+ * is freed after; restore() puts the rows back into their slots of a store shaped like it.
+ */
+export class HeldRows {
+  readonly heads: number;
+  readonly rows: number;
+  readonly rowBytes: number;
+  readonly first: number;
+  readonly count: number;
+  private readonly offset: number;
+  private readonly arena: Arena;
+
+  constructor(arena: Arena, src: RowStore, first: number, count: number) {
+    this.arena = arena;
+    this.heads = src.heads;
+    this.rows = src.rows;
+    this.rowBytes = src.rowBytes;
+    this.first = first;
+    this.count = Math.min(count, src.rows);
+    this.offset = this.count > 0 ? arena.alloc(this.bytes) : 0;
+    const mem = arena.u8();
+    this.runs((h, slot, i, m) => mem.copyWithin(this.at(h, i), src.offset + (h * this.rows + slot) * this.rowBytes, src.offset + (h * this.rows + slot + m) * this.rowBytes));
+  }
+
+  get bytes(): number {
+    return this.heads * this.count * this.rowBytes;
+  }
+
+  /** Writes the held rows into their slots of `dst` (same heads, rows and format as the source). */
+  restore(dst: RowStore): void {
+    const mem = this.arena.u8();
+    this.runs((h, slot, i, m) => mem.copyWithin(dst.offset + (h * this.rows + slot) * this.rowBytes, this.at(h, i), this.at(h, i + m)));
+  }
+
+  /** The source store's raw bytes [heads][rows][rowBytes] as a cache file holds them: rows not held are zero. */
+  image(): Uint8Array {
+    const out = new Uint8Array(this.heads * this.rows * this.rowBytes);
+    const mem = this.arena.u8();
+    this.runs((h, slot, i, m) => out.set(mem.subarray(this.at(h, i), this.at(h, i + m)), (h * this.rows + slot) * this.rowBytes));
+    return out;
+  }
+
+  free(): void {
+    if (this.count > 0) this.arena.free(this.offset);
+  }
+
+  private at(h: number, i: number): number {
+    return this.offset + (h * this.count + i) * this.rowBytes;
+  }
+
+  /** Calls fn(head, first slot, first held index, rows) for each contiguous run of slots (two when the range wraps). */
+  private runs(fn: (h: number, slot: number, i: number, m: number) => void): void {
+    if (this.count === 0) return;
+    const s0 = this.first % this.rows;
+    const m0 = Math.min(this.count, this.rows - s0);
+    for (let h = 0; h < this.heads; h++) {
+      fn(h, s0, 0, m0);
+      if (m0 < this.count) fn(h, 0, m0, this.count - m0);
+    }
+  }
+}

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CachePolicy } from '../cache/policy.js';
 import { tinyModel } from '../../test/e2e/tiny-models.js';
-import { forwardBatch } from './forward-batch.js';
+import { forwardBatch } from './forward.js';
 import { modelFromLoaded, type Model } from './model.js';
 import { Prng } from '../numeric/prng.js';
 import { relL2 } from '../lab/metrics.js';
@@ -57,4 +57,30 @@ test('forwardBatch: a failing sequence rewinds every cache; two sequences may no
   assert.equal(b.length, 0);
   a.dispose();
   b.dispose();
+});
+
+test('forwardBatch with allLogits gives each sequence every position, and observe sees the stacked rows', () => {
+  const model = modelFromLoaded(tinyModel('llama'));
+  const rng = new Prng(8);
+  const vocab = model.nVocab;
+  const steps = [tokens(rng, 3, vocab), tokens(rng, 1, vocab), tokens(rng, 5, vocab)];
+  const solo = steps.map((t) => {
+    const c = model.createCache({ policy: POLICY, capacity: 32 });
+    return { c, logits: model.forward(t, c, { allLogits: true }) };
+  });
+  const caches = steps.map(() => model.createCache({ policy: POLICY, capacity: 32 }));
+  const seen: number[] = [];
+  const got = forwardBatch(model, steps.map((t, i) => ({ tokens: t, cache: caches[i]! })), {
+    allLogits: true,
+    observe: (l, q, k) => {
+      if (l === 0) seen.push(q.length / (model.hp.nHead * model.hp.headDim), k.length / (model.hp.nHeadKv * model.hp.headDim));
+    },
+  });
+  assert.deepEqual(seen, [9, 9]);
+  got.forEach((g, i) => {
+    assert.equal(g.length, steps[i]!.length * vocab);
+    const d = relL2(g, solo[i]!.logits);
+    assert.ok(d < 1e-4, `sequence ${i}: all-position logits differ by ${d}`);
+  });
+  for (const c of [...caches, ...solo.map((s) => s.c)]) c.dispose();
 });

@@ -1,6 +1,8 @@
-// The forward pass of the llama-like families (llama, qwen2, qwen3, gemma3) over a batch of tokens at
-// positions cache.length.. : prefill is matrix-matrix, decode is the same code with n = 1. Attention
-// always goes through KvCache.attend, so every cache scheme runs in the engine.
+// The forward pass of the llama-like families (llama, qwen2, qwen3, gemma3) over one or several sequences,
+// each continuing its own KvCache at positions cache.length.. (continuous batching). Their tokens are
+// stacked into one [N, dim] batch, so every weight is read once per call for all of them: prefill is
+// matrix-matrix, decode is the same code with one row per sequence. K/V append and attention run per
+// sequence over its own cache, always through KvCache.attend, so every cache scheme runs in the engine.
 import { ArgumentError } from '../errors.js';
 import type { KvCache } from '../cache/kvcache.js';
 import type { ArchSpec } from './arch/spec.js';
@@ -44,15 +46,54 @@ export interface ForwardWeights {
   readonly ropeLocal: Rope;
 }
 
+/** One sequence's share of a call: its next tokens and the cache they continue. */
+export interface BatchSeq {
+  readonly tokens: readonly number[];
+  readonly cache: KvCache;
+}
+
 export interface ForwardOptions {
-  /** Return logits for every position [n, vocab] (teacher forcing), not only the last [vocab]. */
+  /** Return logits for every position [n, vocab] of a sequence (teacher forcing), not only the last [vocab]. */
   allLogits?: boolean;
   /**
    * Sees each layer's q [n, nHead, headDim] and k, v [n, nKvHead, headDim] as attention gets them (after
-   * QK-norm and RoPE, before the cache stores them): the lab's capture and stored-error controls.
+   * QK-norm and RoPE, before the cache stores them), every sequence's rows stacked in order: the lab's
+   * capture and stored-error controls.
    * The arrays are scratch buffers (views of wasm memory) reused by the next layer and call: copy what you keep.
    */
   observe?: (layer: number, q: Float32Array, k: Float32Array, v: Float32Array) => void;
+}
+
+/**
+ * Runs `tokens` at positions cache.length.. and appends their K/V to `cache`. Returns the last token's
+ * logits [vocab], or every position's [n, vocab] with `allLogits`. On an error the cache is rewound.
+ */
+export function forward(w: ForwardWeights, tokens: readonly number[], cache: KvCache, opts: ForwardOptions = {}): Float32Array {
+  return forwardBatch(w, [{ tokens, cache }], opts)[0]!;
+}
+
+/**
+ * Runs every sequence's tokens at positions cache.length.. of its own cache and appends their K/V there.
+ * Returns each sequence's logits as forward() does, in order. Each row goes through the same ops as a call
+ * of its own would give it; results equal those up to the matmul kernel the batch size picks (see
+ * matmul-wasm.ts TILE_MIN_TOKENS_*). On an error every cache is rewound to where it was.
+ */
+export function forwardBatch(w: ForwardWeights, seqs: readonly BatchSeq[], opts: ForwardOptions = {}): Float32Array[] {
+  if (seqs.length === 0) return [];
+  const caches = new Set<KvCache>();
+  for (const s of seqs) {
+    if (caches.has(s.cache)) throw new ArgumentError('forward: two sequences share one cache');
+    caches.add(s.cache);
+    checkInputs(w, s.tokens, s.cache);
+  }
+  const pos0 = seqs.map((s) => s.cache.length);
+  try {
+    return run(w, seqs, pos0, opts);
+  } catch (e) {
+    // Layers before the failure already appended: drop them so every cache stays consistent.
+    seqs.forEach((s, i) => s.cache.rewind(pos0[i]!));
+    throw e;
+  }
 }
 
 function checkInputs(w: ForwardWeights, tokens: readonly number[], cache: KvCache): void {
@@ -75,30 +116,36 @@ function checkInputs(w: ForwardWeights, tokens: readonly number[], cache: KvCach
   }
 }
 
-/**
- * Runs `tokens` at positions cache.length.. and appends their K/V to `cache`. Returns the last token's
- * logits [vocab], or every position's [n, vocab] with `allLogits`. On an error the cache is rewound.
- */
-export function forward(w: ForwardWeights, tokens: readonly number[], cache: KvCache, opts: ForwardOptions = {}): Float32Array {
-  checkInputs(w, tokens, cache);
-  const pos0 = cache.length;
-  try {
-    return run(w, tokens, cache, pos0, opts);
-  } catch (e) {
-    // Layers before the failure already appended: drop them so the cache stays consistent.
-    cache.rewind(pos0);
-    throw e;
-  }
+/** Rows of the stacked batch: each sequence's first row, and each row's absolute position in its own cache. */
+interface Rows {
+  readonly n: number;
+  readonly start: readonly number[];
+  readonly positions: Int32Array;
+  /** Rows that get logits: every row with allLogits, else each sequence's last. */
+  readonly out: number;
 }
 
-function run(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0: number, opts: ForwardOptions): Float32Array {
+function stack(seqs: readonly BatchSeq[], pos0: readonly number[], allLogits: boolean): Rows {
+  const n = seqs.reduce((a, s) => a + s.tokens.length, 0);
+  const start: number[] = [];
+  const positions = new Int32Array(n);
+  let r = 0;
+  seqs.forEach((s, i) => {
+    start.push(r);
+    for (let t = 0; t < s.tokens.length; t++) positions[r + t] = pos0[i]! + t;
+    r += s.tokens.length;
+  });
+  return { n, start, positions, out: allLogits ? n : seqs.length };
+}
+
+function run(w: ForwardWeights, seqs: readonly BatchSeq[], pos0: readonly number[], opts: ForwardOptions): Float32Array[] {
   const { hp } = w;
-  const n = tokens.length;
-  const rows = opts.allLogits ? n : 1;
+  const R = stack(seqs, pos0, !!opts.allLogits);
+  const n = R.n;
   const half = w.ropeGlobal.dims / 2;
   const halfL = w.ropeLocal === w.ropeGlobal ? 0 : w.ropeLocal.dims / 2;
   const B = ForwardBuffers.acquire({
-    x: n * hp.nEmbd, // [n, dim] residual stream
+    x: n * hp.nEmbd, // [n, dim] residual stream, every sequence's rows stacked
     xb: n * hp.nEmbd, // [n, dim] normed input, then a block's output
     q: n * hp.nHead * hp.headDim, // [n, nHead, headDim]
     k: n * hp.nHeadKv * hp.headDim, // [n, nKvHead, headDim]
@@ -106,14 +153,15 @@ function run(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0:
     att: n * hp.nHead * hp.headDim, // [n, nHead, headDim] attention output
     gate: n * hp.nFf, // [n, ff] gate, then act(gate) * up
     up: n * hp.nFf, // [n, ff]
-    logits: rows * w.output.rows, // [rows, vocab]
-    cosG: n * half, // [n, ropeDim/2] global RoPE table
+    logits: R.out * w.output.rows, // [out rows, vocab]
+    cosG: n * half, // [n, ropeDim/2] global RoPE table, each row at its own sequence's position
     sinG: n * half,
     cosL: n * halfL, // [n, ropeDim/2] local RoPE table (when its base differs)
     sinL: n * halfL,
   });
   try {
-    return blocks(w, tokens, cache, pos0, opts, B);
+    blocks(w, seqs, R, opts, B);
+    return classify(w, seqs, R, B);
   } finally {
     B.release();
   }
@@ -123,23 +171,26 @@ function run(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0:
  * The blocks, reading and writing B's buffers in place. A buffer is fetched again (B.x, B.q...) after each
  * call that may allocate (cache append/attend, matmul workspaces): arena views go stale when memory grows.
  */
-function blocks(w: ForwardWeights, tokens: readonly number[], cache: KvCache, pos0: number, opts: ForwardOptions, B: ForwardBuffers): Float32Array {
+function blocks(w: ForwardWeights, seqs: readonly BatchSeq[], R: Rows, opts: ForwardOptions, B: ForwardBuffers): void {
   const { hp, spec } = w;
-  const n = tokens.length;
+  const { n, start, positions } = R;
   const dim = hp.nEmbd;
   const hd = hp.headDim;
   const nh = hp.nHead;
   const nkv = hp.nHeadKv;
   const ff = hp.nFf;
   const eps = hp.rmsEps;
-  const positions = Int32Array.from({ length: n }, (_, i) => pos0 + i);
+  const qRow = nh * hd;
+  const kvRow = nkv * hd;
   // RoPE tables once per call; local layers use their own base when it differs.
   const ownLocal = w.ropeLocal !== w.ropeGlobal;
   w.ropeGlobal.table(positions, { cos: B.get('cosG'), sin: B.get('sinG') });
   if (ownLocal) w.ropeLocal.table(positions, { cos: B.get('cosL'), sin: B.get('sinL') });
 
   // Token embeddings (gemma scales them by sqrt(dim)).
-  for (let t = 0; t < n; t++) w.tokenEmbd.decodeRows(tokens[t]!, tokens[t]! + 1, B.x, t * dim);
+  seqs.forEach((s, i) => {
+    for (let t = 0; t < s.tokens.length; t++) w.tokenEmbd.decodeRows(s.tokens[t]!, s.tokens[t]! + 1, B.x, (start[i]! + t) * dim);
+  });
   if (spec.embedScale) scale(B.x, Math.sqrt(dim));
 
   for (let l = 0; l < hp.nLayer; l++) {
@@ -159,13 +210,17 @@ function blocks(w: ForwardWeights, tokens: readonly number[], cache: KvCache, po
     applyRope(rope, B.q, n, nh, hd, tab);
     applyRope(rope, B.k, n, nkv, hd, tab);
     opts.observe?.(l, B.q, B.k, B.v);
-    // K/V into the cache, then causal attention over everything it holds.
-    cache.append(l, B.k, B.v);
-    cache.attend(l, B.q, B.att, {
-      positions,
-      scale: hp.attnScale,
-      slidingWindow: local ? hp.slidingWindow : undefined,
-      softcap: hp.attnSoftcap > 0 ? hp.attnSoftcap : undefined,
+    // Per sequence: its rows' K/V into its cache, then causal attention over that cache only.
+    seqs.forEach((s, i) => {
+      const r0 = start[i]!;
+      const r1 = r0 + s.tokens.length;
+      s.cache.append(l, B.k.subarray(r0 * kvRow, r1 * kvRow), B.v.subarray(r0 * kvRow, r1 * kvRow));
+      s.cache.attend(l, B.q.subarray(r0 * qRow, r1 * qRow), B.att.subarray(r0 * qRow, r1 * qRow), {
+        positions: positions.subarray(r0, r1),
+        scale: hp.attnScale,
+        slidingWindow: local ? hp.slidingWindow : undefined,
+        softcap: hp.attnSoftcap > 0 ? hp.attnSoftcap : undefined,
+      });
     });
     // Output projection (+ gemma's post-attention norm), residual add.
     L.wo.matmul(B.att, n, B.xb);
@@ -181,13 +236,33 @@ function blocks(w: ForwardWeights, tokens: readonly number[], cache: KvCache, po
     addInPlace(B.x, B.xb, n * dim);
     assertFinite(`forward: layer ${l} output`, B.x);
   }
+}
 
-  // Final norm and classifier, only for the rows asked for.
-  const rows = opts.allLogits ? n : 1;
-  rmsNorm(B.xb, B.x.subarray((n - rows) * dim), w.outputNorm, rows, dim, eps);
-  w.output.matmul(B.xb, rows, B.logits);
+/** Final norm and classifier, only for the rows asked for; each sequence's logits copied out of the reused buffers. */
+function classify(w: ForwardWeights, seqs: readonly BatchSeq[], R: Rows, B: ForwardBuffers): Float32Array[] {
+  const { hp } = w;
+  const dim = hp.nEmbd;
+  const eps = hp.rmsEps;
+  if (R.out === R.n || seqs.length === 1) {
+    // The rows wanted are contiguous at the end of x: normed straight into xb.
+    rmsNorm(B.xb, B.x.subarray((R.n - R.out) * dim), w.outputNorm, R.out, dim, eps);
+  } else {
+    // Each sequence's last row, gathered into xb [sequences, dim], then normed in place.
+    const x = B.x;
+    const xb = B.xb;
+    seqs.forEach((s, i) => {
+      const last = R.start[i]! + s.tokens.length - 1;
+      xb.set(x.subarray(last * dim, (last + 1) * dim), i * dim);
+    });
+    rmsNorm(B.xb, B.xb, w.outputNorm, R.out, dim, eps);
+  }
+  w.output.matmul(B.xb, R.out, B.logits);
   if (hp.finalSoftcap > 0) softcap(B.logits, hp.finalSoftcap);
   assertFinite('forward: logits', B.logits);
-  // The caller keeps the logits: copied out of the reused buffers.
-  return B.logits.slice();
+  const vocab = w.output.rows;
+  const logits = B.logits;
+  return seqs.map((s, i) => {
+    const [r0, r1] = R.out === R.n ? [R.start[i]!, R.start[i]! + s.tokens.length] : [i, i + 1];
+    return logits.slice(r0 * vocab, r1 * vocab);
+  });
 }

@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KvCache } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
+import { kvBytes } from '../cache/accounting.js';
+import { schemePolicy, schemes } from '../cache/schemes.js';
 import { modelFromLoaded, type Model } from '../model/model.js';
 import { tinyModel } from '../../test/e2e/tiny-models.js';
 import { MemoryChunkStore } from '../store/memory-store.js';
@@ -12,6 +14,7 @@ import { PrefixCache } from './prefix-cache.js';
 import { RemotePrefixes } from './remote-prefix.js';
 import { prefixRoot } from './prefix-key.js';
 import { Prng } from '../numeric/prng.js';
+import { positionsHeld } from '../../bench/prefix-capacity.js';
 
 const C = 32;
 const POLICY: CachePolicy = { k: 'q8_0', v: 'q8_0', window: 8, sinks: 2 };
@@ -100,18 +103,46 @@ test('bytes are packed bytes: a q2k entry is several times smaller than an f16 o
     for (let l = 0; l < 2; l++) c.append(l, rng.normals(200 * 256, 1), rng.normals(200 * 256, 1));
     const pc = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C });
     pc.insert(prefixRoot('d', policy, C), seq(200), 192, c);
-    const b = { packed: pc.packedBytes, allocated: pc.bytes };
+    const b = { packed: pc.packedBytes, allocated: pc.bytes, live: c.nbytes().allocated };
     pc.clear();
     c.dispose();
     return b;
   };
   const f16 = bytesAt({ k: 'f16', v: 'f16', window: 0, sinks: 0 });
   const q2k = bytesAt({ k: 'q2c_0', v: 'q4_0', window: 0, sinks: 0 });
-  console.log(`prefix entry of 192 positions (2 layers x 2 heads x 128): packed f16 ${f16.packed} B, q2k ${q2k.packed} B (${(f16.packed / q2k.packed).toFixed(2)}x); allocated q2k ${q2k.allocated} B (its f32 channel-group staging)`);
-  // 16 bits against (2.5 + 4.5) / 2: about 4.6x.
-  assert.ok(f16.packed / q2k.packed > 4.4, `f16 ${f16.packed} / q2k ${q2k.packed}`);
+  console.log(`prefix entry of 192 positions (2 layers x 2 heads x 128): f16 ${f16.allocated} B, q2k ${q2k.allocated} B allocated (${(f16.allocated / q2k.allocated).toFixed(2)}x); a live q2k cache of 200 positions allocates ${q2k.live} B`);
+  // 16 bits against (2.5 + 4.5) / 2: about 4.6x, in what the budget bounds (entries are frozen: no empty staging).
+  assert.ok(f16.allocated / q2k.allocated > 4.4, `f16 ${f16.allocated} / q2k ${q2k.allocated}`);
   assert.equal(f16.packed, 192 * 2 * 2 * 128 * 2 * 2);
-  assert.ok(q2k.allocated >= q2k.packed);
+  for (const b of [f16, q2k]) assert.equal(b.allocated, b.packed);
+  // Negative control: the live cache carries the f32 staging of its channel groups.
+  assert.ok(q2k.live > q2k.allocated + 2 * 2 * 32 * 128 * 4);
+});
+
+const SHAPE = { layers: 2, kvHeads: 2, headDim: 128 };
+
+test('--cache-ram holds positions in proportion to packed bytes: positions per GiB per scheme', () => {
+  // Budgets for 16 and 11 f16 entries: the ratios are good to a few percent.
+  const [bareBudget, budget] = [2 << 20, 8 << 20];
+  const perGiB = (p: number, b = budget) => ((p * 2 ** 30) / b).toFixed(0).padStart(9);
+  const held = new Map<string, { bare: number; dflt: number }>();
+  for (const name of schemes.keys()) {
+    // Bulk only (no exact regions): what the formats alone give.
+    const bare = schemePolicy(name, { window: 0, sinks: 0 });
+    const b = positionsHeld(SHAPE, bare, bareBudget, 64, 0);
+    const want = kvBytes({ ctx: 64, layers: 2, kvHeads: 2, headDim: 128, policy: bare, chunkTokens: C }).total;
+    // The budget is spent on packed bytes only: as many entries as the formats' sizes allow.
+    assert.equal(b.entryBytes, want, name);
+    assert.equal(b.positions, Math.floor(bareBudget / want) * 64, name);
+    // The default exact regions (4 sinks, a 128-position f16 window, 96 of it held: 32 positions decoded past the entry).
+    held.set(name, { bare: b.positions, dflt: positionsHeld(SHAPE, schemePolicy(name), budget, 256, 32).positions });
+  }
+  const f16 = held.get('f16')!;
+  const rows = [...held].map(([name, h]) => `${name.padEnd(6)} ${perGiB(h.bare, bareBudget)} ${(h.bare / f16.bare).toFixed(2).padStart(5)}x ${perGiB(h.dflt)} ${(h.dflt / f16.dflt).toFixed(2).padStart(5)}x`);
+  console.log(`positions per GiB of --cache-ram, 2 layers x 2 KV heads x 128 (divide by layers x KV heads / 4 for a model)\nscheme bulk only   vs f16  default window+sinks, 256-position entries\n${rows.join('\n')}`);
+  assert.ok(held.get('q2k')!.bare / f16.bare > 4.4, 'q2k holds ~4.6x the positions f16 does');
+  // Per-entry exact regions cost the same in every scheme: they narrow the gap, never reverse it.
+  for (const [name, h] of held) assert.ok(h.dflt / f16.dflt <= h.bare / f16.bare + 1e-9 && h.dflt >= f16.dflt, name);
 });
 
 test('resume points: an entry serves only its exact positions when the rule asks for them', () => {

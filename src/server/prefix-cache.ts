@@ -157,6 +157,8 @@ export class PrefixCache {
   }
 
   private add(key: string, hashes: string[], tokens: readonly number[], cache: KvCache, exact: number, remote: boolean, pinned: boolean): PrefixEntry | null {
+    // Entries are only forked, saved and measured: frozen, their exact regions allocate only the rows they hold.
+    cache.freeze();
     let shared = 0;
     const chunks = bulkChunks(cache);
     for (const c of chunks) shared += c.bytes;

@@ -4,7 +4,7 @@
 // A failing forward pass is retried slot by slot, so an exception fails only the request that caused it.
 import type { AttentionPrecision, KvCache } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
-import { forwardBatch, type BatchSeq } from '../model/forward-batch.js';
+import { forwardBatch, type BatchSeq } from '../model/forward.js';
 import type { Model } from '../model/model.js';
 import { commonPrefix, dropDecodeStart, reuseCached } from './cache-reuse.js';
 import { HttpError } from './http-error.js';

@@ -114,11 +114,14 @@ export class RedisChunkStore implements ChunkStore {
     this.log = opts.log ?? ((line) => process.stderr.write(`kvpack store: ${line}\n`));
     this.queue = new WriteQueue(Math.floor(positive('maxQueueEntries', opts.maxQueueEntries, 1024)), positive('maxQueueBytes', opts.maxQueueBytes, 256 << 20), () => this.counters.add('droppedWrites'));
     this.client = makeClient(this.target, positive('commandTimeoutMs', opts.commandTimeoutMs, 1000), positive('connectTimeoutMs', opts.connectTimeoutMs, 2000));
-    this.client.on('error', (e: Error) => {
+    const lost = (why: string): void => {
       if (this.down || this.closed) return;
       this.down = true;
-      this.log(`${this.where()} unavailable (${e.message}); serving without it, reconnecting`);
-    });
+      this.log(`${this.where()} unavailable (${why}); serving without it, reconnecting`);
+    };
+    this.client.on('error', (e: Error) => lost(e.message));
+    // A dropped connection is news at once; 'error' only comes with the first failed reconnect.
+    this.client.on('close', () => lost('connection closed'));
     this.client.on('ready', () => {
       this.connects++;
       if (this.down) this.log(`${this.where()} reconnected`);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import OpenAI from 'openai';
 import type { KvCache } from '../../src/cache/kvcache.js';
-import { forwardBatch } from '../../src/model/forward-batch.js';
+import { forwardBatch } from '../../src/model/forward.js';
 import { fromRoot } from '../paths.js';
 import { chatModelPath, metric, post, serve } from './harness.js';
 

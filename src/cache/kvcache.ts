@@ -1,8 +1,9 @@
 // KvCache: the live, compressed KV cache an engine appends to and attends over, layer by layer.
 import { planLayers, type CachePolicy, type LayerPlan } from './policy.js';
 import { LayerCache } from './layer.js';
-import type { RegionBytes } from './accounting.js';
+import { layerBytes, regionCounts, type RegionBytes } from './accounting.js';
 import { sharedArena, type Arena } from '../kernels/arena.js';
+import { placeIn, pledge, spaces } from '../kernels/spaces.js';
 import { attend, type AttendReport, type QPrecision, type VPrecision } from '../kernels/attend.js';
 import type { MixedView } from '../attention/view.js';
 import { Rotation } from '../numeric/hadamard.js';
@@ -20,7 +21,10 @@ export interface KvCacheOptions {
   policy: CachePolicy;
   /** Bulk chunk size in tokens (a multiple of 32). */
   chunkTokens?: number;
+  /** One arena for every layer; by default each layer is placed in a memory space with room for it at capacity. */
   arena?: Arena;
+  /** Per layer, the arena it lives in (a fork shares its parent's chunks, so it lives where they do). */
+  arenas?: readonly Arena[];
   /** How attention meets the packed bytes unless a call says otherwise (default exact float32 on both sides). */
   attention?: AttentionPrecision;
 }
@@ -65,7 +69,9 @@ export class KvCache {
   readonly plans: readonly LayerPlan[];
   /** How each layer stores its heads (several heads per stored head when blocks are longer than a head). */
   readonly packing: readonly HeadPacking[];
-  private readonly arena: Arena;
+  private readonly arenas: readonly Arena[];
+  /** Releases of each layer's pledge in its memory space (spaces.ts). */
+  private readonly pledges: (() => void)[] = [];
   private readonly layerCaches: LayerCache[];
   private readonly rotations: { k: Rotation | null; v: Rotation | null }[];
   private disposed = false;
@@ -82,14 +88,41 @@ export class KvCache {
     // Policies are plain JSON: keep a deep copy so later edits by the caller cannot change this cache.
     this.policy = JSON.parse(JSON.stringify(opts.policy)) as CachePolicy;
     this.plans = planLayers(this.policy, this.layers, this.capacity);
-    this.arena = opts.arena ?? sharedArena();
     this.attention = { ...opts.attention };
     this.packing = this.plans.map((p) => headPacking(p, this.kvHeads, this.headDim));
-    this.layerCaches = this.plans.map((p, i) => new LayerCache(this.arena, p, this.packing[i]!.heads, this.packing[i]!.headDim, this.chunkTokens));
+    this.arenas = this.place(opts);
+    this.layerCaches = this.plans.map((p, i) => new LayerCache(this.arenas[i]!, p, this.packing[i]!.heads, this.packing[i]!.headDim, this.chunkTokens));
+    // Each layer's growth to its capacity is counted against its space, so later placements leave it room.
+    this.layerCaches.forEach((l, i) => {
+      const k = spaces().find((s) => s.arena === this.arenas[i]);
+      if (k) this.pledges.push(pledge(k, this.projectedBytes(i), () => l.allocatedBytes()));
+    });
     this.rotations = this.plans.map((p) => ({
       k: p.rotation?.k ? new Rotation(this.headDim, p.rotation.seed * 2654435761 + p.layer * 2 + 1) : null,
       v: p.rotation?.v ? new Rotation(this.headDim, p.rotation.seed * 2654435761 + p.layer * 2 + 2) : null,
     }));
+  }
+
+  /** Bytes layer i may allocate at capacity: its regions plus a bulk chunk of rounding per tensor. */
+  private projectedBytes(i: number): number {
+    const plan = this.plans[i]!;
+    const full = layerBytes(plan, regionCounts(plan, this.capacity), this.kvHeads, this.headDim).total;
+    const chunk = layerBytes(plan, regionCounts(plan, Math.min(this.capacity, this.chunkTokens + plan.window + plan.sinks)), this.kvHeads, this.headDim).total;
+    return full + chunk;
+  }
+
+  /**
+   * Where each layer lives: the arenas given, else per layer the first memory space with room for it at
+   * capacity (spaces.ts), so a cache can pass wasm32's 4 GiB as long as each layer fits one space.
+   */
+  private place(opts: KvCacheOptions): Arena[] {
+    if (opts.arenas) {
+      if (opts.arenas.length !== this.layers) throw new ArgumentError(`KvCache: ${opts.arenas.length} arenas for ${this.layers} layers`);
+      return [...opts.arenas];
+    }
+    const fixed = opts.arena ?? (spaces().length === 0 ? sharedArena() : null);
+    if (fixed) return this.plans.map(() => fixed);
+    return this.plans.map((_, i) => placeIn(`KvCache layer ${i}`, this.projectedBytes(i)).arena);
   }
 
   /** Positions every layer holds (layers are appended one after another during a forward pass). */
@@ -221,7 +254,7 @@ export class KvCache {
 
   /** A second, live cache sharing this one's bulk chunks (copy-on-write); exact regions are copied (also from a frozen cache). */
   fork(): KvCache {
-    const c = new KvCache({ layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim, capacity: this.capacity, policy: this.policy, chunkTokens: this.chunkTokens, arena: this.arena, attention: this.attention });
+    const c = new KvCache({ layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim, capacity: this.capacity, policy: this.policy, chunkTokens: this.chunkTokens, arenas: this.arenas, attention: this.attention });
     c.layerCaches.forEach((l, i) => l.adoptFrom(this.layerCaches[i]!, this.chunkTokens));
     return c;
   }
@@ -264,6 +297,7 @@ export class KvCache {
   dispose(): void {
     if (this.disposed) return;
     for (const l of this.layerCaches) l.free();
+    for (const release of this.pledges) release();
     this.disposed = true;
   }
 }

@@ -1,4 +1,5 @@
-// One wasm linear memory for all packed caches, so kernels read K/V in place (no per-call copies).
+// One wasm linear memory and its first-fit allocator: kernels read weights and K/V in place (no per-call
+// copies). Past one memory's cap, spaces.ts adds more memories, each an Arena with its own kernel instance.
 import { ArgumentError } from '../errors.js';
 
 const PAGE = 65536;
@@ -14,14 +15,20 @@ const ALIGN = 64;
  */
 export class Arena {
   readonly memory: WebAssembly.Memory;
+  /** Bytes this arena may grow to (a multiple of 64 KiB pages, at most 4 GiB; tests force small ones). */
+  limit: number;
+  /** The memory's maximum: setLimit cannot go beyond it. */
+  private readonly maxBytes: number;
   private top: number;
   /** Free holes by start offset -> size, coalesced on free. */
   private readonly holes = new Map<number, number>();
   private readonly sizes = new Map<number, number>();
   private allocatedBytes = 0;
 
-  constructor(initialPages = 16, reserved = 1024) {
-    this.memory = new WebAssembly.Memory({ initial: initialPages, maximum: MAX_PAGES, shared: true });
+  constructor(initialPages = 16, reserved = 1024, limitBytes = MAX_PAGES * PAGE) {
+    const maxPages = Math.max(initialPages, Math.min(MAX_PAGES, Math.floor(limitBytes / PAGE)));
+    this.limit = this.maxBytes = maxPages * PAGE;
+    this.memory = new WebAssembly.Memory({ initial: initialPages, maximum: maxPages, shared: true });
     // Offset 0 stays unused so a zero offset can mean "none"; the first bytes are kernel scratch.
     this.top = reserved;
   }
@@ -31,9 +38,32 @@ export class Arena {
     return this.allocatedBytes;
   }
 
+  /** Moves the limit (whole pages, never below what is in use nor above the memory's maximum). */
+  setLimit(bytes: number): void {
+    const want = Math.floor(bytes / PAGE) * PAGE;
+    this.limit = Math.min(this.maxBytes, Math.max(want, Math.ceil(this.top / PAGE) * PAGE));
+  }
+
+  /** Bytes an allocation of `bytes` takes (alignment rounding). */
+  static sizeOf(bytes: number): number {
+    return Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
+  }
+
+  /** Bytes never handed out or freed again: what more allocations can still get (holes may fragment it). */
+  get unused(): number {
+    return this.limit - this.allocatedBytes;
+  }
+
+  /** True when alloc(bytes) would succeed now (a hole big enough, or room to grow within the limit). */
+  fits(bytes: number): boolean {
+    const size = Arena.sizeOf(bytes);
+    for (const hs of this.holes.values()) if (hs >= size) return true;
+    return this.top + size <= this.limit;
+  }
+
   alloc(bytes: number): number {
     if (!Number.isInteger(bytes) || bytes < 0) throw new ArgumentError(`arena.alloc: bad size ${bytes}`);
-    const size = Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
+    const size = Arena.sizeOf(bytes);
     for (const [off, holeSize] of this.holes) {
       if (holeSize >= size) {
         this.holes.delete(off);
@@ -45,10 +75,10 @@ export class Arena {
     const end = off + size;
     const have = this.memory.buffer.byteLength;
     if (end > have) {
-      const pages = Math.max(GROW_MIN_PAGES, Math.ceil((end - have) / PAGE));
-      if (have / PAGE + pages > MAX_PAGES) {
-        throw new ArgumentError(`arena: ${bytes} more bytes would exceed wasm32's 4 GiB linear memory`);
+      if (end > this.limit) {
+        throw new ArgumentError(`arena: ${bytes} more bytes would exceed this memory's ${this.limit} B (wasm32 caps one memory at 4 GiB)`);
       }
+      const pages = Math.min(this.limit / PAGE - have / PAGE, Math.max(GROW_MIN_PAGES, Math.ceil((end - have) / PAGE)));
       this.memory.grow(pages);
     }
     this.top = end;

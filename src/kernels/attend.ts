@@ -8,6 +8,7 @@ import { route, variantPrecisions, type Route } from './registry.js';
 import { inWasm, tableAddress, wasmKernels, MAX_WASM_HEAD_DIM, type WasmKernels } from './wasm.js';
 import { SCORES_BYTES, THREAD_SCRATCH_BYTES, scratchAt, slotBytes, unitCoords, MAX_UNIT_ROWS, type AttendJob, type BoundJob, type BoundRun } from './attend-unit.js';
 import { getThreads, runJob } from './pool.js';
+import { spaceOf } from './spaces.js';
 import type { PackedRun } from '../attention/view.js';
 import type { KvFormat } from '../formats/format.js';
 
@@ -74,7 +75,9 @@ const REFERENCE_REPORT: AttendReport = Object.freeze({ path: 'reference', kernel
  * Synchronous: with threads, this thread takes units too and waits for the workers.
  */
 export function attend(args: FastAttendArgs): AttendReport {
-  const k = wasmKernels();
+  // The kernels of the memory space the cache's runs live in (spaces.ts); q and out are copied in and out.
+  const first = args.view.segments[0];
+  const k = first ? spaceOf(first.k.bytes) : wasmKernels();
   if (!k || forceReference || !fastPathApplies(k, args.view)) {
     attendReference(args);
     return REFERENCE_REPORT;
@@ -117,15 +120,17 @@ function validate(args: AttendArgs): { nq: number; group: number } {
   return { nq, group: heads / view.kvHeads };
 }
 
-/** Arena scratch, laid out [main thread's unit scratch | q | qi | qd | lohi | partials]; grown on demand. */
-let scratch: { off: number; bytes: number } | null = null;
+/** Per space, scratch laid out [main thread's unit scratch | q | qi | qd | lohi | partials]; grown on demand. */
+const scratches = new Map<WasmKernels, { off: number; bytes: number }>();
 
 function ensureScratch(k: WasmKernels, bytes: number): number {
+  const scratch = scratches.get(k);
   if (scratch && scratch.bytes >= bytes) return scratch.off;
   if (scratch) k.arena.free(scratch.off);
   const size = Math.max(bytes, 4 << 20);
-  scratch = { off: k.arena.alloc(size), bytes: size };
-  return scratch.off;
+  const off = k.arena.alloc(size);
+  scratches.set(k, { off, bytes: size });
+  return off;
 }
 
 const align = (n: number) => Math.ceil(n / 64) * 64;

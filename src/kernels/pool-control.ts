@@ -14,7 +14,9 @@ export const ERR_LEN = 8; // bytes of the first failure's text in the error buff
 export const SHARED_FN = 9;
 export const SHARED_JOB = 10;
 export const SHARED_WORKERS = 11;
-export const CTL_WORDS = 12;
+// The memory space (spaces.ts) a job's addresses refer to.
+export const SPACE = 12;
+export const CTL_WORDS = 13;
 /** Bytes of the error buffer: the first failing worker's exception, as text (the caller's error cause). */
 export const ERR_BYTES = 2048;
 

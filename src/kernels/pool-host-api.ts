@@ -6,15 +6,19 @@ export interface PoolInit {
   id: number;
   /** Call slots [workers, CALL_SLOT] f64. */
   calls: Float64Array;
-  memory: WebAssembly.Memory;
+  /** Every memory space's memory (spaces.ts), by space index; jobs name theirs in the SPACE word. */
+  memories: WebAssembly.Memory[];
   module: WebAssembly.Module;
+  /** Per space, the address of its shared matmul job (fixed once posted; 0 until then). */
+  sharedJobs: Int32Array;
   ctl: Int32Array;
   /** The job's strings (JSON) and its numbers (job-pack.ts). */
   jobBytes: Uint8Array;
   jobNums: Float64Array;
   /** The first failure's text (pool-control.ts recordError). */
   errText: Uint8Array;
-  scratch: number;
+  /** Per space, this worker's unit scratch there. */
+  scratch: number[];
   spinMs: number;
 }
 

@@ -1,28 +1,29 @@
-// Pool worker: instantiates the kernel module over the shared arena memory, then loops: wait for a job
+// Pool worker: instantiates the kernel module over every memory space (spaces.ts), then loops: wait for a job
 // (spin briefly, then Atomics.wait); attention units: take them from the shared counter until none are
 // left; kernel calls: run the one in this worker's slot. Report each through the DONE word.
 import { workerData } from './pool-worker-init.js';
 import type { PoolInit as Init } from './pool-host-api.js';
 import { bindJob, runUnit, scratchAt, unitKernel, type BoundJob, type UnitKernel } from './attend-unit.js';
 import { unpackJob } from './job-pack.js';
-import { CALL_SLOT, DONE, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, KIND, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, recordError, takeUnit } from './pool-control.js';
+import { CALL_SLOT, DONE, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, KIND, QUIT, READY, SHARED_FN, SHARED_WORKERS, SPACE, recordError, takeUnit } from './pool-control.js';
 
 const init = workerData as Init;
-const { ctl, jobBytes, memory } = init;
-const instance = new WebAssembly.Instance(init.module, { env: { memory } });
-const ex = instance.exports as Record<string, unknown>;
-// Export list order: the index pool.ts's runCalls puts in a call slot.
-const fns = Object.values(ex) as ((...a: number[]) => void)[];
-// Registry keys -> kernels, resolved from the kernel table as the main thread does (kept across jobs).
-const kernels = new Map<string, UnitKernel>();
-const resolve = (key: string): UnitKernel => {
-  let kn = kernels.get(key);
-  if (!kn) kernels.set(key, (kn = unitKernel(key, ex)));
-  return kn;
-};
+const { ctl, jobBytes, memories } = init;
+/** One instance per space, each over its memory; a job's SPACE word says which one its addresses mean. */
+const spaces = memories.map((memory, i) => {
+  const ex = new WebAssembly.Instance(init.module, { env: { memory } }).exports as Record<string, unknown>;
+  // Registry keys -> kernels, resolved from the kernel table as the main thread does (kept across jobs).
+  const kernels = new Map<string, UnitKernel>();
+  const resolve = (key: string): UnitKernel => {
+    let kn = kernels.get(key);
+    if (!kn) kernels.set(key, (kn = unitKernel(key, ex)));
+    return kn;
+  };
+  // Export list order: the index pool.ts's runCalls puts in a call slot.
+  return { memory, ex, fns: Object.values(ex) as ((...a: number[]) => void)[], resolve, scratch: scratchAt(init.scratch[i]!) };
+});
 const slot = init.id * CALL_SLOT;
 const args: number[] = [];
-const scratch = scratchAt(init.scratch);
 // Read the generation before announcing readiness: a job posted right after the caller sees READY must count as new.
 let seen = Atomics.load(ctl, GEN);
 Atomics.add(ctl, READY, 1);
@@ -39,12 +40,14 @@ for (;;) {
   seen = gen;
   if (Atomics.load(ctl, QUIT)) break;
   const kind = Atomics.load(ctl, KIND);
+  const space = Atomics.load(ctl, SPACE);
+  const sp = spaces[space]!;
   if (kind === JOB_SHARED) {
     // export(job, this worker's thread number); the job hands out and counts its own units (nothing goes to
     // DONE), so a worker that wakes late, even for a newer job, just finds less or nothing to do.
     if (init.id >= Atomics.load(ctl, SHARED_WORKERS)) continue;
     try {
-      fns[Atomics.load(ctl, SHARED_FN)]!(Atomics.load(ctl, SHARED_JOB) >>> 0, init.id + 1);
+      sp.fns[Atomics.load(ctl, SHARED_FN)]!(Atomics.load(init.sharedJobs, space) >>> 0, init.id + 1);
     } catch (e) {
       recordError(ctl, init.errText, e);
     }
@@ -58,7 +61,7 @@ for (;;) {
     if (Atomics.load(ctl, GEN) !== gen) continue;
     if (idx < 0) continue;
     try {
-      fns[idx]!(...args);
+      sp.fns[idx]!(...args);
     } catch (e) {
       recordError(ctl, init.errText, e);
     }
@@ -68,7 +71,7 @@ for (;;) {
   }
   let job: BoundJob;
   try {
-    job = bindJob(unpackJob(init.jobNums, JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as string[]), resolve);
+    job = bindJob(unpackJob(init.jobNums, JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as string[]), sp.resolve);
   } catch {
     continue; // rewritten by a newer job while we read it: that job's units carry a newer generation tag
   }
@@ -76,7 +79,7 @@ for (;;) {
     const u = takeUnit(ctl, gen, job.units);
     if (u < 0) break;
     try {
-      runUnit(ex, memory, job, u, scratch);
+      runUnit(sp.ex, sp.memory, job, u, sp.scratch);
     } catch (e) {
       recordError(ctl, init.errText, e);
     }

@@ -8,7 +8,8 @@ import { PoolError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
-import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, armTickets, recordedError, takeUnit } from './pool-control.js';
+import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_WORKERS, SPACE, armTickets, recordedError, takeUnit } from './pool-control.js';
+import { onSpaceAdded, spaces } from './spaces.js';
 import { host } from './pool-host.js';
 
 const cores = host.cores;
@@ -46,10 +47,31 @@ interface Pool {
   /** Export name -> index in the module's export list (the order every worker sees too). */
   readonly exportIndex: ReadonlyMap<string, number>;
   readonly handles: { terminate(): unknown }[];
+  /** Spaces the workers instantiated the kernels over (a space added later needs a new pool). */
+  readonly spaces: number;
+  readonly sharedJobs: Int32Array;
 }
 
 let pool: Pool | null = null;
 let poolFailed = '';
+/** Set when a memory space was added after the pool started: the next job that can block restarts it. */
+let stale = false;
+onSpaceAdded(() => {
+  stale = pool !== null;
+});
+/** Each worker's unit scratch per space, kept across pool restarts (scratchFor). */
+const workerScratch: number[][] = [];
+
+/** Worker i's scratch in space k, taken from that arena once, so jobs never grow memory on a worker's behalf. */
+function scratchFor(k: WasmKernels, i: number): number {
+  const perSpace = (workerScratch[k.index] ??= []);
+  return (perSpace[i] ??= k.arena.alloc(THREAD_SCRATCH_BYTES));
+}
+
+/** The pool when it can serve a job on k's space (a browser pool started before k was added cannot). */
+function poolFor(k: WasmKernels, p: Pool | null): Pool | null {
+  return p && k.index < p.spaces ? p : null;
+}
 /** Threads attend may use (the calling thread included): default all cores, KVPACK_THREADS overrides. */
 let threads = Math.max(1, Number(typeof process !== 'undefined' ? process.env?.['KVPACK_THREADS'] ?? cores : 1) || 1);
 
@@ -74,8 +96,9 @@ export function poolFailure(): string {
 
 /** Starts workers (once) for `threads - 1` helpers; returns null when they cannot run here. */
 function ensurePool(k: WasmKernels, want: number): Pool | null {
+  if (pool && stale && host.blockingStart) stopPool();
   // Where workers start only ahead of use (browsers), the pool startPool made serves every size of call.
-  if (pool && (pool.workers >= want || !host.blockingStart)) return pool;
+  if (pool && (pool.workers >= want || !host.blockingStart)) return poolFor(k, pool);
   if (host.unavailable || poolFailed || !host.blockingStart) return null;
   if (pool) stopPool();
   try {
@@ -84,7 +107,8 @@ function ensurePool(k: WasmKernels, want: number): Pool | null {
     while (Atomics.load(p.ctl, READY) < want && Date.now() - t0 < START_TIMEOUT_MS) Atomics.wait(p.ctl, READY, Atomics.load(p.ctl, READY), 50);
     if (Atomics.load(p.ctl, READY) < want) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
     pool = p;
-    return pool;
+    stale = false;
+    return poolFor(k, pool);
   } catch (e) {
     poolFailed = (e as Error).message;
     return null;
@@ -108,6 +132,7 @@ export async function startPool(k: WasmKernels, want: number): Promise<boolean> 
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     pool = p;
+    stale = false;
     return true;
   } catch (e) {
     poolFailed = (e as Error).message;
@@ -115,22 +140,24 @@ export async function startPool(k: WasmKernels, want: number): Promise<boolean> 
   }
 }
 
-/** Shared control words and `want` started workers (not yet known to be ready). */
+/** Shared control words and `want` started workers (not yet known to be ready), over every space so far. */
 function spawnPool(k: WasmKernels, want: number): Pool {
+  const all = spaces();
   const ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
   Atomics.store(ctl, SHARED_FN, -1);
   const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
   const jobNums = new Float64Array(new SharedArrayBuffer(packedLength(JOB_SEGS) * 8));
   const calls = new Float64Array(new SharedArrayBuffer(want * CALL_SLOT * 8));
   const errText = new Uint8Array(new SharedArrayBuffer(ERR_BYTES));
+  const sharedJobs = new Int32Array(new SharedArrayBuffer(all.length * 4));
+  const memories = all.map((s) => s.arena.memory);
   const handles = [];
   for (let i = 0; i < want; i++) {
-    // Scratch taken from the arena now, so later jobs never grow memory on behalf of a worker.
-    const scratch = k.arena.alloc(THREAD_SCRATCH_BYTES);
-    handles.push(host.spawn({ id: i, memory: k.arena.memory, module: k.module, ctl, jobBytes, jobNums, calls, errText, scratch, spinMs: SPIN_MS }));
+    const scratch = all.map((s) => scratchFor(s, i));
+    handles.push(host.spawn({ id: i, memories, module: k.module, ctl, jobBytes, jobNums, calls, errText, scratch, sharedJobs, spinMs: SPIN_MS }));
   }
   const exportIndex = new Map(WebAssembly.Module.exports(k.module).map((e, i) => [e.name, i]));
-  return { workers: want, ctl, jobBytes, jobNums, calls, errText, exportIndex, handles };
+  return { workers: want, ctl, jobBytes, jobNums, calls, errText, exportIndex, handles, spaces: all.length, sharedJobs };
 }
 
 /** Attention jobs and kernel calls handed to workers since start. */
@@ -173,6 +200,7 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
   const { ctl } = p;
   shared.jobs++;
   p.jobBytes.set(text);
+  Atomics.store(ctl, SPACE, k.index);
   Atomics.store(ctl, JOB_LEN, text.length);
   Atomics.store(ctl, KIND, JOB_UNITS);
   Atomics.store(ctl, DONE, 0);
@@ -237,6 +265,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
       p.calls[slot + 1] = args.length;
       p.calls.set(args, slot + 2);
     }
+    Atomics.store(ctl, SPACE, k.index);
     Atomics.store(ctl, KIND, JOB_CALLS);
     Atomics.store(ctl, DONE, 0);
     Atomics.store(ctl, ERR, 0);
@@ -268,14 +297,14 @@ export function postShared(k: WasmKernels, name: string, job: number, workers: n
   const idx = p.exportIndex.get(name);
   if (idx === undefined) throw new PoolError(`pool: no kernel export '${name}'`);
   const fn = Atomics.load(ctl, SHARED_FN);
-  if (fn < 0) {
-    Atomics.store(ctl, SHARED_JOB, job | 0);
-    Atomics.store(ctl, SHARED_FN, idx);
-  } else if (fn !== idx || Atomics.load(ctl, SHARED_JOB) >>> 0 !== job) {
-    throw new PoolError('pool: one shared job per pool (its export and address cannot change)');
-  }
+  if (fn < 0) Atomics.store(ctl, SHARED_FN, idx);
+  else if (fn !== idx) throw new PoolError('pool: one shared-job export per pool');
+  const at = Atomics.load(p.sharedJobs, k.index);
+  if (at === 0) Atomics.store(p.sharedJobs, k.index, job | 0);
+  else if (at >>> 0 !== job) throw new PoolError('pool: one shared job per space (its address cannot change)');
   const n = Math.min(workers, p.workers);
   Atomics.store(ctl, SHARED_WORKERS, n);
+  Atomics.store(ctl, SPACE, k.index);
   Atomics.store(ctl, KIND, JOB_SHARED);
   Atomics.store(ctl, ERR, 0);
   Atomics.add(ctl, GEN, 1);

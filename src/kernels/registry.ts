@@ -139,7 +139,7 @@ export function lookupKernel<O extends Op>(formatId: string, op: O, impl?: Impl,
     if (row && (opts.headDim === undefined || abiFits(row.abi, f, opts.headDim, opts.rows))) {
       const k = kernelKey(formatId, op, 'f32', 'wasm');
       let fn = adapters.get(k);
-      if (!fn) adapters.set(k, (fn = wasmAdapter(wasmKernels()!, f, row, refFor(f, op).fn)));
+      if (!fn) adapters.set(k, (fn = wasmAdapter(f, row, refFor(f, op).fn)));
       return { fn: fn as KernelFor[O], impl: 'wasm', key: k };
     }
   }

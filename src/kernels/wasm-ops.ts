@@ -1,66 +1,91 @@
 // Adapts a kernel table row to the registry's typed-array kernel signatures, by its ABI (abi.ts). An
-// adapter calls the export only when every array is a view of arena memory and the ABI serves the shape;
-// otherwise it runs the reference kernel it was given.
+// adapter calls the export of the memory space its output lives in (spaces.ts) only when every array is a
+// view of that memory and the ABI serves the shape; otherwise it runs the reference kernel it was given.
 import { rowBytes, type KvFormat } from '../formats/format.js';
 import { abiFits } from './abi.js';
 import { inWasm, STAGE_BYTES, tableAddress, type WasmKernels } from './wasm.js';
+import { spaceOf } from './spaces.js';
 import type { AccumulateKernel, DecodeKernel, EncodeKernel, KernelFor, KernelRow, Op, ScoresKernel } from './registry.js';
 
 type Fn = (...a: number[]) => void;
 
+/** The row's export and lookup table in one space, found once per space. */
+interface Bound {
+  readonly k: WasmKernels;
+  readonly fn: Fn;
+  readonly table: number;
+}
+
+/** The row bound in the space `a` is a view of, or null (a JS array: the reference runs). */
+function binder(row: KernelRow): (a: ArrayBufferView) => Bound | null {
+  const bound = new Map<WasmKernels, Bound>();
+  return (a) => {
+    const k = spaceOf(a);
+    if (!k) return null;
+    let b = bound.get(k);
+    if (!b) bound.set(k, (b = { k, fn: k.exports[row.export] as Fn, table: tableAddress(k, row) }));
+    return b;
+  };
+}
+
 /** The row's export as a registry kernel; `ref` serves the calls the export cannot. */
-export function wasmAdapter(k: WasmKernels, f: KvFormat, row: KernelRow, ref: KernelFor[Op]): KernelFor[Op] {
-  const fn = k.exports[row.export] as Fn;
-  const table = tableAddress(k, row);
+export function wasmAdapter(f: KvFormat, row: KernelRow, ref: KernelFor[Op]): KernelFor[Op] {
+  const bind = binder(row);
   const param = row.param ?? 0;
   switch (row.abi) {
-    case 'encode': return tokenEncode(k, f, fn, ref as EncodeKernel);
-    case 'encode-channel': return channelEncode(k, f, fn, param, ref as EncodeKernel);
+    case 'encode': return tokenEncode(bind, f, ref as EncodeKernel);
+    case 'encode-channel': return channelEncode(bind, f, param, ref as EncodeKernel);
     case 'decode': {
       const r = ref as DecodeKernel;
       const op: DecodeKernel = (src, base, t0, tokens, D, dst, dstOff) => {
-        if (!abiFits('decode', f, D) || !inWasm(k, src) || !inWasm(k, dst)) return r(src, base, t0, tokens, D, dst, dstOff);
-        fn(src.byteOffset + base + t0 * rowBytes(f, D), tokens, D, dst.byteOffset + dstOff * 4);
+        const b = abiFits('decode', f, D) ? bind(src) : null;
+        if (!b || !inWasm(b.k, dst)) return r(src, base, t0, tokens, D, dst, dstOff);
+        b.fn(src.byteOffset + base + t0 * rowBytes(f, D), tokens, D, dst.byteOffset + dstOff * 4);
       };
       return op;
     }
     case 'decode-channel': {
       const r = ref as DecodeKernel;
       const op: DecodeKernel = (src, base, t0, tokens, D, dst, dstOff) => {
-        if (!abiFits('decode-channel', f, D) || !inWasm(k, src) || !inWasm(k, dst)) return r(src, base, t0, tokens, D, dst, dstOff);
-        fn(src.byteOffset + base, t0, tokens, D, dst.byteOffset + dstOff * 4, k.tile, table);
+        const b = abiFits('decode-channel', f, D) ? bind(src) : null;
+        if (!b || !inWasm(b.k, dst)) return r(src, base, t0, tokens, D, dst, dstOff);
+        b.fn(src.byteOffset + base, t0, tokens, D, dst.byteOffset + dstOff * 4, b.k.tile, b.table);
       };
       return op;
     }
     case 'scores': {
       const r = ref as ScoresKernel;
       const op: ScoresKernel = (q, qOff, G, D, src, base, t0, tokens, out, outOff, outStride) => {
-        if (!abiFits('scores', f, D, G) || !inWasm(k, q) || !inWasm(k, src) || !inWasm(k, out)) return r(q, qOff, G, D, src, base, t0, tokens, out, outOff, outStride);
-        fn(q.byteOffset + qOff * 4, G, D, src.byteOffset + base + t0 * rowBytes(f, D), tokens, out.byteOffset + outOff * 4, outStride, k.tile);
+        const b = abiFits('scores', f, D, G) ? bind(src) : null;
+        if (!b || !inWasm(b.k, q) || !inWasm(b.k, out)) return r(q, qOff, G, D, src, base, t0, tokens, out, outOff, outStride);
+        b.fn(q.byteOffset + qOff * 4, G, D, src.byteOffset + base + t0 * rowBytes(f, D), tokens, out.byteOffset + outOff * 4, outStride, b.k.tile);
       };
       return op;
     }
     case 'scores-channel': {
       const r = ref as ScoresKernel;
       const op: ScoresKernel = (q, qOff, G, D, src, base, t0, tokens, out, outOff, outStride) => {
-        if (!abiFits('scores-channel', f, D, G) || !inWasm(k, q) || !inWasm(k, src) || !inWasm(k, out)) return r(q, qOff, G, D, src, base, t0, tokens, out, outOff, outStride);
-        fn(q.byteOffset + qOff * 4, G, D, src.byteOffset + base, t0, tokens, out.byteOffset + outOff * 4, outStride, k.tile, table);
+        const b = abiFits('scores-channel', f, D, G) ? bind(src) : null;
+        if (!b || !inWasm(b.k, q) || !inWasm(b.k, out)) return r(q, qOff, G, D, src, base, t0, tokens, out, outOff, outStride);
+        b.fn(q.byteOffset + qOff * 4, G, D, src.byteOffset + base, t0, tokens, out.byteOffset + outOff * 4, outStride, b.k.tile, b.table);
       };
       return op;
     }
     case 'accum': {
       const r = ref as AccumulateKernel;
       const op: AccumulateKernel = (w, wOff, wStride, G, D, src, base, t0, tokens, acc, accOff) => {
-        if (!abiFits('accum', f, D, G) || !inWasm(k, w) || !inWasm(k, src) || !inWasm(k, acc)) return r(w, wOff, wStride, G, D, src, base, t0, tokens, acc, accOff);
-        fn(w.byteOffset + wOff * 4, wStride, G, D, src.byteOffset + base + t0 * rowBytes(f, D), tokens, acc.byteOffset + accOff * 4, k.tile);
+        const b = abiFits('accum', f, D, G) ? bind(src) : null;
+        if (!b || !inWasm(b.k, w) || !inWasm(b.k, acc)) return r(w, wOff, wStride, G, D, src, base, t0, tokens, acc, accOff);
+        b.fn(w.byteOffset + wOff * 4, wStride, G, D, src.byteOffset + base + t0 * rowBytes(f, D), tokens, acc.byteOffset + accOff * 4, b.k.tile);
       };
       return op;
     }
     case 'accum-channel': {
       const r = ref as AccumulateKernel;
       const op: AccumulateKernel = (w, wOff, wStride, G, D, src, base, t0, tokens, acc, accOff) => {
-        if (!abiFits('accum-channel', f, D, G) || !inWasm(k, w) || !inWasm(k, src) || !inWasm(k, acc)) return r(w, wOff, wStride, G, D, src, base, t0, tokens, acc, accOff);
-        fn(w.byteOffset + wOff * 4, wStride, G, D, src.byteOffset + base, t0, tokens, acc.byteOffset + accOff * 4, k.tile, table);
+        const b = abiFits('accum-channel', f, D, G) ? bind(src) : null;
+        if (!b || !inWasm(b.k, w) || !inWasm(b.k, acc)) return r(w, wOff, wStride, G, D, src, base, t0, tokens, acc, accOff);
+        b.fn(w.byteOffset + wOff * 4, wStride, G, D, src.byteOffset + base, t0, tokens, acc.byteOffset + accOff * 4, b.k.tile, b.table);
       };
       return op;
     }
@@ -70,9 +95,11 @@ export function wasmAdapter(k: WasmKernels, f: KvFormat, row: KernelRow, ref: Ke
   }
 }
 
-function tokenEncode(k: WasmKernels, f: KvFormat, fn: Fn, ref: EncodeKernel): EncodeKernel {
+function tokenEncode(bind: (a: ArrayBufferView) => Bound | null, f: KvFormat, ref: EncodeKernel): EncodeKernel {
   return (src, srcOff, srcStride, tokens, D, dst, dstOff) => {
-    if (!abiFits('encode', f, D) || !inWasm(k, dst)) return ref(src, srcOff, srcStride, tokens, D, dst, dstOff);
+    const b = abiFits('encode', f, D) ? bind(dst) : null;
+    if (!b) return ref(src, srcOff, srcStride, tokens, D, dst, dstOff);
+    const { k, fn } = b;
     const rb = rowBytes(f, D);
     const dstAt = dst.byteOffset + dstOff;
     if (inWasm(k, src)) return fn(src.byteOffset + srcOff * 4, srcStride, tokens, D, dstAt);
@@ -89,9 +116,11 @@ function tokenEncode(k: WasmKernels, f: KvFormat, fn: Fn, ref: EncodeKernel): En
 }
 
 /** One whole channel group (tokens == blockValues) per call, as the kernel takes it. */
-function channelEncode(k: WasmKernels, f: KvFormat, fn: Fn, param: number, ref: EncodeKernel): EncodeKernel {
+function channelEncode(bind: (a: ArrayBufferView) => Bound | null, f: KvFormat, param: number, ref: EncodeKernel): EncodeKernel {
   return (src, srcOff, srcStride, tokens, D, dst, dstOff) => {
-    if (!abiFits('encode-channel', f, D) || tokens !== f.blockValues || !inWasm(k, dst)) return ref(src, srcOff, srcStride, tokens, D, dst, dstOff);
+    const b = abiFits('encode-channel', f, D) && tokens === f.blockValues ? bind(dst) : null;
+    if (!b) return ref(src, srcOff, srcStride, tokens, D, dst, dstOff);
+    const { k, fn } = b;
     if (inWasm(k, src)) return fn(src.byteOffset + srcOff * 4, srcStride, tokens, D, dst.byteOffset + dstOff, param);
     const stage = new Float32Array(k.arena.memory.buffer, k.stage, tokens * D);
     for (let t = 0; t < tokens; t++) stage.set(src.subarray(srcOff + t * srcStride, srcOff + t * srcStride + D), t * D);

@@ -27,6 +27,8 @@ export type WasmAccum = (w: Ptr, wStride: number, G: number, D: number, v: Ptr, 
 export type WasmDecode = (src: Ptr, T: number, D: number, dst: Ptr) => void;
 
 export interface WasmKernels {
+  /** Which memory space this is (spaces.ts): 0 is the primary one, where activations live. */
+  readonly index: number;
   readonly arena: Arena;
   /** The compiled module (pool workers instantiate it over the same memory). */
   readonly module: WebAssembly.Module;
@@ -75,23 +77,30 @@ export function wasmKernels(): WasmKernels | null {
     return loaded;
   }
   try {
-    const arena = sharedArena();
-    const module = new WebAssembly.Module(decodeBase64(WASM_BASE64));
-    const instance = new WebAssembly.Instance(module, { env: { memory: arena.memory } });
-    // Scratch is taken once here so later kernel calls never grow memory (a grow would stale callers' views).
-    const tile = arena.alloc(TILE_BYTES);
-    const stage = arena.alloc(STAGE_BYTES);
-    const tables = new Map<readonly number[], number>();
-    for (const t of rowTables()) {
-      const at = arena.alloc(t.length * 4);
-      new Float32Array(arena.memory.buffer, at, t.length).set(t);
-      tables.set(t, at);
-    }
-    loaded = { arena, module, exports: instance.exports as unknown as WasmExports, tile, stage, tables };
+    loaded = instantiateOver(sharedArena(), 0, new WebAssembly.Module(decodeBase64(WASM_BASE64)));
   } catch (e) {
     failure = `instantiation failed: ${(e as Error).message}`;
   }
   return loaded;
+}
+
+/**
+ * An instance of the kernel module over `arena`'s memory, with its scratch (tile, stage) and lookup tables
+ * placed there once, so later kernel calls never grow memory (a grow would stale callers' views).
+ */
+export function instantiateOver(arena: Arena, index: number, module: WebAssembly.Module): WasmKernels {
+  const instance = new WebAssembly.Instance(module, { env: { memory: arena.memory } });
+  const tile = arena.alloc(TILE_BYTES);
+  const stage = arena.alloc(STAGE_BYTES);
+  const tables = new Map<readonly number[], number>();
+  for (const t of rowTables()) {
+    const at = arena.alloc(t.length * 4);
+    new Float32Array(arena.memory.buffer, at, t.length).set(t);
+    tables.set(t, at);
+  }
+  const k: WasmKernels = { index, arena, module, exports: instance.exports as unknown as WasmExports, tile, stage, tables };
+  seenBy.set(arena.memory.buffer, arena.memory);
+  return k;
 }
 
 /** Empty when the kernels loaded; otherwise the reason they did not. */
@@ -101,14 +110,16 @@ export function wasmFailure(): string {
 }
 
 /**
- * Buffers of the arena memory seen so far. A view made before a memory.grow keeps an older
- * SharedArrayBuffer object of the same (never shrinking) memory: its byteOffset is still a valid address.
+ * Buffers of each arena memory seen so far, by the memory they belong to. A view made before a memory.grow
+ * keeps an older SharedArrayBuffer object of the same (never shrinking) memory: its byteOffset is still a
+ * valid address in that memory (and in no other space's).
  */
-const seen = new WeakSet<ArrayBufferLike>();
+const seenBy = new WeakMap<ArrayBufferLike, WebAssembly.Memory>();
 
-/** True when `a` is a view of the arena's memory, current or from before a grow (byteOffset = address). */
+/** True when `a` is a view of k's memory, current or from before a grow (its byteOffset is then an address). */
 export function inWasm(k: WasmKernels, a: ArrayBufferView): boolean {
-  const cur = k.arena.memory.buffer;
-  seen.add(cur);
-  return a.buffer === cur || seen.has(a.buffer);
+  const mem = k.arena.memory;
+  const cur = mem.buffer;
+  seenBy.set(cur, mem);
+  return a.buffer === cur || seenBy.get(a.buffer) === mem;
 }

@@ -10,7 +10,7 @@ import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
 import { dequantTypes } from '../gguf/dequant.js';
 import { wasmKernels } from '../kernels/wasm.js';
 import { addRows } from './forward-wasm.js';
-import { allocInArena, arenaHalfNonFinite, freeInArena, wasmMatmul, wasmMatmulGroup, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
+import { allocInArena, allocWeight, arenaHalfNonFinite, freeInArena, wasmMatmul, wasmMatmulGroup, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
 
 type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
 
@@ -79,20 +79,20 @@ export class Weight {
     const toF32 = t.type === GGML.F32 || expand;
     if (wasmMatmulSupports(t.type)) {
       // Into the arena: expanded weights as f32, the rest in their packed bytes (read in place by the kernels).
-      const { ptr, view } = allocInArena(name, toF32 ? this.rows * this.cols * 4 : nbytes);
+      const { ptr, view, space } = allocWeight(name, toF32 ? this.rows * this.cols * 4 : nbytes);
       const type = toF32 ? GGML.F32 : t.type;
-      this.packed = { name, type, ptr, rowBytes: toF32 ? this.cols * 4 : this.rowBytes, rows: this.rows, cols: this.cols };
+      this.packed = { name, space, type, ptr, rowBytes: toF32 ? this.cols * 4 : this.rowBytes, rows: this.rows, cols: this.cols };
       this.f32 = toF32 ? new Float32Array(view.buffer, view.byteOffset, this.rows * this.cols) : null;
       this.data = toF32 ? null : view;
       this.fill(t, nbytes);
-      if (type === GGML.F16 && arenaHalfNonFinite(ptr, this.rows * this.cols) > 0) {
+      if (type === GGML.F16 && arenaHalfNonFinite(ptr, this.rows * this.cols, space) > 0) {
         // The f16 kernels turn Inf/NaN into large finite values: keep such a weight exact as f32 instead.
-        const f = allocInArena(name, this.rows * this.cols * 4);
+        const f = allocWeight(name, this.rows * this.cols * 4);
         this.f32 = new Float32Array(f.view.buffer, f.view.byteOffset, this.rows * this.cols);
-        this.expandFrom({ type: t.type, dims: t.dims, data: new Uint8Array(f.view.buffer, ptr, nbytes) });
-        freeInArena(ptr);
+        this.expandFrom({ type: t.type, dims: t.dims, data: new Uint8Array(space.arena.memory.buffer, ptr, nbytes) });
+        freeInArena(ptr, space);
         this.data = null;
-        this.packed = { ...this.packed, type: GGML.F32, ptr: f.ptr, rowBytes: this.cols * 4 };
+        this.packed = { ...this.packed, space: f.space, type: GGML.F32, ptr: f.ptr, rowBytes: this.cols * 4 };
       }
     } else if (!t.readInto && !toF32) {
       // TS path, tensor already in memory: used as it is.

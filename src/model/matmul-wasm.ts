@@ -6,7 +6,7 @@
 import { ArgumentError, OutOfMemoryError, ShapeError, WasmUnavailableError } from '../errors.js';
 import { GGML } from '../gguf/types.js';
 import { inWasm, wasmKernels, type WasmKernels } from '../kernels/wasm.js';
-import { MAX_PAGES } from '../kernels/arena.js';
+import { placeIn } from '../kernels/spaces.js';
 import { awaitShared, postShared } from '../kernels/pool.js';
 import { availableCores } from './threads.js';
 
@@ -90,9 +90,10 @@ export function matmulConfig(): Readonly<MatmulConfig> {
   return config;
 }
 
-/** A [rows, cols] weight whose packed bytes start at arena address `ptr`. */
+/** A [rows, cols] weight whose packed bytes start at address `ptr` of memory space `space` (spaces.ts). */
 export interface PackedWeight {
   readonly name: string;
+  readonly space: WasmKernels;
   readonly type: number;
   readonly ptr: number;
   readonly rowBytes: number;
@@ -106,19 +107,31 @@ export function wasmMatmulSupports(type: number): boolean {
 }
 
 /**
- * Reserves `bytes` of the arena for a weight and returns a view the loader fills in place (a file read
- * lands there directly); a model too big for wasm32's 4 GiB is an error naming the limit.
+ * Reserves `bytes` for a weight in the first memory space with room (spaces.ts: several memories lift
+ * wasm32's 4 GiB cap) and returns a view the loader fills in place (a file read lands there directly).
  */
+export function allocWeight(name: string, bytes: number): { ptr: number; view: Uint8Array; space: WasmKernels } {
+  kernels();
+  let space: WasmKernels;
+  try {
+    space = placeIn(`tensor '${name}'`, bytes);
+  } catch (e) {
+    throw new OutOfMemoryError(`tensor '${name}' (${bytes} B) does not fit: ${(e as Error).message}`);
+  }
+  return { ...allocIn(space, name, bytes), space };
+}
+
+/** Reserves `bytes` of the primary space (activations, norm weights: where the forward ops read them in place). */
 export function allocInArena(name: string, bytes: number): { ptr: number; view: Uint8Array } {
-  const k = wasmKernels()!;
+  return allocIn(kernels(), name, bytes);
+}
+
+function allocIn(k: WasmKernels, name: string, bytes: number): { ptr: number; view: Uint8Array } {
   let ptr: number;
   try {
     ptr = k.arena.alloc(bytes);
   } catch (e) {
-    throw new OutOfMemoryError(
-      `tensor '${name}' (${bytes} B) does not fit: weights and KV cache share wasm32's ${(MAX_PAGES * 65536) / 2 ** 30} GiB linear memory ` +
-        `(${k.arena.allocated} B already used). Use a smaller or more quantized model. (${(e as Error).message})`,
-    );
+    throw new OutOfMemoryError(`tensor '${name}' (${bytes} B) does not fit in memory space ${k.index} (${k.arena.allocated} B already used): ${(e as Error).message}`);
   }
   const view = new Uint8Array(k.arena.memory.buffer, ptr, bytes);
   // Registers this buffer object, so views made from it still count as arena memory after a grow.
@@ -126,14 +139,14 @@ export function allocInArena(name: string, bytes: number): { ptr: number; view: 
   return { ptr, view };
 }
 
-/** Returns a weight's arena bytes to the allocator. */
-export function freeInArena(ptr: number): void {
-  wasmKernels()!.arena.free(ptr);
+/** Returns bytes to the allocator of their space (default the primary one). */
+export function freeInArena(ptr: number, space: WasmKernels = kernels()): void {
+  space.arena.free(ptr);
 }
 
-/** Count of f16 Inf/NaN among `count` values at arena address ptr. */
-export function arenaHalfNonFinite(ptr: number, count: number): number {
-  return wasmKernels()!.exports['halfNonFinite']!(ptr, count) as number;
+/** Count of f16 Inf/NaN among `count` values at address ptr of `space`. */
+export function arenaHalfNonFinite(ptr: number, count: number, space: WasmKernels = kernels()): number {
+  return space.exports['halfNonFinite']!(ptr, count) as number;
 }
 
 /** Arena regions reused across calls, grown on demand (offsets stable; views re-created per call). */
@@ -155,7 +168,13 @@ class Workspace {
   }
 }
 
-let ws: Workspace | null = null;
+/** One workspace per memory space: activations are laid out where the weights they meet live. */
+const workspaces = new Map<WasmKernels, Workspace>();
+function workspace(k: WasmKernels): Workspace {
+  let w = workspaces.get(k);
+  if (!w) workspaces.set(k, (w = new Workspace(k)));
+  return w;
+}
 
 /**
  * From this many tokens a call runs the tiled kernels (assembly/matmul_tile.ts: 4 rows x 8 tokens, token
@@ -206,7 +225,7 @@ function plan(e: WasmKernels['exports'], w: PackedWeight, n: number, activations
 
 /** The kernel a call of n tokens runs for this weight (tests prove the fast paths ran). */
 export function matmulKernelFor(w: PackedWeight, n: number, activations: Activations = config.activations): KernelName {
-  return plan(kernels().exports, w, n, activations).kernel;
+  return plan(w.space.exports, w, n, activations).kernel;
 }
 
 /** Arena addresses of one packed activation layout: q (int or f32 values), d (scales), s (sums). */
@@ -242,13 +261,24 @@ export function wasmMatmul(w: PackedWeight, x: Float32Array, n: number, y: Float
  * place (wasmMatmulGroupAt); others are copied in (x) or out (ys) through the workspace.
  */
 export function wasmMatmulGroup(group: readonly PackedWeight[], x: Float32Array, n: number, ys: readonly Float32Array[], activations: Activations = config.activations): void {
-  const k = kernels();
   const cols = checkGroup(group, ys.length);
   if (x.length < n * cols || group.some((w, i) => ys[i]!.length < n * w.rows)) throw new ShapeError(`wasmMatmulGroup: x ${x.length} or an output too short for ${n} tokens`);
+  const first = group[0]!.space;
+  if (group.every((w) => w.space === first)) return groupIn(first, group, x, n, ys, activations);
+  // Weights in several spaces (a model past one memory): each space's share runs where its weights are.
+  for (const k of new Set(group.map((w) => w.space))) {
+    const mine = group.map((w, i) => i).filter((i) => group[i]!.space === k);
+    groupIn(k, mine.map((i) => group[i]!), x, n, mine.map((i) => ys[i]!), activations);
+  }
+}
+
+/** The group, all in space k: arrays that are views of k's memory are used in place, others copied in/out. */
+function groupIn(k: WasmKernels, group: readonly PackedWeight[], x: Float32Array, n: number, ys: readonly Float32Array[], activations: Activations): void {
+  const cols = group[0]!.cols;
   const xIn = inWasm(k, x);
   const yIn = ys.map((y) => inWasm(k, y));
-  if (xIn && yIn.every(Boolean)) return wasmMatmulGroupAt(group, x.byteOffset, n, ys.map((y) => y.byteOffset), activations);
-  ws ??= new Workspace(k);
+  if (xIn && yIn.every(Boolean)) return runGroup(k, group, x.byteOffset, n, ys.map((y) => y.byteOffset), activations);
+  const ws = workspace(k);
   const xPtr = xIn ? x.byteOffset : ws.get('x', n * cols * 4);
   const yStage = yIn.every(Boolean) ? 0 : ws.get('y', n * Math.max(...group.map((w, i) => (yIn[i] ? 0 : w.rows))) * 4);
   if (!xIn) new Float32Array(k.arena.memory.buffer, xPtr, n * cols).set(x.subarray(0, n * cols));
@@ -263,7 +293,9 @@ export function wasmMatmulGroup(group: readonly PackedWeight[], x: Float32Array,
  */
 export function wasmMatmulGroupAt(group: readonly PackedWeight[], xPtr: number, n: number, yPtrs: readonly number[], activations: Activations = config.activations): void {
   checkGroup(group, yPtrs.length);
-  runGroup(kernels(), group, xPtr, n, yPtrs, activations);
+  const k = group[0]!.space;
+  if (group.some((w) => w.space !== k)) throw new ArgumentError('wasmMatmulGroupAt: the weights live in different memory spaces (use wasmMatmulGroup)');
+  runGroup(k, group, xPtr, n, yPtrs, activations);
 }
 
 /** The loaded kernels (callers chose this path because they are). */
@@ -282,7 +314,7 @@ function checkGroup(group: readonly PackedWeight[], outputs: number): number {
 
 /** Lays x (at xPtr) out once per layout the group needs, then runs each weight into yPtrs[i]; done(i) after weight i. */
 function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, n: number, yPtrs: readonly number[], activations: Activations, done?: (i: number) => void): void {
-  ws ??= new Workspace(k);
+  const ws = workspace(k);
   const e = k.exports;
   const cols = group[0]!.cols;
   for (let i = 0; i < group.length; i++) {
@@ -323,8 +355,8 @@ export function matmulSplitStats(): Readonly<typeof splitStats> {
   return { ...splitStats };
 }
 
-/** The shared job every thread takes units from (one per process: pool.ts postShared wants a fixed address). */
-let job = 0;
+/** Per space, the shared job every thread takes units from (pool.ts postShared wants a fixed address). */
+const jobs: number[] = [];
 let jobTag = 0;
 
 /** One weight's product into yPtr [n, rows], its rows split dynamically across the pool when that pays. */
@@ -338,7 +370,7 @@ function runWeight(k: WasmKernels, w: PackedWeight, p: Plan, x: Packed, n: numbe
   const minRows = Math.ceil(MIN_UNIT_MACS / (cols * n) / 4) * 4;
   // (The job's counter holds at most 0xffff units.)
   const unitRows = parallel ? Math.max(minRows, Math.ceil(rows / (threads * UNITS_PER_THREAD) / 4) * 4, Math.ceil(rows / 0xffff)) : rows;
-  job ||= k.arena.alloc(e['matmulJobBytes']!() as number);
+  const job = (jobs[k.index] ||= k.arena.alloc(e['matmulJobBytes']!() as number));
   jobTag = (jobTag + 1) >>> 0;
   const t0 = performance.now();
   const units = e['matmulPost']!(job, KERNEL_IDS[p.kernel], type, w.ptr, w.rowBytes, rows, cols, x.q, x.d, x.s, n, yPtr, rows, unitRows, scratch, stride, jobTag) as number;

@@ -127,7 +127,8 @@ function ensureScratch(k: WasmKernels, bytes: number): number {
   const scratch = scratches.get(k);
   if (scratch && scratch.bytes >= bytes) return scratch.off;
   if (scratch) k.arena.free(scratch.off);
-  const size = Math.max(bytes, 4 << 20);
+  // Room to grow into, within what a small space (spaces.ts) can spare.
+  const size = Math.max(bytes, Math.min(4 << 20, k.arena.limit / 16));
   const off = k.arena.alloc(size);
   scratches.set(k, { off, bytes: size });
   return off;

@@ -272,6 +272,14 @@ export function wasmMatmulGroup(group: readonly PackedWeight[], x: Float32Array,
   }
 }
 
+/**
+ * Bytes of x and y staging one call may take in a weight's space (its room is what placement left free):
+ * a longer batch runs in slices of tokens, each a complete product of its rows.
+ */
+function stageBudget(k: WasmKernels): number {
+  return Math.min(64 << 20, k.arena.limit / 16);
+}
+
 /** The group, all in space k: arrays that are views of k's memory are used in place, others copied in/out. */
 function groupIn(k: WasmKernels, group: readonly PackedWeight[], x: Float32Array, n: number, ys: readonly Float32Array[], activations: Activations): void {
   const cols = group[0]!.cols;
@@ -279,12 +287,19 @@ function groupIn(k: WasmKernels, group: readonly PackedWeight[], x: Float32Array
   const yIn = ys.map((y) => inWasm(k, y));
   if (xIn && yIn.every(Boolean)) return runGroup(k, group, x.byteOffset, n, ys.map((y) => y.byteOffset), activations);
   const ws = workspace(k);
-  const xPtr = xIn ? x.byteOffset : ws.get('x', n * cols * 4);
-  const yStage = yIn.every(Boolean) ? 0 : ws.get('y', n * Math.max(...group.map((w, i) => (yIn[i] ? 0 : w.rows))) * 4);
-  if (!xIn) new Float32Array(k.arena.memory.buffer, xPtr, n * cols).set(x.subarray(0, n * cols));
-  runGroup(k, group, xPtr, n, ys.map((y, i) => (yIn[i] ? y.byteOffset : yStage)), activations, (i) => {
-    if (!yIn[i]) ys[i]!.set(new Float32Array(k.arena.memory.buffer, yStage, n * group[i]!.rows));
-  });
+  const yRows = Math.max(...group.map((w, i) => (yIn[i] ? 0 : w.rows)));
+  const slice = Math.max(1, Math.min(n, Math.floor(stageBudget(k) / (((xIn ? 0 : cols) + yRows) * 4))));
+  const xPtr = xIn ? 0 : ws.get('x', slice * cols * 4);
+  const yStage = yRows ? ws.get('y', slice * yRows * 4) : 0;
+  for (let t0 = 0; t0 < n; t0 += slice) {
+    const m = Math.min(slice, n - t0);
+    if (!xIn) new Float32Array(k.arena.memory.buffer, xPtr, m * cols).set(x.subarray(t0 * cols, (t0 + m) * cols));
+    const xAt = xIn ? x.byteOffset + t0 * cols * 4 : xPtr;
+    runGroup(k, group, xAt, m, ys.map((y, i) => (yIn[i] ? y.byteOffset + t0 * group[i]!.rows * 4 : yStage)), activations, (i) => {
+      const rows = group[i]!.rows;
+      if (!yIn[i]) ys[i]!.set(new Float32Array(k.arena.memory.buffer, yStage, m * rows), t0 * rows);
+    });
+  }
 }
 
 /**

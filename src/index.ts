@@ -16,6 +16,7 @@ export { attend, type AttendReport } from './kernels/attend.js';
 export { lookupKernel, registerKernel, unregisterKernel, hasKernel, registeredKernels, type Op as KernelOp, type Impl as KernelImpl, type Precision as KernelPrecision } from './kernels/registry.js';
 export { KERNEL_TABLE, type KernelRow } from './kernels/table.js';
 export { wasmKernels, wasmFailure } from './kernels/wasm.js';
+export { setSpaceCap, spaceCap, spaces, usedBytes as spaceBytesUsed } from './kernels/spaces.js';
 export { Rotation } from './numeric/hadamard.js';
 export { readGguf, parseGguf, type GgufFile, type GgufTensorInfo } from './gguf/reader.js';
 export { writeGguf, encodeGguf, type GgufWriteInput, type GgufTensorInput } from './gguf/writer.js';

@@ -22,6 +22,7 @@ export interface BigCacheShape {
 
 export const BIG_CACHE_SHAPES: Readonly<Record<string, BigCacheShape>> = {
   '8b': { layers: 32, heads: 32, kvHeads: 8, headDim: 128, positions: 131072 },
+  wide: { layers: 4, heads: 32, kvHeads: 8, headDim: 128, positions: 131072 },
   small: { layers: 4, heads: 8, kvHeads: 2, headDim: 128, positions: 131072 },
 };
 

@@ -30,6 +30,9 @@ export interface BigShape {
 
 export const BIG_SHAPES: Readonly<Record<string, BigShape>> = {
   '8b': { name: '8b', dim: 4096, layers: 32, heads: 32, kvHeads: 8, ff: 14336, vocab: 128256, ctx: 131072, ropeTheta: 500000 },
+  // The 8B shape's tensors and vocabulary with 4 layers: fits in one wasm32 memory today, so the forward pass
+  // at that width can be run and checked finite before models beyond 4 GiB load.
+  wide: { name: 'wide', dim: 4096, layers: 4, heads: 32, kvHeads: 8, ff: 14336, vocab: 128256, ctx: 131072, ropeTheta: 500000 },
   // The same kinds of tensors, small enough to dry-run the whole benchmark in a minute (ff a multiple of 256 for q4_K).
   small: { name: 'small', dim: 512, layers: 4, heads: 8, kvHeads: 2, ff: 1536, vocab: 4096, ctx: 131072, ropeTheta: 500000 },
 };

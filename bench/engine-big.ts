@@ -23,6 +23,7 @@ interface Flags {
   schemes: string[];
   threads: number;
   cacheOnly?: boolean;
+  cache: boolean;
   shape: string;
   prompt: number;
   cacheScheme: string;
@@ -50,6 +51,7 @@ function program(): Command {
     .option('--threads <n>', 'matmul and attention threads (default: available cores)', intArg('--threads', 1, 256), availableCores())
     .option('--prompt <n>', 'prefill prompt tokens', intArg('--prompt', 16, 8192), 512)
     .option('--cache-only', 'only the cache beyond 4 GiB')
+    .option('--no-cache', 'skip the cache beyond 4 GiB')
     // q4_0: 4.5 GiB at 131072 positions of the 8B shape; q2k there is 3.5 GiB (112.5 B per position and KV head), under 4 GiB.
     .addOption(new Option('--cache-scheme <name>', 'scheme of the cache beyond 4 GiB').choices([...schemeRegistry.keys()]).default('q4_0'))
     .addOption(new Option('--shape <name>', 'model and cache shape').choices(Object.keys(BIG_SHAPES)).default('8b'))
@@ -64,6 +66,17 @@ function spawnWeights(wt: string, argv: readonly string[]): boolean {
   return r.status === 0;
 }
 
+/** The cache beyond 4 GiB; false when a check failed or it could not be allocated. */
+function runCache(f: Flags): boolean {
+  try {
+    return printBigCache(bigCacheCheck(BIG_CACHE_SHAPES[f.shape]!, f.cacheScheme, log));
+  } catch (e) {
+    if (!(e instanceof KvpackError)) throw e;
+    console.log(`\ncache beyond 4 GiB: FAILED: ${e.message}`);
+    return false;
+  }
+}
+
 function main(argv: string[]): number {
   const cmd = program();
   try {
@@ -73,34 +86,36 @@ function main(argv: string[]): number {
     throw e;
   }
   const f = cmd.opts<Flags>();
-  configureMatmul({ threads: f.threads });
-  setThreads(f.threads);
+  if (f.cacheOnly && !f.cache) {
+    process.stderr.write('error: --cache-only and --no-cache leave nothing to run\n');
+    return 2;
+  }
   const shape = BIG_SHAPES[f.shape]!;
   try {
+    // Threads for the process that computes: the child per weight type, or this one for the cache.
+    const threads = () => (configureMatmul({ threads: f.threads }), setThreads(f.threads));
     if (f.childRun) {
+      threads();
       const file = bigModel(shape, f.childRun, log);
       bigRun({ path: file.path, fileBytes: file.bytes, weights: f.childRun, prompt: f.prompt, contexts: f.contexts, schemes: f.schemes, log });
       return 0;
     }
     console.log(`bench:big, shape ${f.shape}: ${JSON.stringify(shape)}; ${f.threads} threads; Node ${process.version}`);
-    console.log('weights are random (speed only, not quality)');
+    if (!f.cacheOnly) console.log('weights are random (speed only, not quality)');
     let ok = true;
     if (!f.cacheOnly) {
       for (const wt of f.weights) {
         const file = bigModel(shape, wt, log);
         console.log(`\n${wt}: ${file.path}, ${file.bytes} B (${(file.bytes / 2 ** 30).toFixed(2)} GiB)${file.writeS === null ? ', already written' : `, written in ${file.writeS.toFixed(1)} s`}`);
         if (!spawnWeights(wt, argv)) {
-          console.log(`${wt}: FAILED (see the error above)`);
+          console.log(`${wt}: FAILED (its error is on stderr)`);
           ok = false;
         }
       }
     }
-    try {
-      ok = printBigCache(bigCacheCheck(BIG_CACHE_SHAPES[f.shape]!, f.cacheScheme, log)) && ok;
-    } catch (e) {
-      if (!(e instanceof KvpackError)) throw e;
-      console.log(`\ncache beyond 4 GiB: FAILED: ${e.message}`);
-      ok = false;
+    if (f.cache) {
+      threads();
+      ok = runCache(f) && ok;
     }
     return ok ? 0 : 1;
   } catch (e) {

@@ -36,7 +36,7 @@ function argmax(a: Float32Array): number {
 
 
 /** A kvpack cache filled to `context` positions with random K/V (decode cost depends on the length, not the values). */
-function filledCache(model: Model, scheme: string, context: number, extra: number): { cache: KvCache; last: number } {
+export function filledCache(model: Model, scheme: string, context: number, extra: number): { cache: KvCache; last: number } {
   const hp = model.hp;
   const { name, attention } = parseScheme(scheme);
   const cache = model.createCache({ policy: schemePolicy(name), capacity: context + extra, attention });

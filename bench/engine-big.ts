@@ -1,0 +1,129 @@
+// npm run bench:big: a synthetic Llama-3-8B-shaped model (random weights: speed only, never quality) in
+// q4_0 and q4_K, written by our GGUF writer into the temp dir when absent (bench/big-model.ts): load time,
+// RSS vs file size, prefill and decode tok/s per cache scheme at 1K and 32K (bench/big-run.ts, one child
+// process per weight type); then a q2k cache beyond 4 GiB that appends, attends and saves/restores
+// (bench/big-cache.ts). --shape small dry-runs all of it in a minute.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { KvpackError } from '../src/errors.js';
+import { schemes as schemeRegistry } from '../src/cache/schemes.js';
+import { setThreads } from '../src/kernels/pool.js';
+import { configureMatmul } from '../src/model/matmul-wasm.js';
+import { availableCores } from '../src/model/threads.js';
+import { intArg, intListArg } from '../src/cli/args.js';
+import { BIG_SHAPES, BIG_WEIGHTS, bigModel } from './big-model.js';
+import { BIG_CACHE_SHAPES, bigCacheCheck, printBigCache } from './big-cache.js';
+import { bigRun } from './big-run.js';
+import { parseScheme } from './engine-long.js';
+
+interface Flags {
+  weights: string[];
+  contexts: number[];
+  schemes: string[];
+  threads: number;
+  cacheOnly?: boolean;
+  cache: boolean;
+  shape: string;
+  prompt: number;
+  cacheScheme: string;
+  /** Internal: this process is the child measuring one weight type. */
+  childRun?: string;
+}
+
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+function listOf(flag: string, known: readonly string[], check = (x: string) => known.includes(x)): (v: string) => string[] {
+  return (v) => {
+    const xs = v.split(',').map((x) => x.trim()).filter(Boolean);
+    const badOne = xs.find((x) => !check(x));
+    if (!xs.length || badOne !== undefined) throw new InvalidArgumentError(`${flag}: '${badOne ?? v}' is not one of ${known.join(', ')}`);
+    return xs;
+  };
+}
+
+function program(): Command {
+  return new Command('bench:big')
+    .description('8B-shaped synthetic model (random weights, speed only) and a cache beyond 4 GiB')
+    .option('--weights <list>', `weight types, of ${BIG_WEIGHTS.join(', ')}`, listOf('--weights', BIG_WEIGHTS), [...BIG_WEIGHTS])
+    .option('--contexts <list>', 'decode contexts (positions of synthetic K/V)', intListArg('--contexts', 1, 131072 - 64), [1024, 32768])
+    .option('--schemes <list>', 'cache schemes (optional :int8 / :w16 suffixes as bench:engine)', listOf('--schemes', [...schemeRegistry.keys()], (x) => schemeRegistry.has(parseScheme(x).name)), ['f16', 'q8_0', 'q4_0', 'q2k'])
+    .option('--threads <n>', 'matmul and attention threads (default: available cores)', intArg('--threads', 1, 256), availableCores())
+    .option('--prompt <n>', 'prefill prompt tokens', intArg('--prompt', 16, 8192), 512)
+    .option('--cache-only', 'only the cache beyond 4 GiB')
+    .option('--no-cache', 'skip the cache beyond 4 GiB')
+    // q4_0: 4.5 GiB at 131072 positions of the 8B shape; q2k there is 3.5 GiB (112.5 B per position and KV head), under 4 GiB.
+    .addOption(new Option('--cache-scheme <name>', 'scheme of the cache beyond 4 GiB').choices([...schemeRegistry.keys()]).default('q4_0'))
+    .addOption(new Option('--shape <name>', 'model and cache shape').choices(Object.keys(BIG_SHAPES)).default('8b'))
+    .addOption(new Option('--child-run <weights>').hideHelp())
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s.split('\n')[0] + '\n') });
+}
+
+/** Runs one weight type in a child process of its own; true when it succeeded. */
+function spawnWeights(wt: string, argv: readonly string[]): boolean {
+  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...argv, '--child-run', wt], { stdio: 'inherit' });
+  return r.status === 0;
+}
+
+/** The cache beyond 4 GiB; false when a check failed or it could not be allocated. */
+function runCache(f: Flags): boolean {
+  try {
+    return printBigCache(bigCacheCheck(BIG_CACHE_SHAPES[f.shape]!, f.cacheScheme, log));
+  } catch (e) {
+    if (!(e instanceof KvpackError)) throw e;
+    console.log(`\ncache beyond 4 GiB: FAILED: ${e.message}`);
+    return false;
+  }
+}
+
+function main(argv: string[]): number {
+  const cmd = program();
+  try {
+    cmd.parse(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    throw e;
+  }
+  const f = cmd.opts<Flags>();
+  if (f.cacheOnly && !f.cache) {
+    process.stderr.write('error: --cache-only and --no-cache leave nothing to run\n');
+    return 2;
+  }
+  const shape = BIG_SHAPES[f.shape]!;
+  try {
+    // Threads for the process that computes: the child per weight type, or this one for the cache.
+    const threads = () => (configureMatmul({ threads: f.threads }), setThreads(f.threads));
+    if (f.childRun) {
+      threads();
+      const file = bigModel(shape, f.childRun, log);
+      bigRun({ path: file.path, fileBytes: file.bytes, weights: f.childRun, prompt: f.prompt, contexts: f.contexts, schemes: f.schemes, log });
+      return 0;
+    }
+    console.log(`bench:big, shape ${f.shape}: ${JSON.stringify(shape)}; ${f.threads} threads; Node ${process.version}`);
+    if (!f.cacheOnly) console.log('weights are random (speed only, not quality)');
+    let ok = true;
+    if (!f.cacheOnly) {
+      for (const wt of f.weights) {
+        const file = bigModel(shape, wt, log);
+        console.log(`\n${wt}: ${file.path}, ${file.bytes} B (${(file.bytes / 2 ** 30).toFixed(2)} GiB)${file.writeS === null ? ', already written' : `, written in ${file.writeS.toFixed(1)} s`}`);
+        if (!spawnWeights(wt, argv)) {
+          console.log(`${wt}: FAILED (its error is on stderr)`);
+          ok = false;
+        }
+      }
+    }
+    if (f.cache) {
+      threads();
+      ok = runCache(f) && ok;
+    }
+    return ok ? 0 : 1;
+  } catch (e) {
+    // A model that does not fit (wasm32's 4 GiB today) is an expected outcome to report, in one line.
+    if (!(e instanceof KvpackError)) throw e;
+    console.error(`bench:big${f.childRun ? ` ${f.childRun}` : ''}: ${e.message}`);
+    return 1;
+  }
+}
+
+process.exitCode = main(process.argv.slice(2));

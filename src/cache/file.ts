@@ -1,8 +1,9 @@
-// Cache files: a versioned binary snapshot (header JSON, packed bytes, sha256) written atomically.
+// Cache files: a versioned binary snapshot (header JSON, packed bytes, sha256) written atomically. Files are
+// written and read piece by piece (io/framed-file.ts): a cache may be several GiB; images in memory (slot
+// files, shared stores) have the same bytes.
 import { FileFormatError, KvpackError } from '../errors.js';
-import { writeAtomic } from '../io/atomic.js';
 import { readFrame, writeFrame, type FrameSpec } from '../io/framed.js';
-import { readWholeFile } from '../io/files.js';
+import { readFrameFile, writeFrameFile } from '../io/framed-file.js';
 import type { KvCache, KvCacheOptions } from './kvcache.js';
 import type { CachePolicy } from './policy.js';
 
@@ -49,43 +50,70 @@ interface Header {
   payloadBytes: number;
 }
 
-/** The cache as one cache-file image (header, payload, checksum): what saveCache writes, also for stores that hold bytes. */
-export function encodeCache(cache: KvCache): Uint8Array {
+/** The header and payload parts of a cache (views of its memory: write them before the cache changes). */
+function cacheParts(cache: KvCache): { header: Header; parts: Uint8Array[] } {
   const parts: Uint8Array[] = [];
   const state: LayerState[] = [];
   for (let i = 0; i < cache.layers; i++) {
     const l = cache.layerCache(i);
-    for (const img of l.storeImages()) parts.push(img.slice());
+    for (const img of l.storeImages()) parts.push(img);
     for (const w of ['k', 'v'] as const) {
       const s = l.bulk[w].stream;
-      for (let c = s.dropped; c < s.dropped + s.chunks.length; c++) parts.push(s.chunkBytesAt(c).slice());
+      for (let c = s.dropped; c < s.dropped + s.chunks.length; c++) parts.push(s.chunkBytesAt(c));
     }
     const t = (w: 'k' | 'v'): StreamState => ({ length: l.bulk[w].length, encoded: l.bulk[w].stream.encoded, chunks: l.bulk[w].stream.chunks.length, dropped: l.bulk[w].stream.dropped });
     state.push({ n: l.n, prompt: l.prompt ?? null, ringLo: l.ringLo, streamEnd: l.streamEnd, evicted: l.evicted, k: t('k'), v: t('v') });
   }
   const payloadBytes = parts.reduce((s, p) => s + p.length, 0);
   const header: Header = { layers: cache.layers, kvHeads: cache.kvHeads, headDim: cache.headDim, capacity: cache.capacity, chunkTokens: cache.chunkTokens, policy: cache.policy, state, payloadBytes };
+  return { header, parts };
+}
+
+/** The cache as one cache-file image (header, payload, checksum): for stores that hold bytes. */
+export function encodeCache(cache: KvCache): Uint8Array {
+  const { header, parts } = cacheParts(cache);
   return writeFrame(FRAME, header, parts, CACHE_FILE_VERSION);
 }
 
 export function saveCache(cache: KvCache, path: string): void {
-  // Written beside the target then renamed: a crash never leaves a half-written cache file.
-  writeAtomic(path, encodeCache(cache));
+  // Written beside the target then renamed (a crash never leaves a half-written cache file), straight from
+  // the cache's memory: no copy of the cache is made.
+  const { header, parts } = cacheParts(cache);
+  writeFrameFile(path, FRAME, header, parts, CACHE_FILE_VERSION);
 }
 
 function bad(message: string): never {
   throw new FileFormatError('cache file', message);
 }
 
-/** Reads and verifies a cache file completely before building anything. */
+/** Verifies a cache file completely (checksum first), then builds the cache reading its payload in pieces. */
 export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
-  return decodeCache(readWholeFile(path, 'cache file'), path, make);
+  const f = readFrameFile<Header>(FRAME, path);
+  try {
+    return build(f.version, f.header, f.bodyBytes, (n) => f.take(n), path, make);
+  } finally {
+    f.close();
+  }
 }
 
 /** Verifies a cache-file image completely, then builds the cache it holds; `path` names it in errors. */
 export function decodeCache(buf: Uint8Array, path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
-  const { version, header: h, body: payload } = readFrame<Header>(FRAME, buf, path);
-  if (payload.length !== h.payloadBytes) bad(`${path}: payload is ${payload.length} bytes, header says ${h.payloadBytes}`);
+  const { version, header, body } = readFrame<Header>(FRAME, buf, path);
+  let off = 0;
+  return build(version, header, body.length, (n) => {
+    if (off + n > body.length) bad(`${path}: payload shorter than its header describes`);
+    const s = body.subarray(off, off + n);
+    off += n;
+    return s;
+  }, path, make);
+}
+
+/**
+ * The cache a verified header describes, its payload (`payload` bytes) read in order by take(n) (a view
+ * valid until the next take). Counts are checked before they are trusted; on any error nothing is kept.
+ */
+function build(version: number, h: Header, payload: number, take: (n: number) => Uint8Array, path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
+  if (payload !== h.payloadBytes) bad(`${path}: payload is ${payload} bytes, header says ${h.payloadBytes}`);
   let cache: KvCache;
   try {
     cache = make({ layers: h.layers, kvHeads: h.kvHeads, headDim: h.headDim, capacity: h.capacity, policy: h.policy, chunkTokens: h.chunkTokens });
@@ -99,11 +127,10 @@ export function decodeCache(buf: Uint8Array, path: string, make: (o: KvCacheOpti
   }
   try {
     let off = 0;
-    const take = (n: number) => {
-      if (off + n > payload.length) bad(`${path}: payload shorter than its header describes`);
-      const s = payload.subarray(off, off + n);
+    const next = (n: number) => {
+      if (off + n > payload) bad(`${path}: payload shorter than its header describes`);
       off += n;
-      return s;
+      return take(n);
     };
     if (!Array.isArray(h.state) || h.state.length !== h.layers) bad(`${path}: header has ${h.state?.length} layer states for ${h.layers} layers`);
     h.state.forEach((st, i) => {
@@ -114,11 +141,11 @@ export function decodeCache(buf: Uint8Array, path: string, make: (o: KvCacheOpti
         for (const w of ['k', 'v'] as const) if (st[w] && typeof st[w] === 'object') st[w].dropped = 0;
       }
       checkState(st, i, h, l.bulk.k.staging ? l.bulk.k.stream.format.blockValues : 1, l.bulk.v.staging ? l.bulk.v.stream.format.blockValues : 1, l.plan.slidingWindow, path);
-      for (const s of l.stores()) s.raw().set(take(s.bytes));
+      for (const s of l.stores()) s.raw().set(next(s.bytes));
       for (const w of ['k', 'v'] as const) {
         const stream = l.bulk[w].stream;
         stream.dropped = st[w].dropped;
-        for (let c = 0; c < st[w].chunks; c++) stream.loadChunk(take(stream.chunkBytes));
+        for (let c = 0; c < st[w].chunks; c++) stream.loadChunk(next(stream.chunkBytes));
         stream.encoded = st[w].encoded;
         l.bulk[w].length = st[w].length;
       }
@@ -128,7 +155,7 @@ export function decodeCache(buf: Uint8Array, path: string, make: (o: KvCacheOpti
       l.streamEnd = st.streamEnd;
       l.evicted = st.evicted;
     });
-    if (off !== payload.length) bad(`${path}: ${payload.length - off} trailing payload bytes`);
+    if (off !== payload) bad(`${path}: ${payload - off} trailing payload bytes`);
   } catch (e) {
     cache.dispose();
     throw e;

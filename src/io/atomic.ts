@@ -1,6 +1,6 @@
 // Atomic publication: a file or directory is written beside its target and renamed into place, so a crash
 // or a failed write never leaves half of it under the target name (rename is atomic on one filesystem).
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 
 let seq = 0;
 
@@ -10,6 +10,23 @@ export function writeAtomic(path: string, data: string | Uint8Array | readonly U
   try {
     if (typeof data === 'string' || data instanceof Uint8Array) writeFileSync(tmp, data);
     else writeFileSync(tmp, Buffer.concat(data as Uint8Array[]));
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** Like writeAtomic, with `write` filling the temp file through its descriptor (files too big for one buffer). */
+export function writeAtomicWith(path: string, write: (fd: number) => void): void {
+  const tmp = `${path}.tmp-${process.pid}-${seq++}`;
+  try {
+    const fd = openSync(tmp, 'w');
+    try {
+      write(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });

@@ -19,21 +19,20 @@ export interface FrameSpec {
   readonly checksum?: boolean;
 }
 
-const SHA = 32;
+export const SHA = 32;
 
-function prefixBytes(spec: FrameSpec): number {
+export function prefixBytes(spec: FrameSpec): number {
   return spec.magic.length + (spec.versions ? 4 : 0) + 4;
 }
 
-/** The frame bytes for `header` and the body parts. */
-export function writeFrame(spec: FrameSpec, header: unknown, body: readonly Uint8Array[], version?: number): Uint8Array {
+/** Magic, version, header length and header JSON: the bytes before the body. */
+export function frameHead(spec: FrameSpec, header: unknown, version?: number): Uint8Array {
   const pre = prefixBytes(spec);
   let json = JSON.stringify(header);
   if (spec.pad) while ((pre + Buffer.byteLength(json)) % 4) json += ' ';
   const hb = Buffer.from(json, 'utf8');
   if (hb.length > spec.maxHeader) throw new FileFormatError(spec.kind, `header of ${hb.length} B exceeds the ${spec.maxHeader} B limit`);
-  const bodyBytes = body.reduce((s, b) => s + b.length, 0);
-  const out = new Uint8Array(pre + hb.length + bodyBytes + (spec.checksum ? SHA : 0));
+  const out = new Uint8Array(pre + hb.length);
   const dv = new DataView(out.buffer);
   out.set(Buffer.from(spec.magic, 'latin1'), 0);
   let o = spec.magic.length;
@@ -44,7 +43,16 @@ export function writeFrame(spec: FrameSpec, header: unknown, body: readonly Uint
   }
   dv.setUint32(o, hb.length, true);
   out.set(hb, pre);
-  o = pre + hb.length;
+  return out;
+}
+
+/** The frame bytes for `header` and the body parts (one buffer: see framed-file.ts for big files). */
+export function writeFrame(spec: FrameSpec, header: unknown, body: readonly Uint8Array[], version?: number): Uint8Array {
+  const head = frameHead(spec, header, version);
+  const bodyBytes = body.reduce((s, b) => s + b.length, 0);
+  const out = new Uint8Array(head.length + bodyBytes + (spec.checksum ? SHA : 0));
+  out.set(head, 0);
+  let o = head.length;
   for (const b of body) {
     out.set(b, o);
     o += b.length;

@@ -1,6 +1,6 @@
 // One wasm linear memory and its first-fit allocator: kernels read weights and K/V in place (no per-call
 // copies). Past one memory's cap, spaces.ts adds more memories, each an Arena with its own kernel instance.
-import { ArgumentError } from '../errors.js';
+import { ArgumentError, OutOfMemoryError } from '../errors.js';
 
 const PAGE = 65536;
 /** wasm32 caps linear memory at 4 GiB. */
@@ -76,10 +76,15 @@ export class Arena {
     const have = this.memory.buffer.byteLength;
     if (end > have) {
       if (end > this.limit) {
-        throw new ArgumentError(`arena: ${bytes} more bytes would exceed this memory's ${this.limit} B (wasm32 caps one memory at 4 GiB)`);
+        throw new OutOfMemoryError(`${bytes} more bytes would exceed this memory's ${this.limit} B (${this.allocatedBytes} B in use; wasm32 caps one memory at 4 GiB)`);
       }
       const pages = Math.min(this.limit / PAGE - have / PAGE, Math.max(GROW_MIN_PAGES, Math.ceil((end - have) / PAGE)));
-      this.memory.grow(pages);
+      try {
+        this.memory.grow(pages);
+      } catch (e) {
+        // The system refused the pages (RangeError): the machine's memory, not a bug.
+        throw new OutOfMemoryError(`the system refused ${pages * PAGE} more bytes of wasm memory (${have} B held here): ${(e as Error).message}`);
+      }
     }
     this.top = end;
     return this.take(off, size);

@@ -1,6 +1,6 @@
 // One forward call's activations. With the wasm kernels they share one arena region, so the ops
 // (forward-wasm.ts) and the matmuls (matmul-wasm.ts) read and write them in place; without, plain arrays.
-import { ArgumentError } from '../errors.js';
+import { ArgumentError, OutOfMemoryError } from '../errors.js';
 import { inWasm, wasmKernels, type WasmKernels } from '../kernels/wasm.js';
 
 const NAMES = ['x', 'xb', 'q', 'k', 'v', 'att', 'gate', 'up', 'logits', 'cosG', 'sinG', 'cosL', 'sinL'] as const;
@@ -111,8 +111,8 @@ function take(k: WasmKernels, bytes: number): Region | null {
   try {
     return { off: k.arena.alloc(bytes), bytes };
   } catch (e) {
-    // ArgumentError: past wasm32's 4 GiB; RangeError: the system refused the grow.
-    if (e instanceof ArgumentError || e instanceof RangeError) return null;
+    // Past the space's limit, or the system refused the grow.
+    if (e instanceof OutOfMemoryError) return null;
     throw e;
   }
 }

@@ -72,7 +72,7 @@ export class KvCache {
   private readonly arenas: readonly Arena[];
   /** Releases of each layer's pledge in its memory space (spaces.ts). */
   private readonly pledges: (() => void)[] = [];
-  private readonly layerCaches: LayerCache[];
+  private layerCaches: LayerCache[];
   private readonly rotations: { k: Rotation | null; v: Rotation | null }[];
   private disposed = false;
 
@@ -90,13 +90,9 @@ export class KvCache {
     this.plans = planLayers(this.policy, this.layers, this.capacity);
     this.attention = { ...opts.attention };
     this.packing = this.plans.map((p) => headPacking(p, this.kvHeads, this.headDim));
+    this.layerCaches = [];
     this.arenas = this.place(opts);
     this.layerCaches = this.plans.map((p, i) => new LayerCache(this.arenas[i]!, p, this.packing[i]!.heads, this.packing[i]!.headDim, this.chunkTokens));
-    // Each layer's growth to its capacity is counted against its space, so later placements leave it room.
-    this.layerCaches.forEach((l, i) => {
-      const k = spaces().find((s) => s.arena === this.arenas[i]);
-      if (k) this.pledges.push(pledge(k, this.projectedBytes(i), () => l.allocatedBytes()));
-    });
     this.rotations = this.plans.map((p) => ({
       k: p.rotation?.k ? new Rotation(this.headDim, p.rotation.seed * 2654435761 + p.layer * 2 + 1) : null,
       v: p.rotation?.v ? new Rotation(this.headDim, p.rotation.seed * 2654435761 + p.layer * 2 + 2) : null,
@@ -118,11 +114,28 @@ export class KvCache {
   private place(opts: KvCacheOptions): Arena[] {
     if (opts.arenas) {
       if (opts.arenas.length !== this.layers) throw new ArgumentError(`KvCache: ${opts.arenas.length} arenas for ${this.layers} layers`);
+      opts.arenas.forEach((a, i) => {
+        const k = spaces().find((s) => s.arena === a);
+        if (k) this.pledges.push(pledge(k, this.projectedBytes(i), () => this.layerCaches[i]?.allocatedBytes() ?? 0));
+      });
       return [...opts.arenas];
     }
     const fixed = opts.arena ?? (spaces().length === 0 ? sharedArena() : null);
-    if (fixed) return this.plans.map(() => fixed);
-    return this.plans.map((_, i) => placeIn(`KvCache layer ${i}`, this.projectedBytes(i)).arena);
+    const arenas = fixed ? this.plans.map(() => fixed) : [];
+    try {
+      for (let i = 0; i < this.layers; i++) {
+        const bytes = this.projectedBytes(i);
+        const k = fixed ? spaces().find((s) => s.arena === fixed) : placeIn(`KvCache layer ${i}`, bytes);
+        if (!fixed) arenas.push(k!.arena);
+        // Each layer's growth to its capacity counts against its space at once, so the next layers placed
+        // (and later caches) leave it room.
+        if (k) this.pledges.push(pledge(k, bytes, () => this.layerCaches[i]?.allocatedBytes() ?? 0));
+      }
+    } catch (e) {
+      for (const release of this.pledges) release();
+      throw e;
+    }
+    return arenas;
   }
 
   /** Positions every layer holds (layers are appended one after another during a forward pass). */

@@ -14,6 +14,9 @@ import { wasmKernels } from './wasm.js';
 import { placeIn, setSpaceCap, spaceOf, spaces } from './spaces.js';
 import { ArgumentError, OutOfMemoryError } from '../errors.js';
 import { KvCache } from '../cache/kvcache.js';
+import { setForceReference } from './attend.js';
+import { Prng } from '../numeric/prng.js';
+import { nmse } from '../lab/metrics.js';
 
 const workload = fileURLToPath(new URL('../../test/fixtures/spaces-workload.js', import.meta.url));
 /** Small enough that the model (~16 MB of q8_0 weights) and its 2048-position caches need several spaces. */
@@ -63,5 +66,47 @@ test('a cache with a layer bigger than a space is refused at creation with the s
     );
   } finally {
     setSpaceCap(2 ** 32);
+  }
+});
+
+test('one cache whose layers need a space each: placed apart, attended in their spaces as the reference does, saved and restored', { skip: wasmKernels() ? false : 'wasm kernels unavailable' }, () => {
+  // Each layer pledges ~9 MB at capacity (8 kv heads x 128 x 4096 positions, K and V in q8_0): two do not fit 16 MiB.
+  setSpaceCap(16 << 20);
+  const dir = mkdtempSync(join(tmpdir(), 'kvpack-spaces-cache-'));
+  const caches: KvCache[] = [];
+  try {
+    const make = () => new KvCache({ layers: 3, kvHeads: 8, headDim: 128, capacity: 4096, policy: { k: 'q8_0', v: 'q8_0', window: 16, sinks: 4 } });
+    const cache = make();
+    caches.push(cache);
+    const rng = new Prng(21);
+    const row = 8 * 128;
+    for (let l = 0; l < 3; l++) cache.append(l, rng.normals(700 * row), rng.normals(700 * row));
+    const layerSpaces = [0, 1, 2].map((l) => spaceOf(cache.layerCache(l).bulk.k.stream.chunkBytesAt(0))!.index);
+    assert.equal(new Set(layerSpaces).size, 3, `layers in spaces ${layerSpaces}`);
+    const q = rng.normals(32 * 128);
+    const attendAll = (c: KvCache) => [0, 1, 2].map((l) => {
+      const out = new Float32Array(q.length);
+      const r = c.attend(l, q, out);
+      return { out, path: r.path };
+    });
+    const fast = attendAll(cache);
+    setForceReference(true);
+    const ref = attendAll(cache);
+    setForceReference(false);
+    fast.forEach((f, l) => {
+      assert.equal(f.path, 'fast');
+      assert.equal(ref[l]!.path, 'reference');
+      assert.ok(nmse(f.out, ref[l]!.out) < 1e-9, `layer ${l}: nmse ${nmse(f.out, ref[l]!.out)}`);
+      if (l > 0) assert.notDeepEqual(f.out, fast[0]!.out);
+    });
+    const file = join(dir, 'c.kvc');
+    cache.save(file);
+    const back = KvCache.restore(file);
+    caches.push(back);
+    attendAll(back).forEach((b, l) => assert.deepEqual(b.out, fast[l]!.out));
+  } finally {
+    for (const c of caches) c.dispose();
+    setSpaceCap(2 ** 32);
+    rmSync(dir, { recursive: true, force: true });
   }
 });

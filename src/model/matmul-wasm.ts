@@ -39,34 +39,50 @@ export const PARALLEL_MIN_MACS = 1 << 17;
 /** Re-time the option not in use once every this many calls of a size class (the machine's load changes). */
 const PROBE_EVERY = 32;
 
+/** Recent times per option a size class keeps: their median decides, so one stall does not (a slow wake-up). */
+const CHOOSER_SAMPLES = 5;
+
 /**
  * Picks one thread or the pool per size class (log2 of multiply-adds) from measured time per multiply-add:
  * on a machine where other processes hold the cores, a worker waits for a time slice and the pool loses
- * (bench/engine.ts saw +0.6 ms per call under load), so the choice is measured rather than fixed.
+ * (bench/engine.ts saw +0.6 ms per call under load), so the choice is measured rather than fixed. Each
+ * option keeps its last few times and the medians are compared: an average let one stalled call (a worker
+ * descheduled for a time slice) send a size class to one thread for hundreds of calls.
  */
 class ThreadChooser {
-  private readonly stats = new Map<number, { one: number; many: number; calls: number }>();
-  private entry(macs: number): { one: number; many: number; calls: number } {
+  private readonly stats = new Map<number, { one: number[]; many: number[]; calls: number }>();
+  private entry(macs: number): { one: number[]; many: number[]; calls: number } {
     const b = Math.round(Math.log2(macs));
     let s = this.stats.get(b);
-    if (!s) this.stats.set(b, (s = { one: NaN, many: NaN, calls: 0 }));
+    if (!s) this.stats.set(b, (s = { one: [], many: [], calls: 0 }));
     return s;
   }
   choose(macs: number): boolean {
     const s = this.entry(macs);
     s.calls++;
-    if (Number.isNaN(s.many)) return true;
-    if (Number.isNaN(s.one)) return false;
-    const best = s.many < s.one;
+    if (s.many.length === 0) return true;
+    if (s.one.length === 0) return false;
+    const best = middle(s.many) < middle(s.one);
     return s.calls % PROBE_EVERY === 0 ? !best : best;
   }
   record(macs: number, parallel: boolean, ms: number): void {
     const s = this.entry(macs);
-    const per = ms / macs;
-    const key = parallel ? 'many' : 'one';
-    // The first call of each kind includes warm-up (tier-up, wakes): let later calls replace it quickly.
-    s[key] = Number.isNaN(s[key]) ? per : 0.5 * s[key] + 0.5 * per;
+    const times = parallel ? s.many : s.one;
+    times.push(ms / macs);
+    if (times.length > CHOOSER_SAMPLES) times.shift();
   }
+}
+
+const sorted = new Float64Array(CHOOSER_SAMPLES);
+/** The median of at most CHOOSER_SAMPLES numbers (no allocation: it runs on every call). */
+function middle(xs: readonly number[]): number {
+  for (let i = 0; i < xs.length; i++) {
+    const v = xs[i]!;
+    let j = i;
+    for (; j > 0 && sorted[j - 1]! > v; j--) sorted[j] = sorted[j - 1]!;
+    sorted[j] = v;
+  }
+  return sorted[xs.length >> 1]!;
 }
 const chooser = new ThreadChooser();
 
@@ -179,8 +195,8 @@ interface Plan {
 
 /**
  * The one-token layout order for this weight and these activations, or -1: the type has a one-token kernel
- * (vecOrder: int8 orders only with 'q8' activations; f16 computes in f32 either way), and for q8_0 / q4_0
- * (whose kernels convert block scales four at a time, Inf/NaN not kept) every block scale is finite. The
+ * (vecOrder: int8 orders only with 'q8' activations; f16 computes in f32 either way), and for the 32-value
+ * block types (whose kernels convert block scales four at a time, Inf/NaN not kept) every scale is finite. The
  * scale check runs once per weight; a weight with a non-finite scale runs the exact row kernel.
  */
 const vecChecked = new WeakMap<PackedWeight, number>();
@@ -188,7 +204,7 @@ function vecOrder(e: WasmKernels['exports'], w: PackedWeight, activations: Activ
   let order = vecChecked.get(w);
   if (order === undefined) {
     order = e['vecOrder']!(w.type) as number;
-    if ((w.type === GGML.Q8_0 || w.type === GGML.Q4_0) && e['vecScalesFinite']!(w.type, w.ptr, w.rows * w.rowBytes) !== 1) order = -1;
+    if (order >= 0 && e['vecScalesFinite']!(w.type, w.ptr, w.rows * w.rowBytes) !== 1) order = -1;
     vecChecked.set(w, order);
   }
   return order < 0 || (activations !== 'q8' && !FLOAT_TYPES.has(w.type)) ? -1 : order;
@@ -250,10 +266,15 @@ export function wasmMatmulGroup(group: readonly PackedWeight[], x: Float32Array,
   if (xIn && yIn.every(Boolean)) return wasmMatmulGroupAt(group, x.byteOffset, n, ys.map((y) => y.byteOffset), activations);
   ws ??= new Workspace(k);
   const xPtr = xIn ? x.byteOffset : ws.get('x', n * cols * 4);
-  const yStage = yIn.every(Boolean) ? 0 : ws.get('y', n * Math.max(...group.map((w, i) => (yIn[i] ? 0 : w.rows))) * 4);
+  // Outputs outside the arena are staged one region per weight (the group runs as one job), copied out after.
+  const stage = group.map((w, i) => (yIn[i] ? 0 : n * w.rows * 4));
+  const yStage = stage.some(Boolean) ? ws.get('y', stage.reduce((a, b) => a + Math.ceil(b / 64) * 64, 0)) : 0;
+  const yPtrs: number[] = [];
+  for (let i = 0, off = yStage; i < group.length; off += Math.ceil(stage[i]! / 64) * 64, i++) yPtrs.push(yIn[i] ? ys[i]!.byteOffset : off);
   if (!xIn) new Float32Array(k.arena.memory.buffer, xPtr, n * cols).set(x.subarray(0, n * cols));
-  runGroup(k, group, xPtr, n, ys.map((y, i) => (yIn[i] ? y.byteOffset : yStage)), activations, (i) => {
-    if (!yIn[i]) ys[i]!.set(new Float32Array(k.arena.memory.buffer, yStage, n * group[i]!.rows));
+  runGroup(k, group, xPtr, n, yPtrs, activations);
+  group.forEach((w, i) => {
+    if (!yIn[i]) ys[i]!.set(new Float32Array(k.arena.memory.buffer, yPtrs[i]!, n * w.rows));
   });
 }
 
@@ -280,8 +301,8 @@ function checkGroup(group: readonly PackedWeight[], outputs: number): number {
   return cols;
 }
 
-/** Lays x (at xPtr) out once per layout the group needs, then runs each weight into yPtrs[i]; done(i) after weight i. */
-function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, n: number, yPtrs: readonly number[], activations: Activations, done?: (i: number) => void): void {
+/** Lays x (at xPtr) out once per layout the group needs, then runs the weights into yPtrs[i], as one job. */
+function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, n: number, yPtrs: readonly number[], activations: Activations): void {
   ws ??= new Workspace(k);
   const e = k.exports;
   const cols = group[0]!.cols;
@@ -306,10 +327,20 @@ function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, 
     else if (layout === 'tilesF32') e['packActF32']!(xPtr, n, cols, p.q);
     else if (layout !== 'raw') e['packActVecN']!(xPtr, n, cols, Number(layout[3]), p.q, p.d, p.s);
   }
-  for (let i = 0; i < group.length; i++) {
-    runWeight(k, group[i]!, plans[i]!, packed.get(plans[i]!.layout)!, n, yPtrs[i]!, scratch, stride, maxThreads);
-    done?.(i);
+  const most = e['matmulJobParts']!() as number;
+  for (let i = 0; i < group.length; i += most) {
+    const parts: Part[] = [];
+    for (let j = i; j < Math.min(group.length, i + most); j++) parts.push({ w: group[j]!, p: plans[j]!, x: packed.get(plans[j]!.layout)!, y: yPtrs[j]! });
+    runJob(k, parts, n, scratch, stride, maxThreads);
   }
+}
+
+/** One weight of a job: its plan, its packed activations and its output address. */
+interface Part {
+  w: PackedWeight;
+  p: Plan;
+  x: Packed;
+  y: number;
 }
 
 /** Units per thread a parallel call aims for, so a thread that starts late or stalls holds up at most a few. */
@@ -327,21 +358,27 @@ export function matmulSplitStats(): Readonly<typeof splitStats> {
 let job = 0;
 let jobTag = 0;
 
-/** One weight's product into yPtr [n, rows], its rows split dynamically across the pool when that pays. */
-function runWeight(k: WasmKernels, w: PackedWeight, p: Plan, x: Packed, n: number, yPtr: number, scratch: number, stride: number, maxThreads: number): void {
+/**
+ * The parts' products into their outputs as one job, whose units (whole 4-row strips of one weight) are
+ * split dynamically across the pool when that pays: the workers are woken and waited for once per job.
+ */
+function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: number, stride: number, maxThreads: number): void {
   const e = k.exports;
-  const { rows, cols, type } = w;
-  const macs = rows * cols * n;
+  let macs = 0;
+  for (const { w } of parts) macs += w.rows * w.cols * n;
   const threads = Math.min(maxThreads, Math.floor(macs / MIN_UNIT_MACS) || 1);
   const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (config.threadChoice === 'always' || chooser.choose(macs));
-  // Units of whole 4-row strips (the tiled kernels' height), at least MIN_UNIT_MACS each.
-  const minRows = Math.ceil(MIN_UNIT_MACS / (cols * n) / 4) * 4;
-  // (The job's counter holds at most 0xffff units.)
-  const unitRows = parallel ? Math.max(minRows, Math.ceil(rows / (threads * UNITS_PER_THREAD) / 4) * 4, Math.ceil(rows / 0xffff)) : rows;
+  // Units of at least MIN_UNIT_MACS, about UNITS_PER_THREAD per thread over the whole job.
+  const unitMacs = Math.max(MIN_UNIT_MACS, macs / (threads * UNITS_PER_THREAD));
   job ||= k.arena.alloc(e['matmulJobBytes']!() as number);
   jobTag = (jobTag + 1) >>> 0;
   const t0 = performance.now();
-  const units = e['matmulPost']!(job, KERNEL_IDS[p.kernel], type, w.ptr, w.rowBytes, rows, cols, x.q, x.d, x.s, n, yPtr, rows, unitRows, scratch, stride, jobTag) as number;
+  parts.forEach(({ w, p, x, y }, i) => {
+    // (The job's counter holds at most 0xffff units in all.)
+    const unitRows = parallel ? Math.max(Math.ceil(unitMacs / (w.cols * n) / 4) * 4, Math.ceil((w.rows * parts.length) / 0xfff0)) : w.rows;
+    e['matmulPart']!(job, i, KERNEL_IDS[p.kernel], w.type, w.ptr, w.rowBytes, w.rows, w.cols, x.q, x.d, x.s, n, y, w.rows, unitRows, scratch, stride);
+  });
+  const units = e['matmulArm']!(job, parts.length, jobTag) as number;
   if (parallel) postShared(k, 'matmulRun', job, threads - 1);
   const mine = e['matmulRun']!(job, 0) as number;
   if (parallel) {

@@ -14,7 +14,10 @@ export const ERR_LEN = 8; // bytes of the first failure's text in the error buff
 export const SHARED_FN = 9;
 export const SHARED_JOB = 10;
 export const SHARED_WORKERS = 11;
-export const CTL_WORDS = 12;
+// Workers asleep on GEN (Atomics.wait): a post notifies only when one is, a notify costs the poster a few us
+// to tens of us (a futex wake; on a busy 2-vCPU machine the woken thread may preempt the poster).
+export const SLEEPING = 12;
+export const CTL_WORDS = 13;
 /** Bytes of the error buffer: the first failing worker's exception, as text (the caller's error cause). */
 export const ERR_BYTES = 2048;
 
@@ -62,4 +65,22 @@ export function takeUnit(ctl: Int32Array, gen: number, units: number): number {
     if (u >= units) return -1;
     if (Atomics.compareExchange(ctl, TICKET, t, t + 1) === t) return u;
   }
+}
+
+/**
+ * Announces a new job (GEN already bumped): notifies GEN only when a worker sleeps on it. Sequentially
+ * consistent atomics make this safe: a worker counts itself in SLEEPING before Atomics.wait compares GEN, so
+ * either the poster sees the count and notifies, or the worker sees the new GEN and does not sleep.
+ */
+export function wakeWorkers(ctl: Int32Array): boolean {
+  if (Atomics.load(ctl, SLEEPING) === 0) return false;
+  Atomics.notify(ctl, GEN);
+  return true;
+}
+
+/** A worker's sleep on GEN while it still equals `seen`, counted in SLEEPING (see wakeWorkers). */
+export function sleepOnGen(ctl: Int32Array, seen: number): void {
+  Atomics.add(ctl, SLEEPING, 1);
+  Atomics.wait(ctl, GEN, seen);
+  Atomics.sub(ctl, SLEEPING, 1);
 }

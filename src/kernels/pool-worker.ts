@@ -5,7 +5,7 @@ import { workerData } from './pool-worker-init.js';
 import type { PoolInit as Init } from './pool-host-api.js';
 import { bindJob, runUnit, scratchAt, unitKernel, type BoundJob, type UnitKernel } from './attend-unit.js';
 import { unpackJob } from './job-pack.js';
-import { CALL_SLOT, DONE, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, KIND, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, recordError, takeUnit } from './pool-control.js';
+import { CALL_SLOT, DONE, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, KIND, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, recordError, sleepOnGen, takeUnit } from './pool-control.js';
 
 const init = workerData as Init;
 const { ctl, jobBytes, memory } = init;
@@ -33,7 +33,7 @@ for (;;) {
   const spinUntil = performance.now() + init.spinMs;
   let gen = Atomics.load(ctl, GEN);
   while (gen === seen) {
-    if (performance.now() > spinUntil) Atomics.wait(ctl, GEN, seen);
+    if (performance.now() > spinUntil) sleepOnGen(ctl, seen);
     gen = Atomics.load(ctl, GEN);
   }
   seen = gen;

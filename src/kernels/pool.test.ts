@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { attend, PARALLEL_MIN_WORK } from './attend.js';
 import { attendReference } from '../attention/reference.js';
-import { getThreads, poolFailure, runCalls } from './pool.js';
+import { getThreads, poolFailure, poolStats, runCalls, SPIN_MS } from './pool.js';
 import { wasmKernels } from './wasm.js';
 import { sharedArena } from './arena.js';
 import { getFormat } from '../formats/registry.js';
@@ -115,6 +115,29 @@ test('pool: kernel calls and attention units share the workers; interleaved jobs
   assert.throws(() => runCalls(k, [['scaleF32', [buf, n, 3]], ['noSuchKernel', []]]), /noSuchKernel/);
   k.arena.free(buf);
   free();
+});
+
+test('pool: a post wakes a worker asleep on the job word (posts skip the wake only while it spins)', (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('wasm kernels unavailable');
+  if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
+  const n = 4096;
+  const buf = k.arena.alloc(2 * n * 4);
+  const call = (i: number) => {
+    new Float32Array(k.arena.memory.buffer, buf, 2 * n).fill(1);
+    runCalls(k, [['scaleF32', [buf, n, 3]], ['scaleF32', [buf + n * 4, n, 5]]]);
+    const y = new Float32Array(k.arena.memory.buffer, buf, 2 * n);
+    assert.ok(y[0] === 3 && y[n] === 5 && y[2 * n - 1] === 5, `round ${i}: both halves scaled once`);
+  };
+  call(-1);
+  const wakes0 = poolStats().wakes;
+  // Idle well past the spin, so the worker sleeps: a post that failed to wake it would hang here.
+  for (let i = 0; i < 5; i++) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 * SPIN_MS + 5);
+    call(i);
+  }
+  assert.ok(poolStats().wakes - wakes0 >= 1, 'a post found the worker asleep and woke it');
+  k.arena.free(buf);
 });
 
 test('pool: a worker\'s exception is the cause of the caller\'s error, not swallowed', (t) => {

@@ -8,7 +8,7 @@ import { PoolError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
-import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, armTickets, recordedError, takeUnit } from './pool-control.js';
+import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, armTickets, recordedError, takeUnit, wakeWorkers } from './pool-control.js';
 import { host } from './pool-host.js';
 
 const cores = host.cores;
@@ -133,11 +133,11 @@ function spawnPool(k: WasmKernels, want: number): Pool {
   return { workers: want, ctl, jobBytes, jobNums, calls, errText, exportIndex, handles };
 }
 
-/** Attention jobs and kernel calls handed to workers since start. */
-const shared = { jobs: 0, calls: 0 };
+/** Attention jobs and kernel calls handed to workers since start, and the posts that had to wake a sleeping worker. */
+const shared = { jobs: 0, calls: 0, wakes: 0 };
 
 /** Workers running now, and the jobs and calls they were handed (the proof that threads ran). */
-export function poolStats(): { workers: number; jobs: number; calls: number } {
+export function poolStats(): { workers: number; jobs: number; calls: number; wakes: number } {
   return { workers: pool?.workers ?? 0, ...shared };
 }
 
@@ -180,7 +180,7 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
   const gen = Atomics.load(ctl, GEN) + 1;
   armTickets(ctl, gen);
   Atomics.store(ctl, GEN, gen);
-  Atomics.notify(ctl, GEN);
+  if (wakeWorkers(ctl)) shared.wakes++;
   let mine = 0;
   for (;;) {
     const u = takeUnit(ctl, gen, job.units);
@@ -241,7 +241,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
     Atomics.store(ctl, DONE, 0);
     Atomics.store(ctl, ERR, 0);
     Atomics.add(ctl, GEN, 1);
-    Atomics.notify(ctl, GEN);
+    if (wakeWorkers(ctl)) shared.wakes++;
   }
   const call = (c: KernelCall) => (k.exports[c[0]] as (...a: readonly number[]) => void)(...c[1]);
   call(calls[0]!);
@@ -279,7 +279,7 @@ export function postShared(k: WasmKernels, name: string, job: number, workers: n
   Atomics.store(ctl, KIND, JOB_SHARED);
   Atomics.store(ctl, ERR, 0);
   Atomics.add(ctl, GEN, 1);
-  Atomics.notify(ctl, GEN);
+  if (wakeWorkers(ctl)) shared.wakes++;
   // Each worker woken runs the shared kernel call (a threaded matmul): counted with the kernel calls.
   shared.calls += n;
   return n;

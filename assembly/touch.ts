@@ -16,3 +16,17 @@
 @inline export function keep(sum: u32): void {
   if (sum == 0xdeadbeef) unreachable();
 }
+
+/**
+ * Touches one byte per 64 of [a, b) (clamped to `end`, exclusive) in a tight loop and returns their sum (for
+ * keep). A burst of loads a row group ahead has many misses in flight at once, where touches spread over
+ * the compute loop have only as many as its reorder window holds (see matmul_vec.ts rowsQ).
+ */
+@inline export function touchLines(a: usize, b: usize, end: usize): u32 {
+  const e = b < end ? b : end;
+  let s: u32 = 0;
+  let q = a;
+  for (; q + 192 < e; q += 256) s += <u32>load<u8>(q) + <u32>load<u8>(q, 64) + <u32>load<u8>(q, 128) + <u32>load<u8>(q, 192);
+  for (; q < e; q += 64) s += <u32>load<u8>(q);
+  return s;
+}

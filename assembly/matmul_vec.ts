@@ -46,11 +46,13 @@ export function vecOrder(type: i32): i32 {
  * q8_0 at 3 tokens 290 vs 473 us (row kernel), at 4 384 vs 369 (tiled); q4_0 / q4_K at 6 543 / 651 vs
  * 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; q6_K at 3 530 vs 653 (row kernel), at 4 702 vs 494
  * (tiled); f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531 vs 563, at 6 793 vs 760 (f32 row kernel);
- * q4_1 / q5_0 / q5_1 / iq4_nl (weights cycled from DRAM, CPU time) at 3 538-744 vs 610-933 (row kernel).
+ * q4_1 / q5_0 / q5_1 / iq4_nl (weights cycled from DRAM, CPU time) at 3 538-744 vs 610-933 (row kernel);
+ * q5_K at 3 600-610 vs 781-852 (row kernel), at 4 773 vs 689-691 (tiled).
  */
 export function vecMaxTokens(type: i32): i32 {
   if (type == T_Q8_0 || otherBlocks(type)) return 3;
-  if (type == T_Q4_0 || type == T_Q4_K || type == T_Q5_K) return 6;
+  if (type == T_Q4_0 || type == T_Q4_K) return 6;
+  if (type == T_Q5_K) return 3;
   if (type == T_BF16) return 4;
   if (type == T_Q6_K) return 3;
   if (type == T_F16) return 1;

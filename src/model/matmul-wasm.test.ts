@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { matmulShared, Weight } from './forward-weights.js';
-import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, matmulSplitStats, wasmMatmul } from './matmul-wasm.js';
+import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, matmulSplitStats, ThreadChooser, wasmMatmul } from './matmul-wasm.js';
 import { availableCores } from './threads.js';
 import { dequantize } from '../gguf/dequant.js';
 import { GGML, ggmlType } from '../gguf/types.js';
@@ -95,6 +95,34 @@ test('threads split rows and give the same bytes as one thread', { skip: skip ||
     configureMatmul(before);
     closeMatmulThreads();
   }
+});
+
+test('the thread chooser follows the faster option by its recent median; one stalled call does not flip it; the other is re-timed now and then', () => {
+  const c = new ThreadChooser();
+  const macs = 1 << 20;
+  // Run what it picks for 400 calls: the pool takes 1 ms, one thread 2 ms, but pool call 50 stalls for 40 ms.
+  let pool = 0, one = 0;
+  for (let i = 0; i < 400; i++) {
+    const parallel = c.choose(macs);
+    if (parallel) pool++;
+    else one++;
+    c.record(macs, parallel, parallel ? (pool === 50 ? 40 : 1) : 2);
+  }
+  assert.ok(pool > 380 && one > 0, `pool ${pool} calls, one thread ${one}`);
+  // The machine changes (the pool now loses 3 ms to 2): within a few probes the choice follows.
+  let lastOne = 0;
+  for (let i = 0; i < 1500; i++) {
+    const parallel = c.choose(macs);
+    if (!parallel) lastOne = i;
+    c.record(macs, parallel, parallel ? 3 : 2);
+  }
+  let recent = 0;
+  for (let i = 0; i < 100; i++) {
+    const parallel = c.choose(macs);
+    if (!parallel) recent++;
+    c.record(macs, parallel, parallel ? 3 : 2);
+  }
+  assert.ok(recent > 90 && lastOne > 1400, `one thread ${recent} of the last 100 calls`);
 });
 
 test('configureMatmul rejects bad values', () => {

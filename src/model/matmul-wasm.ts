@@ -42,6 +42,16 @@ const PROBE_EVERY = 32;
 /** Recent times per option a size class keeps: their median decides, so one stall does not (a slow wake-up). */
 const CHOOSER_SAMPLES = 5;
 
+/** One size class's recent times per multiply-add on one thread and on the pool. */
+interface ClassTimes {
+  one: number[];
+  many: number[];
+  calls: number;
+  /** Whether the first (warm-up) time of each kind was dropped. */
+  oneWarm: boolean;
+  manyWarm: boolean;
+}
+
 /**
  * Picks one thread or the pool per size class (log2 of multiply-adds) from measured time per multiply-add:
  * on a machine where other processes hold the cores, a worker waits for a time slice and the pool loses
@@ -49,12 +59,12 @@ const CHOOSER_SAMPLES = 5;
  * option keeps its last few times and the medians are compared: an average let one stalled call (a worker
  * descheduled for a time slice) send a size class to one thread for hundreds of calls.
  */
-class ThreadChooser {
-  private readonly stats = new Map<number, { one: number[]; many: number[]; calls: number }>();
-  private entry(macs: number): { one: number[]; many: number[]; calls: number } {
+export class ThreadChooser {
+  private readonly stats = new Map<number, ClassTimes>();
+  private entry(macs: number): ClassTimes {
     const b = Math.round(Math.log2(macs));
     let s = this.stats.get(b);
-    if (!s) this.stats.set(b, (s = { one: [], many: [], calls: 0 }));
+    if (!s) this.stats.set(b, (s = { one: [], many: [], calls: 0, oneWarm: false, manyWarm: false }));
     return s;
   }
   choose(macs: number): boolean {
@@ -62,12 +72,21 @@ class ThreadChooser {
     s.calls++;
     if (s.many.length === 0) return true;
     if (s.one.length === 0) return false;
-    const best = middle(s.many) < middle(s.one);
-    return s.calls % PROBE_EVERY === 0 ? !best : best;
+    const many = middle(s.many);
+    const one = middle(s.one);
+    // A probe costs a call at the slower option's speed: a clear winner is re-timed less often.
+    const every = Math.max(many, one) > 1.5 * Math.min(many, one) ? 4 * PROBE_EVERY : PROBE_EVERY;
+    return s.calls % every === 0 ? !(many < one) : many < one;
   }
   record(macs: number, parallel: boolean, ms: number): void {
     const s = this.entry(macs);
     const times = parallel ? s.many : s.one;
+    // The first call of each kind includes warm-up (a pool start, tier-up): the second replaces it.
+    if (times.length === 1 && !(parallel ? s.manyWarm : s.oneWarm)) {
+      times.pop();
+      if (parallel) s.manyWarm = true;
+      else s.oneWarm = true;
+    }
     times.push(ms / macs);
     if (times.length > CHOOSER_SAMPLES) times.shift();
   }

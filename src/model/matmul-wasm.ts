@@ -41,6 +41,8 @@ const PROBE_EVERY = 32;
 
 /** Recent times per option a size class keeps: their median decides, so one stall does not (a slow wake-up). */
 const CHOOSER_SAMPLES = 5;
+/** Times of each option a size class has before the medians decide. */
+const CHOOSER_MIN_SAMPLES = 3;
 
 /** One size class's recent times per multiply-add on one thread and on the pool. */
 interface ClassTimes {
@@ -70,8 +72,10 @@ export class ThreadChooser {
   choose(macs: number): boolean {
     const s = this.entry(macs);
     s.calls++;
-    if (s.many.length === 0) return true;
-    if (s.one.length === 0) return false;
+    // The pool until it has a few times, then one thread every fourth call until it has as many: a choice
+    // made on one time each followed whichever call happened to stall.
+    if (s.many.length < CHOOSER_MIN_SAMPLES) return true;
+    if (s.one.length < CHOOSER_MIN_SAMPLES) return s.calls % 4 !== 0;
     const many = middle(s.many);
     const one = middle(s.one);
     // A probe costs a call at the slower option's speed: a clear winner is re-timed less often.

@@ -10,7 +10,7 @@ import { halfToFloat, hsum, hsum4i, round8 } from './common';
 import { halfToFloat4s, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './matmul_decode';
 import { blockScalesFinite, rowsBlocks } from './matmul_vec_blocks';
 import { packActQ6K, rowQ6K } from './matmul_vec_q6k';
-import { keep, touchLines } from './touch';
+import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './matmul_vec_halves';
 
 /** Value orders of packActVec: natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs half-block). */
@@ -179,16 +179,18 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
 @inline function rowsQ(nibbles: bool, w: usize, rb: usize, rows: i32, nb: usize, xq: usize, xd: usize, xs: usize, y: usize): void {
   const bs: usize = nibbles ? 18 : 34;
   let r = 0;
-  const end = w + <usize>rows * rb;
-  // The first two row groups, then before each group the one two ahead, touched in one burst (touch.ts).
-  keep(touchLines(w, w + (rb << 3), end));
+  const last = w + <usize>rows * rb - 1;
   for (; r + 4 <= rows; r += 4) {
     let p0 = w + <usize>r * rb;
     let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
     let x = xq;
     let acc = f32x4.splat(0);
-    keep(touchLines(p0 + (rb << 3), p0 + rb * 12, end));
+    // The row group two ahead, touched at the pace this one is read (touch.ts).
+    let t = p0 + (rb << 3);
+    let sink: u32 = 0;
     for (let b: usize = 0; b < nb; b++) {
+      sink += touch(t, last) + touch(t + 64, last);
+      t += bs << 2;
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
       let s: v128;
       if (nibbles) {
@@ -203,6 +205,7 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
       p0 += bs; p1 += bs; p2 += bs; p3 += bs;
       x += 64;
     }
+    keep(sink);
     v128.store(y + (<usize>r << 2), acc);
   }
   // Leftover rows one at a time, four blocks per step (their sums in block lanes).

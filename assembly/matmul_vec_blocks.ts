@@ -6,7 +6,7 @@
 // meet x's per-32 sums. Four rows go together, one per lane, as matmul_vec.ts rowsQ does for q8_0 / q4_0.
 import { halfToFloat, hsum4i } from './common';
 import { halfToFloat4s, T_IQ4_NL, T_Q4_1, T_Q5_0, T_Q5_1 } from './matmul_decode';
-import { keep, touchLines } from './touch';
+import { keep, touch } from './touch';
 
 /** Block bytes of a type this file reads. */
 @inline function blockBytes(type: i32): usize {
@@ -73,16 +73,18 @@ import { keep, touchLines } from './touch';
 export function rowsBlocks(type: i32, w: usize, rb: usize, rows: i32, nb: usize, xq: usize, xd: usize, xs: usize, y: usize): void {
   const bs = blockBytes(type);
   const mins = hasMin(type);
-  const end = w + <usize>rows * rb;
+  const last = w + <usize>rows * rb - 1;
   let r = 0;
-  // The first two row groups, then before each group the one two ahead, touched in one burst (touch.ts).
-  keep(touchLines(w, w + (rb << 3), end));
   for (; r + 4 <= rows; r += 4) {
     let p0 = w + <usize>r * rb;
     let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
-    keep(touchLines(p0 + (rb << 3), p0 + rb * 12, end));
     let acc = f32x4.splat(0);
+    // The row group two ahead, touched at the pace this one is read (touch.ts).
+    let t = p0 + (rb << 3);
+    let sink: u32 = 0;
     for (let b: usize = 0; b < nb; b++) {
+      sink += touch(t, last) + touch(t + 64, last);
+      t += bs << 2;
       const x = xq + (b << 6);
       const s = hsum4i(dotBlock(type, p0, x), dotBlock(type, p1, x), dotBlock(type, p2, x), dotBlock(type, p3, x));
       const dx = v128.load32_splat(xd + (b << 2));
@@ -90,6 +92,7 @@ export function rowsBlocks(type: i32, w: usize, rb: usize, rows: i32, nb: usize,
       if (mins) acc = f32x4.add(acc, f32x4.mul(halves4(p0 + 2, p1 + 2, p2 + 2, p3 + 2), f32x4.mul(dx, f32x4.splat(<f32>load<i16>(xs + (b << 1))))));
       p0 += bs; p1 += bs; p2 += bs; p3 += bs;
     }
+    keep(sink);
     v128.store(y + (<usize>r << 2), acc);
   }
   for (; r < rows; r++) {

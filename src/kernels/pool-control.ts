@@ -17,7 +17,9 @@ export const SHARED_WORKERS = 11;
 // Workers asleep on GEN (Atomics.wait): a post notifies only when one is, a notify costs the poster a few us
 // to tens of us (a futex wake; on a busy 2-vCPU machine the woken thread may preempt the poster).
 export const SLEEPING = 12;
-export const CTL_WORDS = 13;
+// 1 while a caller holds the workers awake (holdWorkers): they spin between jobs instead of sleeping.
+export const HOLD = 13;
+export const CTL_WORDS = 14;
 /** Bytes of the error buffer: the first failing worker's exception, as text (the caller's error cause). */
 export const ERR_BYTES = 2048;
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { attend, PARALLEL_MIN_WORK } from './attend.js';
 import { attendReference } from '../attention/reference.js';
-import { getThreads, poolFailure, poolStats, runCalls, SPIN_MS } from './pool.js';
+import { getThreads, holdWorkers, poolFailure, poolStats, releaseWorkers, runCalls, SPIN_MS } from './pool.js';
 import { wasmKernels } from './wasm.js';
 import { sharedArena } from './arena.js';
 import { getFormat } from '../formats/registry.js';
@@ -117,7 +117,7 @@ test('pool: kernel calls and attention units share the workers; interleaved jobs
   free();
 });
 
-test('pool: a post wakes a worker asleep on the job word (posts skip the wake only while it spins)', (t) => {
+test('pool: a post wakes a worker asleep on the job word; a held worker spins through idle gaps; released, it sleeps again', (t) => {
   const k = wasmKernels();
   if (!k) return t.skip('wasm kernels unavailable');
   if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
@@ -137,6 +137,26 @@ test('pool: a post wakes a worker asleep on the job word (posts skip the wake on
     call(i);
   }
   assert.ok(poolStats().wakes - wakes0 >= 1, 'a post found the worker asleep and woke it');
+  // Held (from the first post on), the worker spins through the same gaps: no post needs a wake.
+  holdWorkers();
+  try {
+    call(10);
+    const wakes1 = poolStats().wakes;
+    for (let i = 0; i < 5; i++) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 * SPIN_MS + 5);
+      call(11 + i);
+    }
+    assert.equal(poolStats().wakes - wakes1, 0, 'a held worker never slept');
+  } finally {
+    releaseWorkers();
+  }
+  // Released, it sleeps again after its spin.
+  const wakes2 = poolStats().wakes;
+  for (let i = 0; i < 5; i++) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 * SPIN_MS + 5);
+    call(20 + i);
+  }
+  assert.ok(poolStats().wakes - wakes2 >= 1, 'a released worker sleeps again');
   k.arena.free(buf);
 });
 

@@ -8,7 +8,7 @@ import { PoolError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
-import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, armTickets, recordedError, takeUnit, wakeWorkers } from './pool-control.js';
+import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, HOLD, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_JOB, SHARED_WORKERS, armTickets, recordedError, takeUnit, wakeWorkers } from './pool-control.js';
 import { host } from './pool-host.js';
 
 const cores = host.cores;
@@ -141,6 +141,30 @@ export function poolStats(): { workers: number; jobs: number; calls: number; wak
   return { workers: pool?.workers ?? 0, ...shared };
 }
 
+/** Callers holding the workers awake (holdWorkers / releaseWorkers), and whether a post raised HOLD for them. */
+let holds = 0;
+
+/**
+ * Keeps the workers spinning between jobs, not sleeping, from the next post until releaseWorkers (calls
+ * nest): a decode step hands them a job every ~0.1 ms with gaps (attention at short context, the small ops)
+ * about as long as their spin, and a wake costs ~0.1 ms on this machine kind. Nothing spins for a caller that
+ * posts nothing (one thread chosen: a busy machine), as HOLD is raised by a post.
+ */
+export function holdWorkers(): void {
+  holds++;
+}
+
+export function releaseWorkers(): void {
+  holds = Math.max(0, holds - 1);
+  if (holds === 0 && pool) Atomics.store(pool.ctl, HOLD, 0);
+}
+
+/** After a post bumped GEN: holds the workers if asked, wakes a sleeping one. */
+function announce(ctl: Int32Array): void {
+  if (holds > 0 && Atomics.load(ctl, HOLD) === 0) Atomics.store(ctl, HOLD, 1);
+  if (wakeWorkers(ctl)) shared.wakes++;
+}
+
 /** Stops the workers (tests; process exit does not need it, workers are unref'd). */
 export function stopPool(): void {
   if (!pool) return;
@@ -180,7 +204,7 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
   const gen = Atomics.load(ctl, GEN) + 1;
   armTickets(ctl, gen);
   Atomics.store(ctl, GEN, gen);
-  if (wakeWorkers(ctl)) shared.wakes++;
+  announce(ctl);
   let mine = 0;
   for (;;) {
     const u = takeUnit(ctl, gen, job.units);
@@ -241,7 +265,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
     Atomics.store(ctl, DONE, 0);
     Atomics.store(ctl, ERR, 0);
     Atomics.add(ctl, GEN, 1);
-    if (wakeWorkers(ctl)) shared.wakes++;
+    announce(ctl);
   }
   const call = (c: KernelCall) => (k.exports[c[0]] as (...a: readonly number[]) => void)(...c[1]);
   call(calls[0]!);
@@ -279,7 +303,7 @@ export function postShared(k: WasmKernels, name: string, job: number, workers: n
   Atomics.store(ctl, KIND, JOB_SHARED);
   Atomics.store(ctl, ERR, 0);
   Atomics.add(ctl, GEN, 1);
-  if (wakeWorkers(ctl)) shared.wakes++;
+  announce(ctl);
   // Each worker woken runs the shared kernel call (a threaded matmul): counted with the kernel calls.
   shared.calls += n;
   return n;

@@ -10,6 +10,7 @@ import type { Rope } from './forward-ops.js';
 import { ForwardBuffers } from './forward-buffers.js';
 import { addInPlace, applyRope, assertFinite, gatedAct, rmsNorm, scale, softcap } from './forward-wasm.js';
 import { matmulShared, type Weight } from './forward-weights.js';
+import { holdWorkers, releaseWorkers } from '../kernels/pool.js';
 import type { Hparams } from './hparams.js';
 
 /** One block's weights; optional fields exist only for the architectures that have them. */
@@ -159,10 +160,13 @@ function run(w: ForwardWeights, seqs: readonly BatchSeq[], pos0: readonly number
     cosL: n * halfL, // [n, ropeDim/2] local RoPE table (when its base differs)
     sinL: n * halfL,
   });
+  // The pool's workers stay awake through the pass's gaps between parallel jobs (kernels/pool.ts).
+  holdWorkers();
   try {
     blocks(w, seqs, R, opts, B);
     return classify(w, seqs, R, B);
   } finally {
+    releaseWorkers();
     B.release();
   }
 }

@@ -18,7 +18,7 @@ export const K_F32_TILED: i32 = 4;
 
 // Job layout (64-byte aligned): ticket u64 (tag << 32 | units << 16 | next unit) | done i32 (units
 // finished) | part count, units | then up to MAX_PARTS calls (the weights of one group, q/k/v or gate/up, which
-// read the same activations), one cache line each: kernel, type, w, rowBytes, rows, cols, xq, xd, xs, n,
+// read the same activations, the last one's final rows as a part of smaller units), one cache line each: kernel, type, w, rowBytes, rows, cols, xq, xd, xs, n,
 // y, yStride, unitRows, scratch, scratchStride, and the end of its units in the job's numbering. One job per
 // group: the workers are woken and waited for once per group, not once per weight. The ticket, the done
 // count and the fields sit on cache lines of their own, so taking a unit does not evict the fields another
@@ -27,7 +27,7 @@ const TICKET: usize = 0;
 const DONE: usize = 64;
 const PARTS: usize = 128;
 const F: usize = 192;
-const MAX_PARTS: i32 = 4;
+const MAX_PARTS: i32 = 5;
 
 /** Bytes of one job. */
 export function matmulJobBytes(): i32 {

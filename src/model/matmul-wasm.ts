@@ -350,7 +350,8 @@ function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, 
     else if (layout === 'tilesF32') e['packActF32']!(xPtr, n, cols, p.q);
     else if (layout !== 'raw') e['packActVecN']!(xPtr, n, cols, Number(layout[3]), p.q, p.d, p.s);
   }
-  const most = e['matmulJobParts']!() as number;
+  // Weights per job: one part each, and one more for the last weight's final rows (runJob).
+  const most = (e['matmulJobParts']!() as number) - 1;
   for (let i = 0; i < group.length; i += most) {
     const parts: Part[] = [];
     for (let j = i; j < Math.min(group.length, i + most); j++) parts.push({ w: group[j]!, p: plans[j]!, x: packed.get(plans[j]!.layout)!, y: yPtrs[j]! });
@@ -396,12 +397,21 @@ function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: numb
   job ||= k.arena.alloc(e['matmulJobBytes']!() as number);
   jobTag = (jobTag + 1) >>> 0;
   const t0 = performance.now();
-  parts.forEach(({ w, p, x, y }, i) => {
+  let count = 0;
+  const part = ({ w, p, x, y }: Part, r0: number, rows: number, unitRows: number) =>
+    e['matmulPart']!(job, count++, KERNEL_IDS[p.kernel], w.type, w.ptr + r0 * w.rowBytes, w.rowBytes, rows, w.cols, x.q, x.d, x.s, n, y + r0 * 4, w.rows, unitRows, scratch, stride);
+  parts.forEach((pt, i) => {
+    const { rows, cols } = pt.w;
     // (The job's counter holds at most 0xffff units in all.)
-    const unitRows = parallel ? Math.max(Math.ceil(unitMacs / (w.cols * n) / 4) * 4, Math.ceil((w.rows * parts.length) / 0xfff0)) : w.rows;
-    e['matmulPart']!(job, i, KERNEL_IDS[p.kernel], w.type, w.ptr, w.rowBytes, w.rows, w.cols, x.q, x.d, x.s, n, y, w.rows, unitRows, scratch, stride);
+    const unitRows = parallel ? Math.max(Math.ceil(unitMacs / (cols * n) / 4) * 4, Math.ceil((rows * (parts.length + 1)) / 0xfff0)) : rows;
+    // The job's last rows, about a unit per thread, go in quarter units: the threads then finish within a
+    // quarter unit of each other. (Splits on a multiple of 4 rows: every row keeps its place in its 4-row group.)
+    const tail = parallel && i === parts.length - 1 ? Math.min(rows - (rows % 4), threads * unitRows) : 0;
+    const split = rows - tail - ((rows - tail) % 4);
+    if (split > 0) part(pt, 0, split, unitRows);
+    if (split < rows) part(pt, split, rows - split, Math.max(4, Math.ceil(unitRows / 16) * 4));
   });
-  const units = e['matmulArm']!(job, parts.length, jobTag) as number;
+  const units = e['matmulArm']!(job, count, jobTag) as number;
   if (parallel) postShared(k, 'matmulRun', job, threads - 1);
   const mine = e['matmulRun']!(job, 0) as number;
   if (parallel) {

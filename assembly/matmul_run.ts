@@ -8,6 +8,7 @@
 import { matmulF32Act, matmulQ8Act } from './matmul';
 import { matmulF32Tiled, matmulQ8Tiled } from './matmul_tile';
 import { matmulVec } from './matmul_vec';
+import { keep } from './touch';
 
 // Kernel ids (src/model/matmul-wasm.ts names them).
 export const K_VEC: i32 = 0;
@@ -15,6 +16,8 @@ export const K_Q8_ACT: i32 = 1;
 export const K_F32_ACT: i32 = 2;
 export const K_Q8_TILED: i32 = 3;
 export const K_F32_TILED: i32 = 4;
+/** Reads a unit's weight rows without computing: pulls them into cache ahead of their matmul (matmulPrefetch). */
+export const K_TOUCH: i32 = 5;
 
 // Job layout (64-byte aligned): ticket u64 (tag << 32 | units << 16 | next unit) | done i32 (units
 // finished) | part count, units | then up to MAX_PARTS calls (the weights of one group, q/k/v or gate/up, which
@@ -82,10 +85,38 @@ export function matmulPart(job: usize, part: i32, kernel: i32, type: i32, w: usi
 export function matmulArm(job: usize, parts: i32, tag: u32): i32 {
   const units = load<i32>(job + F + (<usize>(parts - 1) << 6) + 60);
   store<i32>(job + PARTS, parts);
-  store<i32>(job + PARTS, units, 4);
+  atomic.store<i32>(job + PARTS, units, 4);
   atomic.store<i32>(job + DONE, 0);
   atomic.store<u64>(job + TICKET, (<u64>tag << 32) | (<u64>units << 16));
   return units;
+}
+
+/**
+ * Ends a job early: no unit is handed out after this. Returns the units taken before (the done count to wait
+ * for), which also becomes the job's total, so the thread finishing the last of them notifies a waiting caller.
+ */
+export function matmulCancel(job: usize): i32 {
+  for (;;) {
+    const t = atomic.load<u64>(job + TICKET);
+    const next = <i32>(t & 0xffff);
+    const units = <i32>((t >> 16) & 0xffff);
+    if (next >= units) return units;
+    // Total first: a unit taken before the cancel and finished after it compares its done count with it.
+    atomic.store<i32>(job + PARTS, next, 4);
+    if (atomic.cmpxchg<u64>(job + TICKET, t, (t & ~(<u64>0xffffffff)) | (<u64>next << 16) | <u64>next) == t) return next;
+    atomic.store<i32>(job + PARTS, units, 4);
+  }
+  return 0;
+}
+
+/** One byte of every 64 of `bytes` at p, summed (for keep): the lines come into this core's caches. */
+@inline function touchRange(p: usize, bytes: usize): u32 {
+  let s: u32 = 0;
+  const end = p + bytes;
+  let q = p;
+  for (; q + 192 < end; q += 256) s += <u32>load<u8>(q) + <u32>load<u8>(q, 64) + <u32>load<u8>(q, 128) + <u32>load<u8>(q, 192);
+  for (; q < end; q += 64) s += <u32>load<u8>(q);
+  return s;
 }
 
 /** Takes the job's next unit, or -1 when none is left. */
@@ -133,10 +164,11 @@ export function matmulRun(job: usize, thread: i32): i32 {
     else if (kernel == K_Q8_ACT) matmulQ8Act(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride, scratch);
     else if (kernel == K_F32_ACT) matmulF32Act(type, w, rowBytes, nr, cols, xq, n, y, yStride, scratch);
     else if (kernel == K_Q8_TILED) matmulQ8Tiled(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride, scratch);
-    else matmulF32Tiled(type, w, rowBytes, nr, cols, xq, n, y, yStride, scratch);
+    else if (kernel == K_F32_TILED) matmulF32Tiled(type, w, rowBytes, nr, cols, xq, n, y, yStride, scratch);
+    else keep(touchRange(w, <usize>nr * <usize>rowBytes));
     ran++;
     // The thread that finishes the last unit wakes a caller sleeping on the done count.
-    if (atomic.add<i32>(job + DONE, 1) + 1 == load<i32>(job + PARTS, 4)) atomic.notify(job + DONE, 1);
+    if (atomic.add<i32>(job + DONE, 1) + 1 == atomic.load<i32>(job + PARTS, 4)) atomic.notify(job + DONE, 1);
   }
   return ran;
 }

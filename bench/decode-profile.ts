@@ -7,7 +7,7 @@ import { loadModel } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { ForwardBuffers } from '../src/model/forward-buffers.js';
 import { addInPlace, applyRope, gatedAct, rmsNorm } from '../src/model/forward-wasm.js';
-import { matmulShared, type Weight } from '../src/model/forward-weights.js';
+import { matmulShared, prefetchWeights, type Weight } from '../src/model/forward-weights.js';
 import { configureMatmul, matmulSplitStats } from '../src/model/matmul-wasm.js';
 import { availableCores } from '../src/model/threads.js';
 import { holdWorkers, poolStats, releaseWorkers } from '../src/kernels/pool.js';
@@ -57,6 +57,7 @@ function step(token: number): number {
       const L = model.layers[l]!;
       timed('rmsnorm', () => rmsNorm(B.xb, B.x, L.attnNorm, 1, dim, eps));
       timed('matmul q/k/v', () => matmulShared([L.wq, L.wk, L.wv], B.xb, 1, [B.q, B.k, B.v]));
+      timed('prefetch post', () => prefetchWeights([L.wo, L.wGate, L.wUp]));
       timed('rope', () => {
         const tab = { cos: B.get('cosG'), sin: B.get('sinG') };
         applyRope(model.ropeGlobal, B.q, 1, nh, hd, tab);

@@ -175,6 +175,17 @@ export function stopPool(): void {
   pool = null;
 }
 
+/** Called before a post of the pool's own jobs (attention units, kernel calls); see beforePosts. */
+let beforePost: (() => void) | null = null;
+
+/**
+ * Registers `fn` to run before the pool posts an attention job or kernel calls: matmul-wasm.ts stops a
+ * prefetch the workers may be running (a shared job), so they take the new job at once.
+ */
+export function beforePosts(fn: () => void): void {
+  beforePost = fn;
+}
+
 /**
  * Runs every unit of the job on `nThreads` threads (this one included) and returns when all are done.
  * Falls back to running them all here when the pool cannot start.
@@ -195,6 +206,7 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
     return;
   }
   const { ctl } = p;
+  beforePost?.();
   shared.jobs++;
   p.jobBytes.set(text);
   Atomics.store(ctl, JOB_LEN, text.length);
@@ -247,6 +259,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
   const sent = p ? Math.min(calls.length - 1, p.workers) : 0;
   if (p && sent > 0) {
     const { ctl } = p;
+    beforePost?.();
     shared.calls += sent;
     for (let w = 0; w < p.workers; w++) {
       const slot = w * CALL_SLOT;

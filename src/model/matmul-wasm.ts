@@ -7,7 +7,7 @@ import { ArgumentError, OutOfMemoryError, ShapeError, WasmUnavailableError } fro
 import { GGML } from '../gguf/types.js';
 import { inWasm, wasmKernels, type WasmKernels } from '../kernels/wasm.js';
 import { MAX_PAGES } from '../kernels/arena.js';
-import { awaitShared, postShared } from '../kernels/pool.js';
+import { awaitShared, beforePosts, postShared } from '../kernels/pool.js';
 import { availableCores } from './threads.js';
 
 /**
@@ -116,6 +116,8 @@ const K_TYPES: ReadonlySet<number> = new Set([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
 /** Kernel ids of assembly/matmul_run.ts. */
 const KERNEL_IDS = { matmulVec: 0, matmulQ8Act: 1, matmulF32Act: 2, matmulQ8Tiled: 3, matmulF32Tiled: 4 } as const;
 type KernelName = keyof typeof KERNEL_IDS;
+/** The job kernel that only reads weight rows into cache (matmulPrefetch). */
+const K_TOUCH = 5;
 
 let config: MatmulConfig = { activations: DEFAULT_ACTIVATIONS, threads: availableCores(), threadChoice: 'measured' };
 
@@ -395,6 +397,8 @@ function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: numb
   // Units of at least MIN_UNIT_MACS, about UNITS_PER_THREAD per thread over the whole job.
   const unitMacs = Math.max(MIN_UNIT_MACS, macs / (threads * UNITS_PER_THREAD));
   job ||= k.arena.alloc(e['matmulJobBytes']!() as number);
+  endPrefetch(k);
+  usingPool = parallel;
   jobTag = (jobTag + 1) >>> 0;
   const t0 = performance.now();
   let count = 0;
@@ -407,7 +411,7 @@ function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: numb
     // The job's last rows, about a unit per thread, go in quarter units: the threads then finish within a
     // quarter unit of each other. (Splits on a multiple of 4 rows: every row keeps its place in its 4-row group.)
     const tail = parallel && i === parts.length - 1 ? Math.min(rows - (rows % 4), threads * unitRows) : 0;
-    const split = rows - tail - ((rows - tail) % 4);
+    const split = tail ? rows - tail - ((rows - tail) % 4) : rows;
     if (split > 0) part(pt, 0, split, unitRows);
     if (split < rows) part(pt, split, rows - split, Math.max(4, Math.ceil(unitRows / 16) * 4));
   });
@@ -421,6 +425,52 @@ function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: numb
     splitStats.callerUnits += mine;
   }
   if (threads > 1 && macs >= PARALLEL_MIN_MACS) chooser.record(macs, parallel, performance.now() - t0);
+}
+
+/** Whether the last job ran on the pool (a prefetch only pays while the pool is in use). */
+let usingPool = false;
+/** Units of a prefetch job the workers may still be taking (0: none posted since the last job). */
+let prefetching = 0;
+/** Bytes of weight rows per prefetch unit: a cancel waits for at most one such unit (~5 us). */
+const PREFETCH_UNIT_BYTES = 64 << 10;
+
+/**
+ * Has the pool's workers read `group`'s weight rows into cache, in order, while this thread does something
+ * else (a decode step's attention, when the workers would only spin): the next job cancels whatever they
+ * have not reached. Does nothing when the last job did not use the pool (one thread chosen: a busy machine).
+ */
+export function matmulPrefetch(group: readonly PackedWeight[]): void {
+  const k = wasmKernels();
+  if (!k || !usingPool || !job || group.length === 0) return;
+  const e = k.exports;
+  endPrefetch(k);
+  const most = Math.min(group.length, e['matmulJobParts']!() as number);
+  for (let i = 0; i < most; i++) {
+    const w = group[i]!;
+    const unitRows = Math.max(1, Math.floor(PREFETCH_UNIT_BYTES / w.rowBytes));
+    e['matmulPart']!(job, i, K_TOUCH, w.type, w.ptr, w.rowBytes, w.rows, w.cols, 0, 0, 0, 0, 0, 0, unitRows, 0, 0);
+  }
+  jobTag = (jobTag + 1) >>> 0;
+  const units = e['matmulArm']!(job, most, jobTag) as number;
+  const workers = Math.min(config.threads, availableCores()) - 1;
+  prefetching = postShared(k, 'matmulRun', job, workers) > 0 ? units : 0;
+  // No worker to take it (the pool did not start): nothing may be left armed.
+  if (!prefetching) e['matmulCancel']!(job);
+}
+
+// The pool's own jobs (attention) stop a prefetch too, so the workers take them at once.
+beforePosts(() => {
+  const k = wasmKernels();
+  if (k) endPrefetch(k);
+});
+
+/** Stops a posted prefetch: no unit is taken after this, and the ones taken are waited for. */
+function endPrefetch(k: WasmKernels): void {
+  if (!prefetching) return;
+  const e = k.exports;
+  const taken = e['matmulCancel']!(job) as number;
+  awaitShared(k, e['matmulJobDone']!(job) as number, taken);
+  prefetching = 0;
 }
 
 /**

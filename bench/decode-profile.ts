@@ -120,7 +120,7 @@ console.log(`model.forward: median ${median(whole).toFixed(2)} ms/token = ${(100
 const totalMed = median(parts.get('total')!);
 printTable(['part', 'ms/token (median)', 'share'], [...parts].map(([k, v]) => [k, median(v).toFixed(3), `${((100 * median(v)) / totalMed).toFixed(1)}%`]));
 const calls = split1.calls - split0.calls;
-console.log(`parallel matmul jobs per step: ${(calls / steps).toFixed(1)}; caller's share of units ${((split1.callerUnits - split0.callerUnits) / Math.max(1, split1.units - split0.units)).toFixed(2)}; posts that woke a sleeping worker per step: ${(((pool1.wakes ?? NaN) - (pool0.wakes ?? NaN)) / steps).toFixed(1)}`);
+console.log(`parallel matmul jobs per step (whole and op-by-op steps together): ${(calls / steps).toFixed(1)}; caller's share of units ${((split1.callerUnits - split0.callerUnits) / Math.max(1, split1.units - split0.units)).toFixed(2)}; posts that woke a sleeping worker per step: ${(((pool1.wakes ?? NaN) - (pool0.wakes ?? NaN)) / steps).toFixed(1)}; prefetch units (64 KiB) read per step: ${(((split1.prefetchUnits ?? NaN) - (split0.prefetchUnits ?? NaN)) / steps).toFixed(1)}`);
 
 // Each weight alone, 1 thread vs N, interleaved; GB/s of weight bytes read.
 const L0 = model.layers[0]!;

@@ -175,11 +175,11 @@ test('pool: a worker\'s exception is the cause of the caller\'s error, not swall
   k.arena.free(buf);
 });
 
-test('pool: shared jobs (threaded matmuls, units from their own counter) interleaved with attention units and kernel calls stay correct', async (t) => {
+test('pool: shared jobs (threaded matmuls, units from their own counter; prefetches cut short) interleaved with attention units and kernel calls stay correct', async (t) => {
   const k = wasmKernels();
   if (!k) return t.skip('wasm kernels unavailable');
   if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
-  const { configureMatmul, matmulConfig, matmulSplitStats, wasmMatmul } = await import('../model/matmul-wasm.js');
+  const { configureMatmul, matmulConfig, matmulPrefetch, matmulSplitStats, wasmMatmul } = await import('../model/matmul-wasm.js');
   const { Weight } = await import('../model/forward-weights.js');
   const { encode } = await import('../formats/codec.js');
   const rng = new Prng(15);
@@ -202,10 +202,13 @@ test('pool: shared jobs (threaded matmuls, units from their own counter) interle
   try {
     for (let i = 0; i < 200; i++) {
       for (let j = 0; j < ws.length; j++) {
+        // A prefetch the workers may still be running when the next job (or attention) is posted.
+        if (i % 2) matmulPrefetch(ws.map((w) => w.packedWeight!));
         const y = new Float32Array(ws[j]!.rows);
         ws[j]!.matmul(xs[j]!, 1, y);
         assert.deepEqual(y, wantMm[j], `matmul ${j} round ${i}`);
       }
+      matmulPrefetch(ws.map((w) => w.packedWeight!));
       attend({ view, q, heads, out: got, threads: 2 });
       assert.ok(maxDiff(got, wantAttn) < 1e-5, `attend round ${i} differs by ${maxDiff(got, wantAttn)}`);
       new Float32Array(k.arena.memory.buffer, buf, 2 * n).fill(1);
@@ -215,6 +218,8 @@ test('pool: shared jobs (threaded matmuls, units from their own counter) interle
     }
     const stats = matmulSplitStats();
     assert.equal(stats.calls - stats0.calls, 400, 'every matmul took the shared-job path');
+    assert.equal(stats.prefetches - stats0.prefetches, 400, 'every prefetch was posted');
+    assert.ok(stats.prefetchUnits > stats0.prefetchUnits, 'the workers took prefetch units before they were cut short');
   } finally {
     configureMatmul(before);
     k.arena.free(buf);

@@ -374,8 +374,11 @@ const UNITS_PER_THREAD = 8;
 /** Smallest unit, in multiply-adds: taking a unit costs ~0.1 us (an atomic on a shared line), this ~2 us of work. */
 const MIN_UNIT_MACS = 1 << 16;
 
-/** Totals over parallel calls: units run and how many of them the calling thread took (benchmarks report the share). */
-const splitStats = { calls: 0, units: 0, callerUnits: 0 };
+/**
+ * Totals over parallel calls: units run and how many of them the calling thread took (benchmarks report the
+ * share); prefetches posted and the touch units the workers took of them before the next job.
+ */
+const splitStats = { calls: 0, units: 0, callerUnits: 0, prefetches: 0, prefetchUnits: 0 };
 export function matmulSplitStats(): Readonly<typeof splitStats> {
   return { ...splitStats };
 }
@@ -454,6 +457,7 @@ export function matmulPrefetch(group: readonly PackedWeight[]): void {
   const units = e['matmulArm']!(job, most, jobTag) as number;
   const workers = Math.min(config.threads, availableCores()) - 1;
   prefetching = postShared(k, 'matmulRun', job, workers) > 0 ? units : 0;
+  if (prefetching) splitStats.prefetches++;
   // No worker to take it (the pool did not start): nothing may be left armed.
   if (!prefetching) e['matmulCancel']!(job);
 }
@@ -470,6 +474,7 @@ function endPrefetch(k: WasmKernels): void {
   const e = k.exports;
   const taken = e['matmulCancel']!(job) as number;
   awaitShared(k, e['matmulJobDone']!(job) as number, taken);
+  splitStats.prefetchUnits += taken;
   prefetching = 0;
 }
 

@@ -78,8 +78,10 @@ export class ThreadChooser {
     if (s.one.length < CHOOSER_MIN_SAMPLES) return s.calls % 4 !== 0;
     const many = middle(s.many);
     const one = middle(s.one);
-    // A probe costs a call at the slower option's speed: a clear winner is re-timed less often.
-    const every = Math.max(many, one) > 1.5 * Math.min(many, one) ? 4 * PROBE_EVERY : PROBE_EVERY;
+    // A probe of one thread costs a call at its speed, so a clear loser is re-timed less often; a probe of
+    // the pool costs little (the split is dynamic: a worker that does not show up leaves its units to this
+    // thread), so after a spell of interference the pool is re-timed soon.
+    const every = many < one ? (one > 1.5 * many ? 4 * PROBE_EVERY : PROBE_EVERY) : PROBE_EVERY / 4;
     return s.calls % every === 0 ? !(many < one) : many < one;
   }
   record(macs: number, parallel: boolean, ms: number): void {

@@ -159,9 +159,9 @@ export function releaseWorkers(): void {
   if (holds === 0 && pool) Atomics.store(pool.ctl, HOLD, 0);
 }
 
-/** After a post bumped GEN: holds the workers if asked, wakes a sleeping one. */
-function announce(ctl: Int32Array): void {
-  if (holds > 0 && Atomics.load(ctl, HOLD) === 0) Atomics.store(ctl, HOLD, 1);
+/** After a post bumped GEN: holds the workers if asked (and `hold`), wakes a sleeping one. */
+function announce(ctl: Int32Array, hold = true): void {
+  if (hold && holds > 0 && Atomics.load(ctl, HOLD) === 0) Atomics.store(ctl, HOLD, 1);
   if (wakeWorkers(ctl)) shared.wakes++;
 }
 
@@ -296,9 +296,10 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
  * runs the same export as thread 0 and then waits on the job's own done count (awaitShared); a worker that
  * wakes late finds less to do, or nothing. The export and job address are fixed at a pool's first post: a
  * late worker reads them while a newer post may be under way, which only fixed values make harmless.
- * Returns the workers woken (0 when the pool cannot run).
+ * Returns the workers woken (0 when the pool cannot run). `hold` false: this post does not start a hold
+ * (holdWorkers), for a one-off use of the pool (re-timing it while one thread is faster).
  */
-export function postShared(k: WasmKernels, name: string, job: number, workers: number): number {
+export function postShared(k: WasmKernels, name: string, job: number, workers: number, hold = true): number {
   const p = workers > 0 ? ensurePool(k, Math.min(workers, cores - 1)) : null;
   if (!p) return 0;
   const { ctl } = p;
@@ -316,7 +317,7 @@ export function postShared(k: WasmKernels, name: string, job: number, workers: n
   Atomics.store(ctl, KIND, JOB_SHARED);
   Atomics.store(ctl, ERR, 0);
   Atomics.add(ctl, GEN, 1);
-  announce(ctl);
+  announce(ctl, hold);
   // Each worker woken runs the shared kernel call (a threaded matmul): counted with the kernel calls.
   shared.calls += n;
   return n;

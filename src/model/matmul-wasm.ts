@@ -69,20 +69,24 @@ export class ThreadChooser {
     if (!s) this.stats.set(b, (s = { one: [], many: [], calls: 0, oneWarm: false, manyWarm: false }));
     return s;
   }
+  /** Whether the last choose() picked the option that is not the best, to re-time it. */
+  probing = false;
   choose(macs: number): boolean {
     const s = this.entry(macs);
     s.calls++;
+    this.probing = false;
     // The pool until it has a few times, then one thread every fourth call until it has as many: a choice
     // made on one time each followed whichever call happened to stall.
     if (s.many.length < CHOOSER_MIN_SAMPLES) return true;
     if (s.one.length < CHOOSER_MIN_SAMPLES) return s.calls % 4 !== 0;
     const many = middle(s.many);
     const one = middle(s.one);
-    // A probe of one thread costs a call at its speed, so a clear loser is re-timed less often; a probe of
-    // the pool costs little (the split is dynamic: a worker that does not show up leaves its units to this
-    // thread), so after a spell of interference the pool is re-timed soon.
-    const every = many < one ? (one > 1.5 * many ? 4 * PROBE_EVERY : PROBE_EVERY) : PROBE_EVERY / 4;
-    return s.calls % every === 0 ? !(many < one) : many < one;
+    // A probe of one thread costs a call at its speed, so a clear loser is re-timed less often. (Re-timing
+    // the pool more often, every 8th call, sent decode to the pool under load and ran 0.6x: one worker
+    // descheduled while it holds a unit makes the whole call wait.)
+    const every = many < one && one > 1.5 * many ? 4 * PROBE_EVERY : PROBE_EVERY;
+    this.probing = s.calls % every === 0;
+    return this.probing ? !(many < one) : many < one;
   }
   record(macs: number, parallel: boolean, ms: number): void {
     const s = this.entry(macs);
@@ -399,11 +403,13 @@ function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: numb
   for (const { w } of parts) macs += w.rows * w.cols * n;
   const threads = Math.min(maxThreads, Math.floor(macs / MIN_UNIT_MACS) || 1);
   const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (config.threadChoice === 'always' || chooser.choose(macs));
+  // A re-timing of the pool (one thread winning: a busy machine) neither holds the workers awake nor prefetches.
+  const chosen = parallel && (config.threadChoice === 'always' || !chooser.probing);
   // Units of at least MIN_UNIT_MACS, about UNITS_PER_THREAD per thread over the whole job.
   const unitMacs = Math.max(MIN_UNIT_MACS, macs / (threads * UNITS_PER_THREAD));
   job ||= k.arena.alloc(e['matmulJobBytes']!() as number);
   endPrefetch(k);
-  usingPool = parallel;
+  usingPool = chosen;
   jobTag = (jobTag + 1) >>> 0;
   const t0 = performance.now();
   let count = 0;
@@ -421,7 +427,7 @@ function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: numb
     if (split < rows) part(pt, split, rows - split, Math.max(4, Math.ceil(unitRows / 16) * 4));
   });
   const units = e['matmulArm']!(job, count, jobTag) as number;
-  if (parallel) postShared(k, 'matmulRun', job, threads - 1);
+  if (parallel) postShared(k, 'matmulRun', job, threads - 1, chosen);
   const mine = e['matmulRun']!(job, 0) as number;
   if (parallel) {
     awaitShared(k, e['matmulJobDone']!(job) as number, units);
@@ -432,7 +438,7 @@ function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: numb
   if (threads > 1 && macs >= PARALLEL_MIN_MACS) chooser.record(macs, parallel, performance.now() - t0);
 }
 
-/** Whether the last job ran on the pool (a prefetch only pays while the pool is in use). */
+/** Whether the last job ran on the pool by choice (a prefetch only pays while the pool is in use). */
 let usingPool = false;
 /** Units of a prefetch job the workers may still be taking (0: none posted since the last job). */
 let prefetching = 0;

@@ -1,7 +1,8 @@
 // Where a decode step's time goes: the bench's synthetic q8_0 model (bench/engine.ts), a q8_0 cache filled
-// with a 128-token prompt, then decode steps run op by op (the llama path of forward.ts's blocks, no QK-norm,
-// no bias) with a timer around each part; and each weight's matmul alone, 1 vs N threads, as GB/s of weights.
-// Run: node dist/bench/decode-profile.js [--threads N] [--steps 48] [--weights q8_0]
+// with a 128-token prompt, then decode steps through model.forward alternated with the same step run op by op
+// (the llama path of forward.ts's blocks, no QK-norm, no bias) with a timer around each part; and each
+// weight's matmul alone, 1 vs N threads, as GB/s of weights (warm in cache, unlike in a step).
+// Run: npm run bench:decode -- [--threads N] [--steps 48] [--weights q8_0] [--choice measured|always]
 import { performance } from 'node:perf_hooks';
 import { loadModel } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';

@@ -8,7 +8,7 @@
 // each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum, hsum4i, round8 } from './common';
 import { halfToFloat4s, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './matmul_decode';
-import { blockScalesFinite, rowsBlocks } from './matmul_vec_blocks';
+import { dotOther, hasMin, otherBlockBytes, otherBlocks } from './matmul_vec_blocks';
 import { packActQ6K, rowQ6K } from './matmul_vec_q6k';
 import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './matmul_vec_halves';
@@ -21,11 +21,6 @@ export const ORDER_NIB256: i32 = 2;
 export const ORDER_HALVES: i32 = 3;
 /** q6_K: int16, per 16 values the 8 even then the 8 odd, one scale per 256, sums per 16 (matmul_vec_q6k.ts). */
 export const ORDER_Q6K: i32 = 4;
-
-/** The 32-value block types of matmul_vec_blocks.ts. */
-@inline function otherBlocks(type: i32): bool {
-  return type == T_Q4_1 || type == T_Q5_0 || type == T_Q5_1 || type == T_IQ4_NL;
-}
 
 /**
  * The activation order a weight type's one-token kernel reads (-1: none). The int8 orders quantize x,
@@ -141,16 +136,24 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
   return halfToFloat4s(i32x4.extend_low_i16x8_s(h));
 }
 
+/** Block bytes of a 32-value block type (q8_0, q4_0 and matmul_vec_blocks.ts's). */
+@inline function blockBytes32(type: i32): usize {
+  return type == T_Q8_0 ? 34 : type == T_Q4_0 ? 18 : otherBlockBytes(type);
+}
+
 /**
  * 1 when every f16 block scale (and min) of `bytes` of blocks at w is finite, else 0; always 1 for the types
  * whose one-token kernels convert scales exactly (K-quants) or that have none (float types).
  */
 export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
-  if (otherBlocks(type)) return blockScalesFinite(type, w, bytes);
-  if (type != T_Q8_0 && type != T_Q4_0) return 1;
-  const bs: usize = type == T_Q8_0 ? 34 : 18;
+  if (type != T_Q8_0 && type != T_Q4_0 && !otherBlocks(type)) return 1;
+  const bs = blockBytes32(type);
+  const mins = hasMin(type);
   let bad: u32 = 0;
-  for (let p = w; p < w + bytes; p += bs) bad |= <u32>((load<u16>(p) & 0x7c00) == 0x7c00);
+  for (let p = w; p < w + bytes; p += bs) {
+    bad |= <u32>((load<u16>(p) & 0x7c00) == 0x7c00);
+    if (mins) bad |= <u32>((load<u16>(p + 2) & 0x7c00) == 0x7c00);
+  }
   return bad ? 0 : 1;
 }
 
@@ -170,14 +173,23 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   return i32x4.add(a, b);
 }
 
+/** One block at p . x0..x3 as i32x4 partial sums of q . x (q4_0: q the nibble, its -8 comes after). */
+@inline function dotBlock(type: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  if (type == T_Q8_0) return dotQ8(p + 2, x0, x1, x2, x3);
+  if (type == T_Q4_0) return dotNib(p + 2, x0, x1, x2, x3);
+  return dotOther(type, p, x0, x1, x2, x3);
+}
+
 /**
- * q8_0 (nibbles false: blocks of 34 B, f16 d and 32 i8) or q4_0 (true: 18 B, f16 d and 16 bytes of
- * nibbles, value = nibble - 8) rows . x into y[r]. Four rows go together, one per lane: each x vector is
- * loaded once for the four, the four rows' block sums come out of one horizontal-sum step already in row
- * lanes, and each lane accumulates its row (no horizontal sum at the end).
+ * Rows of a 32-value block type (a constant after inlining: q8_0, 34 B blocks of f16 d and 32 i8; q4_0,
+ * 18 B of f16 d and 16 bytes of nibbles, value = nibble - 8; q4_1, q5_0, q5_1, iq4_nl: matmul_vec_blocks.ts)
+ * . x into y[r]. Four rows go together, one per lane: each x vector is loaded once for the four, the four
+ * rows' block sums come out of one horizontal-sum step already in row lanes, and each lane accumulates its
+ * row (no horizontal sum at the end). Per block d * dx * (q . x), plus m * dx * sum(x) for the types with a min.
  */
-@inline function rowsQ(nibbles: bool, w: usize, rb: usize, rows: i32, nb: usize, xq: usize, xd: usize, xs: usize, y: usize): void {
-  const bs: usize = nibbles ? 18 : 34;
+@inline function rowsQ(type: i32, w: usize, rb: usize, rows: i32, nb: usize, xq: usize, xd: usize, xs: usize, y: usize): void {
+  const bs = blockBytes32(type);
+  const mins = hasMin(type);
   let r = 0;
   const last = w + <usize>rows * rb - 1;
   for (; r + 4 <= rows; r += 4) {
@@ -192,16 +204,12 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
       sink += touch(t, last) + touch(t + 64, last);
       t += bs << 2;
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
-      let s: v128;
-      if (nibbles) {
-        s = hsum4i(dotNib(p0 + 2, x0, x1, x2, x3), dotNib(p1 + 2, x0, x1, x2, x3), dotNib(p2 + 2, x0, x1, x2, x3), dotNib(p3 + 2, x0, x1, x2, x3));
-        // (q - 8) . x = q . x - 8 * sum(x), in integers.
-        s = i32x4.sub(s, i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3));
-      } else {
-        s = hsum4i(dotQ8(p0 + 2, x0, x1, x2, x3), dotQ8(p1 + 2, x0, x1, x2, x3), dotQ8(p2 + 2, x0, x1, x2, x3), dotQ8(p3 + 2, x0, x1, x2, x3));
-      }
-      const d = f32x4.mul(scales4(p0, p1, p2, p3), v128.load32_splat(xd + (b << 2)));
-      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3), dotBlock(type, p1, x0, x1, x2, x3), dotBlock(type, p2, x0, x1, x2, x3), dotBlock(type, p3, x0, x1, x2, x3));
+      // q4_0: (q - 8) . x = q . x - 8 * sum(x), in integers.
+      if (type == T_Q4_0) s = i32x4.sub(s, i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3));
+      const dx = v128.load32_splat(xd + (b << 2));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(scales4(p0, p1, p2, p3), dx)));
+      if (mins) acc = f32x4.add(acc, f32x4.mul(scales4(p0 + 2, p1 + 2, p2 + 2, p3 + 2), f32x4.mul(dx, f32x4.splat(<f32>load<i16>(xs + (b << 1))))));
       p0 += bs; p1 += bs; p2 += bs; p3 += bs;
       x += 64;
     }
@@ -216,26 +224,28 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     for (; b + 4 <= nb; b += 4) {
       const p = p0 + b * bs;
       const x = xq + (b << 6);
-      let s = hsum4i(one(nibbles, p + 2, x), one(nibbles, p + bs + 2, x + 64), one(nibbles, p + 2 * bs + 2, x + 128), one(nibbles, p + 3 * bs + 2, x + 192));
-      if (nibbles) s = i32x4.sub(s, i32x4.shl(v128.load16x4_s(xs + (b << 1)), 3));
-      const d = f32x4.mul(scales4(p, p + bs, p + 2 * bs, p + 3 * bs), v128.load(xd + (b << 2)));
-      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+      let s = hsum4i(one(type, p, x), one(type, p + bs, x + 64), one(type, p + 2 * bs, x + 128), one(type, p + 3 * bs, x + 192));
+      if (type == T_Q4_0) s = i32x4.sub(s, i32x4.shl(v128.load16x4_s(xs + (b << 1)), 3));
+      const dx = v128.load(xd + (b << 2));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(scales4(p, p + bs, p + 2 * bs, p + 3 * bs), dx)));
+      if (mins) acc = f32x4.add(acc, f32x4.mul(scales4(p + 2, p + bs + 2, p + 2 * bs + 2, p + 3 * bs + 2), f32x4.mul(dx, f32x4.convert_i32x4_s(v128.load16x4_s(xs + (b << 1))))));
     }
     let t = hsum(acc);
     for (; b < nb; b++) {
       const p = p0 + b * bs;
-      let s = hsumi(one(nibbles, p + 2, xq + (b << 6)));
-      if (nibbles) s -= <i32>load<i16>(xs + (b << 1)) << 3;
-      t += <f32>s * (halfToFloat(<u32>load<u16>(p)) * load<f32>(xd + (b << 2)));
+      let s = hsumi(one(type, p, xq + (b << 6)));
+      if (type == T_Q4_0) s -= <i32>load<i16>(xs + (b << 1)) << 3;
+      const dx = load<f32>(xd + (b << 2));
+      t += <f32>s * (halfToFloat(<u32>load<u16>(p)) * dx);
+      if (mins) t += halfToFloat(<u32>load<u16>(p + 2)) * (dx * <f32>load<i16>(xs + (b << 1)));
     }
     store<f32>(y + (<usize>r << 2), t);
   }
 }
 
-/** One block's dot against the 32 activations at x (q8_0 or q4_0). */
-@inline function one(nibbles: bool, p: usize, x: usize): v128 {
-  const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
-  return nibbles ? dotNib(p, x0, x1, x2, x3) : dotQ8(p, x0, x1, x2, x3);
+/** One block's dot against the 32 activations at x. */
+@inline function one(type: i32, p: usize, x: usize): v128 {
+  return dotBlock(type, p, v128.load(x), v128.load(x, 16), v128.load(x, 32), v128.load(x, 48));
 }
 
 /**
@@ -341,9 +351,13 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     const yt = y + ((<usize>t * <usize>yStride) << 2);
     if (type == T_F16) matmulVecHalves(false, w, rowBytes, rows, cols, q, yt);
     else if (type == T_BF16) matmulVecHalves(true, w, rowBytes, rows, cols, q, yt);
-    else if (type == T_Q8_0) rowsQ(false, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
-    else if (type == T_Q4_0) rowsQ(true, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
-    else if (otherBlocks(type)) rowsBlocks(type, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    // (One call per type, each inlined with its type a constant.)
+    else if (type == T_Q8_0) rowsQ(T_Q8_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q4_0) rowsQ(T_Q4_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q4_1) rowsQ(T_Q4_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q5_0) rowsQ(T_Q5_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q5_1) rowsQ(T_Q5_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_IQ4_NL) rowsQ(T_IQ4_NL, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q4_K || type == T_Q5_K) {
       const nb = <usize>(cols >> 8);
       if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(true, w + <usize>r * rb, nb, q, d, s));

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { matmulShared, Weight } from './forward-weights.js';
-import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, matmulSplitStats, ThreadChooser, wasmMatmul } from './matmul-wasm.js';
+import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, matmulPrefetch, matmulSplitStats, ThreadChooser, wasmMatmul } from './matmul-wasm.js';
 import { availableCores } from './threads.js';
 import { dequantize } from '../gguf/dequant.js';
 import { GGML, ggmlType } from '../gguf/types.js';
@@ -175,6 +175,32 @@ test('a threaded weight group runs as one job per four weights, each output the 
   } finally {
     configureMatmul(before);
     closeMatmulThreads();
+  }
+});
+
+test('a job run on this thread alone waits for a unit a worker took from it (a worker still in a prefetch loop)', { skip: skip || (availableCores() < 2 ? 'needs 2 cores' : false) }, () => {
+  const rng = new Prng(13);
+  const cols = 256;
+  // A big weight to prefetch (the worker loops over its touch units) and a small group below the pool's
+  // threshold, which runs on this thread: a worker leaving its prefetch takes units of the next job.
+  const big = new Weight('big', { type: GGML.Q8_0, dims: [cols, 8192], data: randomWeight(GGML.Q8_0, 8192, cols, rng) });
+  const small = [0, 1, 2, 3].map((i) => new Weight(`s${i}`, { type: GGML.Q8_0, dims: [cols, 24], data: randomWeight(GGML.Q8_0, 24, cols, rng) }));
+  const x = rng.normals(cols);
+  const before = matmulConfig();
+  try {
+    configureMatmul({ threads: 1 });
+    const want = small.map((w) => { const y = new Float32Array(w.rows); w.matmul(x, 1, y); return y; });
+    configureMatmul({ threads: 2, threadChoice: 'always' });
+    const yb = new Float32Array(big.rows);
+    for (let i = 0; i < 1000; i++) {
+      big.matmul(x, 1, yb);
+      matmulPrefetch([big.packedWeight!]);
+      const got = small.map((w) => new Float32Array(w.rows).fill(NaN));
+      matmulShared(small, x, 1, got);
+      assert.deepEqual(got, want, `round ${i}`);
+    }
+  } finally {
+    configureMatmul(before);
   }
 });
 

@@ -429,8 +429,10 @@ function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: numb
   const units = e['matmulArm']!(job, count, jobTag) as number;
   if (parallel) postShared(k, 'matmulRun', job, threads - 1, chosen);
   const mine = e['matmulRun']!(job, 0) as number;
+  // Also when not posted: a worker still in its loop from an earlier job (a prefetch, a late wake) may
+  // have taken a unit of this one, and must finish it before the activations and the job are rewritten.
+  if (mine < units) awaitShared(k, e['matmulJobDone']!(job) as number, units);
   if (parallel) {
-    awaitShared(k, e['matmulJobDone']!(job) as number, units);
     splitStats.calls++;
     splitStats.units += units;
     splitStats.callerUnits += mine;

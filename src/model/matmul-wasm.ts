@@ -43,6 +43,8 @@ const PROBE_EVERY = 32;
 const CHOOSER_SAMPLES = 5;
 /** Times of each option a size class has before the medians decide. */
 const CHOOSER_MIN_SAMPLES = 3;
+/** The pool's time per multiply-add under this fraction of one thread's counts as a clear win (2 threads: ~0.5 on a quiet machine). */
+const CLEAR_WIN = 0.7;
 
 /** One size class's recent times per multiply-add on one thread and on the pool. */
 interface ClassTimes {
@@ -87,6 +89,15 @@ export class ThreadChooser {
     const every = many < one && one > 1.5 * many ? 4 * PROBE_EVERY : PROBE_EVERY;
     this.probing = s.calls % every === 0;
     return this.probing ? !(many < one) : many < one;
+  }
+  /**
+   * True when the pool's recent median time is well under one thread's (CLEAR_WIN): only then do its jobs
+   * hold the workers awake and prefetch, whose cost (a spinning worker) no job time shows. Beside a busy
+   * process a spinning worker takes a core's share from this thread's own single-threaded work.
+   */
+  clearlyFaster(macs: number): boolean {
+    const s = this.entry(macs);
+    return s.many.length >= CHOOSER_MIN_SAMPLES && s.one.length >= CHOOSER_MIN_SAMPLES && middle(s.many) < CLEAR_WIN * middle(s.one);
   }
   record(macs: number, parallel: boolean, ms: number): void {
     const s = this.entry(macs);
@@ -403,8 +414,9 @@ function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: numb
   for (const { w } of parts) macs += w.rows * w.cols * n;
   const threads = Math.min(maxThreads, Math.floor(macs / MIN_UNIT_MACS) || 1);
   const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (config.threadChoice === 'always' || chooser.choose(macs));
-  // A re-timing of the pool (one thread winning: a busy machine) neither holds the workers awake nor prefetches.
-  const chosen = parallel && (config.threadChoice === 'always' || !chooser.probing);
+  // Only a clear win holds the workers awake and prefetches; a re-timing of the pool (one thread winning: a
+  // busy machine) does neither.
+  const chosen = parallel && (config.threadChoice === 'always' || (!chooser.probing && chooser.clearlyFaster(macs)));
   // Units of at least MIN_UNIT_MACS, about UNITS_PER_THREAD per thread over the whole job.
   const unitMacs = Math.max(MIN_UNIT_MACS, macs / (threads * UNITS_PER_THREAD));
   job ||= k.arena.alloc(e['matmulJobBytes']!() as number);

@@ -13,7 +13,7 @@ export { matmulF32Act, matmulQ8Act, quantizeActs, matmulScratchBytes } from './m
 export { packActQ8, packActF32, matmulQ8Tiled, matmulF32Tiled, matmulTileScratchBytes } from './matmul_tile';
 export { halfNonFinite } from './matmul_decode';
 export { matmulVec, packActVec, packActVecN, vecMaxTokens, vecOrder, vecScalesFinite } from './matmul_vec';
-export { matmulRun, matmulPost, matmulJobBytes, matmulJobDone } from './matmul_run';
+export { matmulRun, matmulPart, matmulArm, matmulCancel, matmulJobBytes, matmulJobParts, matmulJobDone } from './matmul_run';
 export { int4_g32_encode, int4_g64_encode, int4_g128_encode, int2_g32_encode, int2_g64_encode, int2_g128_encode, int4c_g32_encode, int2c_g32_encode } from './encode_affine';
 export { q4_1_encode, q5_0_encode, q5_1_encode, iq4_nl_encode } from './encode_ggml';
 export { nf4_encode, sign_g32_encode, sign_g8_encode, sign_g4_encode } from './encode_codebook';

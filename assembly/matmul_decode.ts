@@ -28,7 +28,7 @@ export const T_BF16: i32 = 30;
 }
 
 /** Byte lane i of a 4-byte high-bit field -> 0x10 where bit (i + 8*half) is set (q5_0 / q5_1). */
-@inline function highBits(qh: u32, second: bool): v128 {
+@inline export function highBits(qh: u32, second: bool): v128 {
   const v = i32x4.splat(<i32>qh);
   const sel = second ? i8x16(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3) : i8x16(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
   const bit = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);

@@ -1,5 +1,5 @@
 // One-token (decode) matmul kernels: y[r] = W[r, :] . x for q8_0, q4_0 and q4_K weights (f16 / bf16:
-// matmul_vec_halves.ts; q6_K: matmul_vec_q6k.ts), read once straight from their packed ggml bytes, with no scratch round trip.
+// matmul_vec_halves.ts; q6_K: matmul_vec_q6k.ts; q4_1, q5_0, q5_1, iq4_nl: matmul_vec_blocks.ts), read once straight from their packed ggml bytes, with no scratch round trip.
 // x arrives quantized per block to int8 (as llama.cpp's q8_0 / q8_K activations) and widened to int16 by
 // packActVec, in the order each weight type's bytes come apart: natural for q8_0 (load8x8_s widens 8
 // weights while loading); for the 4-bit types the order in which the 16-bit lanes of the packed nibbles
@@ -7,7 +7,8 @@
 // (i32x4.dot_i16x8_s). q8_0 / q4_0 run four rows at once, one per lane (measured 1.24x one row at a time:
 // each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum, hsum4i, round8 } from './common';
-import { halfToFloat4s, T_BF16, T_F16, T_Q4_0, T_Q4_K, T_Q6_K, T_Q8_0 } from './matmul_decode';
+import { halfToFloat4s, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './matmul_decode';
+import { dotOther, hasMin, otherBlockBytes, otherBlocks } from './matmul_vec_blocks';
 import { packActQ6K, rowQ6K } from './matmul_vec_q6k';
 import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './matmul_vec_halves';
@@ -27,9 +28,9 @@ export const ORDER_Q6K: i32 = 4;
  */
 export function vecOrder(type: i32): i32 {
   if (type == T_F16 || type == T_BF16) return ORDER_HALVES;
-  if (type == T_Q8_0) return ORDER_NATURAL;
+  if (type == T_Q8_0 || otherBlocks(type)) return ORDER_NATURAL;
   if (type == T_Q4_0) return ORDER_NIB32;
-  if (type == T_Q4_K) return ORDER_NIB256;
+  if (type == T_Q4_K || type == T_Q5_K) return ORDER_NIB256;
   if (type == T_Q6_K) return ORDER_Q6K;
   return -1;
 }
@@ -39,11 +40,14 @@ export function vecOrder(type: i32): i32 {
  * before the tiled or row kernels pay. Measured on [2048, 768] and [768, 2048], one core, CPU time:
  * q8_0 at 3 tokens 290 vs 473 us (row kernel), at 4 384 vs 369 (tiled); q4_0 / q4_K at 6 543 / 651 vs
  * 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; q6_K at 3 530 vs 653 (row kernel), at 4 702 vs 494
- * (tiled); f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531 vs 563, at 6 793 vs 760 (f32 row kernel).
+ * (tiled); f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531 vs 563, at 6 793 vs 760 (f32 row kernel);
+ * q4_1 / q5_0 / q5_1 / iq4_nl (weights cycled from DRAM, CPU time) at 3 538-744 vs 610-933 (row kernel);
+ * q5_K at 3 600-610 vs 781-852 (row kernel), at 4 773 vs 689-691 (tiled).
  */
 export function vecMaxTokens(type: i32): i32 {
-  if (type == T_Q8_0) return 3;
+  if (type == T_Q8_0 || otherBlocks(type)) return 3;
   if (type == T_Q4_0 || type == T_Q4_K) return 6;
+  if (type == T_Q5_K) return 3;
   if (type == T_BF16) return 4;
   if (type == T_Q6_K) return 3;
   if (type == T_F16) return 1;
@@ -132,11 +136,24 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
   return halfToFloat4s(i32x4.extend_low_i16x8_s(h));
 }
 
-/** 1 when every f16 block scale of `bytes` of q8_0 / q4_0 blocks at w is finite, else 0. */
+/** Block bytes of a 32-value block type (q8_0, q4_0 and matmul_vec_blocks.ts's). */
+@inline function blockBytes32(type: i32): usize {
+  return type == T_Q8_0 ? 34 : type == T_Q4_0 ? 18 : otherBlockBytes(type);
+}
+
+/**
+ * 1 when every f16 block scale (and min) of `bytes` of blocks at w is finite, else 0; always 1 for the types
+ * whose one-token kernels convert scales exactly (K-quants) or that have none (float types).
+ */
 export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
-  const bs: usize = type == T_Q8_0 ? 34 : 18;
+  if (type != T_Q8_0 && type != T_Q4_0 && !otherBlocks(type)) return 1;
+  const bs = blockBytes32(type);
+  const mins = hasMin(type);
   let bad: u32 = 0;
-  for (let p = w; p < w + bytes; p += bs) bad |= <u32>((load<u16>(p) & 0x7c00) == 0x7c00);
+  for (let p = w; p < w + bytes; p += bs) {
+    bad |= <u32>((load<u16>(p) & 0x7c00) == 0x7c00);
+    if (mins) bad |= <u32>((load<u16>(p + 2) & 0x7c00) == 0x7c00);
+  }
   return bad ? 0 : 1;
 }
 
@@ -156,14 +173,23 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   return i32x4.add(a, b);
 }
 
+/** One block at p . x0..x3 as i32x4 partial sums of q . x (q4_0: q the nibble, its -8 comes after). */
+@inline function dotBlock(type: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  if (type == T_Q8_0) return dotQ8(p + 2, x0, x1, x2, x3);
+  if (type == T_Q4_0) return dotNib(p + 2, x0, x1, x2, x3);
+  return dotOther(type, p, x0, x1, x2, x3);
+}
+
 /**
- * q8_0 (nibbles false: blocks of 34 B, f16 d and 32 i8) or q4_0 (true: 18 B, f16 d and 16 bytes of
- * nibbles, value = nibble - 8) rows . x into y[r]. Four rows go together, one per lane: each x vector is
- * loaded once for the four, the four rows' block sums come out of one horizontal-sum step already in row
- * lanes, and each lane accumulates its row (no horizontal sum at the end).
+ * Rows of a 32-value block type (a constant after inlining: q8_0, 34 B blocks of f16 d and 32 i8; q4_0,
+ * 18 B of f16 d and 16 bytes of nibbles, value = nibble - 8; q4_1, q5_0, q5_1, iq4_nl: matmul_vec_blocks.ts)
+ * . x into y[r]. Four rows go together, one per lane: each x vector is loaded once for the four, the four
+ * rows' block sums come out of one horizontal-sum step already in row lanes, and each lane accumulates its
+ * row (no horizontal sum at the end). Per block d * dx * (q . x), plus m * dx * sum(x) for the types with a min.
  */
-@inline function rowsQ(nibbles: bool, w: usize, rb: usize, rows: i32, nb: usize, xq: usize, xd: usize, xs: usize, y: usize): void {
-  const bs: usize = nibbles ? 18 : 34;
+@inline function rowsQ(type: i32, w: usize, rb: usize, rows: i32, nb: usize, xq: usize, xd: usize, xs: usize, y: usize): void {
+  const bs = blockBytes32(type);
+  const mins = hasMin(type);
   let r = 0;
   const last = w + <usize>rows * rb - 1;
   for (; r + 4 <= rows; r += 4) {
@@ -178,16 +204,12 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
       sink += touch(t, last) + touch(t + 64, last);
       t += bs << 2;
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
-      let s: v128;
-      if (nibbles) {
-        s = hsum4i(dotNib(p0 + 2, x0, x1, x2, x3), dotNib(p1 + 2, x0, x1, x2, x3), dotNib(p2 + 2, x0, x1, x2, x3), dotNib(p3 + 2, x0, x1, x2, x3));
-        // (q - 8) . x = q . x - 8 * sum(x), in integers.
-        s = i32x4.sub(s, i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3));
-      } else {
-        s = hsum4i(dotQ8(p0 + 2, x0, x1, x2, x3), dotQ8(p1 + 2, x0, x1, x2, x3), dotQ8(p2 + 2, x0, x1, x2, x3), dotQ8(p3 + 2, x0, x1, x2, x3));
-      }
-      const d = f32x4.mul(scales4(p0, p1, p2, p3), v128.load32_splat(xd + (b << 2)));
-      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3), dotBlock(type, p1, x0, x1, x2, x3), dotBlock(type, p2, x0, x1, x2, x3), dotBlock(type, p3, x0, x1, x2, x3));
+      // q4_0: (q - 8) . x = q . x - 8 * sum(x), in integers.
+      if (type == T_Q4_0) s = i32x4.sub(s, i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3));
+      const dx = v128.load32_splat(xd + (b << 2));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(scales4(p0, p1, p2, p3), dx)));
+      if (mins) acc = f32x4.add(acc, f32x4.mul(scales4(p0 + 2, p1 + 2, p2 + 2, p3 + 2), f32x4.mul(dx, f32x4.splat(<f32>load<i16>(xs + (b << 1))))));
       p0 += bs; p1 += bs; p2 += bs; p3 += bs;
       x += 64;
     }
@@ -202,39 +224,55 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     for (; b + 4 <= nb; b += 4) {
       const p = p0 + b * bs;
       const x = xq + (b << 6);
-      let s = hsum4i(one(nibbles, p + 2, x), one(nibbles, p + bs + 2, x + 64), one(nibbles, p + 2 * bs + 2, x + 128), one(nibbles, p + 3 * bs + 2, x + 192));
-      if (nibbles) s = i32x4.sub(s, i32x4.shl(v128.load16x4_s(xs + (b << 1)), 3));
-      const d = f32x4.mul(scales4(p, p + bs, p + 2 * bs, p + 3 * bs), v128.load(xd + (b << 2)));
-      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), d));
+      let s = hsum4i(one(type, p, x), one(type, p + bs, x + 64), one(type, p + 2 * bs, x + 128), one(type, p + 3 * bs, x + 192));
+      if (type == T_Q4_0) s = i32x4.sub(s, i32x4.shl(v128.load16x4_s(xs + (b << 1)), 3));
+      const dx = v128.load(xd + (b << 2));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(scales4(p, p + bs, p + 2 * bs, p + 3 * bs), dx)));
+      if (mins) acc = f32x4.add(acc, f32x4.mul(scales4(p + 2, p + bs + 2, p + 2 * bs + 2, p + 3 * bs + 2), f32x4.mul(dx, f32x4.convert_i32x4_s(v128.load16x4_s(xs + (b << 1))))));
     }
     let t = hsum(acc);
     for (; b < nb; b++) {
       const p = p0 + b * bs;
-      let s = hsumi(one(nibbles, p + 2, xq + (b << 6)));
-      if (nibbles) s -= <i32>load<i16>(xs + (b << 1)) << 3;
-      t += <f32>s * (halfToFloat(<u32>load<u16>(p)) * load<f32>(xd + (b << 2)));
+      let s = hsumi(one(type, p, xq + (b << 6)));
+      if (type == T_Q4_0) s -= <i32>load<i16>(xs + (b << 1)) << 3;
+      const dx = load<f32>(xd + (b << 2));
+      t += <f32>s * (halfToFloat(<u32>load<u16>(p)) * dx);
+      if (mins) t += halfToFloat(<u32>load<u16>(p + 2)) * (dx * <f32>load<i16>(xs + (b << 1)));
     }
     store<f32>(y + (<usize>r << 2), t);
   }
 }
 
-/** One block's dot against the 32 activations at x (q8_0 or q4_0). */
-@inline function one(nibbles: bool, p: usize, x: usize): v128 {
-  const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
-  return nibbles ? dotNib(p, x0, x1, x2, x3) : dotQ8(p, x0, x1, x2, x3);
+/** One block's dot against the 32 activations at x. */
+@inline function one(type: i32, p: usize, x: usize): v128 {
+  return dotBlock(type, p, v128.load(x), v128.load(x, 16), v128.load(x, 32), v128.load(x, 48));
 }
 
 /**
- * q4_K row (nb blocks of 144 B: f16 d, f16 dmin, 12 bytes of 6-bit sub-block scales and mins, 128 bytes of
- * nibbles) . x: value = d * sc_j * q - dmin * m_j in sub-block j of 32. Per block, sum_j sc_j (q . x)_j and
- * sum_j m_j sum(x)_j are exact integers, then scaled once by d and dmin times x's block scale.
+ * The fifth bits of q5_K for one 16-bit lane vector of nibbles: qh bytes l, l + 1 in lane k (QH), bit j of
+ * each moved to bit 4 (0x10). `even`: the low byte's bit (value l), else the high byte's (value l + 1).
  */
-@inline function rowQ4K(w: usize, nb: usize, xq: usize, xd: usize, xs: usize): f32 {
+@inline function fifth(QH: v128, j: i32, even: bool): v128 {
+  // Bit j (even) or 8 + j (odd) of the lane to bit 4.
+  const from = even ? j : 8 + j;
+  const v = from < 4 ? i16x8.shl(QH, 4 - from) : from > 4 ? i16x8.shr_u(QH, from - 4) : QH;
+  return v128.and(v, i16x8.splat(0x10));
+}
+
+/**
+ * q4_K row (five false: nb blocks of 144 B: f16 d, f16 dmin, 12 bytes of 6-bit sub-block scales and mins,
+ * 128 bytes of nibbles) or q5_K row (five true: 176 B, the same with 32 bytes of fifth bits qh before the
+ * nibbles: bit j of qh[l] belongs to value l of sub-block j) . x: value = d * sc_j * q - dmin * m_j in
+ * sub-block j of 32. Per block, sum_j sc_j (q . x)_j and sum_j m_j sum(x)_j are exact integers, then scaled
+ * once by d and dmin times x's block scale.
+ */
+@inline function rowQK(five: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize): f32 {
   let acc = f32x4.splat(0);
   const m4 = i16x8.splat(0x0f);
+  const bs: usize = five ? 176 : 144;
   // No touches ahead (touch.ts): 0.97x the time here (in-process A/B, [2048, 768] and [768, 2048]).
   for (let b: usize = 0; b < nb; b++) {
-    const p = w + b * 144;
+    const p = w + b * bs;
     // 6-bit scales (sc_j low 6 bits of bytes 0..3 for j < 4, else low nibble of byte j + 4 with two bits
     // from byte j - 4) and mins (bytes 4..7 / high nibble of byte j + 4 and two bits of byte j): as bytes.
     const A = load<u32>(p + 4), B = load<u32>(p + 8), C = load<u32>(p + 12);
@@ -245,7 +283,7 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     const sm = i32x4(<i32>scLo, <i32>scHi, <i32>mLo, <i32>mHi);
     const sc16 = i16x8.extend_low_i8x16_u(sm);
     const m16 = i16x8.extend_high_i8x16_u(sm);
-    const q = p + 16;
+    const q = p + (five ? 48 : 16);
     const x = xq + (b << 9);
     // Sub-block pair c: 32 bytes; half h's low nibbles belong to sub-block 2c, high nibbles to 2c + 1.
     let e0 = i32x4.splat(0), o0 = i32x4.splat(0), e1 = i32x4.splat(0), o1 = i32x4.splat(0);
@@ -253,14 +291,26 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     for (let h: usize = 0; h < 2; h++) {
       const v0 = v128.load(q + (h << 4)), v1 = v128.load(q + 32 + (h << 4)), v2 = v128.load(q + 64 + (h << 4)), v3 = v128.load(q + 96 + (h << 4));
       const x0 = x + (h << 6), x1 = x0 + 128, x2 = x0 + 256, x3 = x0 + 384;
-      e0 = i32x4.add(e0, i32x4.add(i32x4.dot_i16x8_s(v128.and(v0, m4), v128.load(x0)), i32x4.dot_i16x8_s(v128.and(i16x8.shr_u(v0, 8), m4), v128.load(x0, 16))));
-      o0 = i32x4.add(o0, i32x4.add(i32x4.dot_i16x8_s(v128.and(i16x8.shr_u(v0, 4), m4), v128.load(x0, 32)), i32x4.dot_i16x8_s(i16x8.shr_u(v0, 12), v128.load(x0, 48))));
-      e1 = i32x4.add(e1, i32x4.add(i32x4.dot_i16x8_s(v128.and(v1, m4), v128.load(x1)), i32x4.dot_i16x8_s(v128.and(i16x8.shr_u(v1, 8), m4), v128.load(x1, 16))));
-      o1 = i32x4.add(o1, i32x4.add(i32x4.dot_i16x8_s(v128.and(i16x8.shr_u(v1, 4), m4), v128.load(x1, 32)), i32x4.dot_i16x8_s(i16x8.shr_u(v1, 12), v128.load(x1, 48))));
-      e2 = i32x4.add(e2, i32x4.add(i32x4.dot_i16x8_s(v128.and(v2, m4), v128.load(x2)), i32x4.dot_i16x8_s(v128.and(i16x8.shr_u(v2, 8), m4), v128.load(x2, 16))));
-      o2 = i32x4.add(o2, i32x4.add(i32x4.dot_i16x8_s(v128.and(i16x8.shr_u(v2, 4), m4), v128.load(x2, 32)), i32x4.dot_i16x8_s(i16x8.shr_u(v2, 12), v128.load(x2, 48))));
-      e3 = i32x4.add(e3, i32x4.add(i32x4.dot_i16x8_s(v128.and(v3, m4), v128.load(x3)), i32x4.dot_i16x8_s(v128.and(i16x8.shr_u(v3, 8), m4), v128.load(x3, 16))));
-      o3 = i32x4.add(o3, i32x4.add(i32x4.dot_i16x8_s(v128.and(i16x8.shr_u(v3, 4), m4), v128.load(x3, 32)), i32x4.dot_i16x8_s(i16x8.shr_u(v3, 12), v128.load(x3, 48))));
+      // Lanes: even bytes' low nibbles, odd bytes' low, even bytes' high, odd bytes' high (values l, l + 1 of sub-blocks 2c, 2c + 1).
+      let a0 = v128.and(v0, m4), b0 = v128.and(i16x8.shr_u(v0, 8), m4), c0 = v128.and(i16x8.shr_u(v0, 4), m4), d0 = i16x8.shr_u(v0, 12);
+      let a1 = v128.and(v1, m4), b1 = v128.and(i16x8.shr_u(v1, 8), m4), c1 = v128.and(i16x8.shr_u(v1, 4), m4), d1 = i16x8.shr_u(v1, 12);
+      let a2 = v128.and(v2, m4), b2 = v128.and(i16x8.shr_u(v2, 8), m4), c2 = v128.and(i16x8.shr_u(v2, 4), m4), d2 = i16x8.shr_u(v2, 12);
+      let a3 = v128.and(v3, m4), b3 = v128.and(i16x8.shr_u(v3, 8), m4), c3 = v128.and(i16x8.shr_u(v3, 4), m4), d3 = i16x8.shr_u(v3, 12);
+      if (five) {
+        const QH = v128.load(p + 16 + (h << 4));
+        a0 = v128.or(a0, fifth(QH, 0, true)); b0 = v128.or(b0, fifth(QH, 0, false)); c0 = v128.or(c0, fifth(QH, 1, true)); d0 = v128.or(d0, fifth(QH, 1, false));
+        a1 = v128.or(a1, fifth(QH, 2, true)); b1 = v128.or(b1, fifth(QH, 2, false)); c1 = v128.or(c1, fifth(QH, 3, true)); d1 = v128.or(d1, fifth(QH, 3, false));
+        a2 = v128.or(a2, fifth(QH, 4, true)); b2 = v128.or(b2, fifth(QH, 4, false)); c2 = v128.or(c2, fifth(QH, 5, true)); d2 = v128.or(d2, fifth(QH, 5, false));
+        a3 = v128.or(a3, fifth(QH, 6, true)); b3 = v128.or(b3, fifth(QH, 6, false)); c3 = v128.or(c3, fifth(QH, 7, true)); d3 = v128.or(d3, fifth(QH, 7, false));
+      }
+      e0 = i32x4.add(e0, i32x4.add(i32x4.dot_i16x8_s(a0, v128.load(x0)), i32x4.dot_i16x8_s(b0, v128.load(x0, 16))));
+      o0 = i32x4.add(o0, i32x4.add(i32x4.dot_i16x8_s(c0, v128.load(x0, 32)), i32x4.dot_i16x8_s(d0, v128.load(x0, 48))));
+      e1 = i32x4.add(e1, i32x4.add(i32x4.dot_i16x8_s(a1, v128.load(x1)), i32x4.dot_i16x8_s(b1, v128.load(x1, 16))));
+      o1 = i32x4.add(o1, i32x4.add(i32x4.dot_i16x8_s(c1, v128.load(x1, 32)), i32x4.dot_i16x8_s(d1, v128.load(x1, 48))));
+      e2 = i32x4.add(e2, i32x4.add(i32x4.dot_i16x8_s(a2, v128.load(x2)), i32x4.dot_i16x8_s(b2, v128.load(x2, 16))));
+      o2 = i32x4.add(o2, i32x4.add(i32x4.dot_i16x8_s(c2, v128.load(x2, 32)), i32x4.dot_i16x8_s(d2, v128.load(x2, 48))));
+      e3 = i32x4.add(e3, i32x4.add(i32x4.dot_i16x8_s(a3, v128.load(x3)), i32x4.dot_i16x8_s(b3, v128.load(x3, 16))));
+      o3 = i32x4.add(o3, i32x4.add(i32x4.dot_i16x8_s(c3, v128.load(x3, 32)), i32x4.dot_i16x8_s(d3, v128.load(x3, 48))));
     }
     // Sub-block sums [0..3] and [4..7], times their scales; the mins against x's per-32 sums.
     const lo = i32x4.mul(hsum4i(e0, o0, e1, o1), i32x4.extend_low_i16x8_u(sc16));
@@ -301,11 +351,17 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     const yt = y + ((<usize>t * <usize>yStride) << 2);
     if (type == T_F16) matmulVecHalves(false, w, rowBytes, rows, cols, q, yt);
     else if (type == T_BF16) matmulVecHalves(true, w, rowBytes, rows, cols, q, yt);
-    else if (type == T_Q8_0) rowsQ(false, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
-    else if (type == T_Q4_0) rowsQ(true, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
-    else if (type == T_Q4_K) {
+    // (One call per type, each inlined with its type a constant.)
+    else if (type == T_Q8_0) rowsQ(T_Q8_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q4_0) rowsQ(T_Q4_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q4_1) rowsQ(T_Q4_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q5_0) rowsQ(T_Q5_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q5_1) rowsQ(T_Q5_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_IQ4_NL) rowsQ(T_IQ4_NL, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q4_K || type == T_Q5_K) {
       const nb = <usize>(cols >> 8);
-      for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQ4K(w + <usize>r * rb, nb, q, d, s));
+      if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(true, w + <usize>r * rb, nb, q, d, s));
+      else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, w + <usize>r * rb, nb, q, d, s));
     } else if (type == T_Q6_K) {
       const nb = <usize>(cols >> 8);
       const last = w + <usize>rows * rb - 1;

@@ -16,7 +16,12 @@ export const SHARED_JOB = 10;
 export const SHARED_WORKERS = 11;
 // The memory space (spaces.ts) a job's addresses refer to.
 export const SPACE = 12;
-export const CTL_WORDS = 13;
+// Workers asleep on GEN (Atomics.wait): a post notifies only when one is, a notify costs the poster a few us
+// to tens of us (a futex wake; on a busy 2-vCPU machine the woken thread may preempt the poster).
+export const SLEEPING = 13;
+// 1 while a caller holds the workers awake (holdWorkers): they spin between jobs instead of sleeping.
+export const HOLD = 14;
+export const CTL_WORDS = 15;
 /** Bytes of the error buffer: the first failing worker's exception, as text (the caller's error cause). */
 export const ERR_BYTES = 2048;
 
@@ -64,4 +69,22 @@ export function takeUnit(ctl: Int32Array, gen: number, units: number): number {
     if (u >= units) return -1;
     if (Atomics.compareExchange(ctl, TICKET, t, t + 1) === t) return u;
   }
+}
+
+/**
+ * Announces a new job (GEN already bumped): notifies GEN only when a worker sleeps on it. Sequentially
+ * consistent atomics make this safe: a worker counts itself in SLEEPING before Atomics.wait compares GEN, so
+ * either the poster sees the count and notifies, or the worker sees the new GEN and does not sleep.
+ */
+export function wakeWorkers(ctl: Int32Array): boolean {
+  if (Atomics.load(ctl, SLEEPING) === 0) return false;
+  Atomics.notify(ctl, GEN);
+  return true;
+}
+
+/** A worker's sleep on GEN while it still equals `seen`, counted in SLEEPING (see wakeWorkers). */
+export function sleepOnGen(ctl: Int32Array, seen: number): void {
+  Atomics.add(ctl, SLEEPING, 1);
+  Atomics.wait(ctl, GEN, seen);
+  Atomics.sub(ctl, SLEEPING, 1);
 }

@@ -5,7 +5,7 @@ import { workerData } from './pool-worker-init.js';
 import type { PoolInit as Init } from './pool-host-api.js';
 import { bindJob, runUnit, scratchAt, unitKernel, type BoundJob, type UnitKernel } from './attend-unit.js';
 import { unpackJob } from './job-pack.js';
-import { CALL_SLOT, DONE, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, KIND, QUIT, READY, SHARED_FN, SHARED_WORKERS, SPACE, recordError, takeUnit } from './pool-control.js';
+import { CALL_SLOT, DONE, GEN, HOLD, JOB_CALLS, JOB_LEN, JOB_SHARED, KIND, QUIT, READY, SHARED_FN, SHARED_WORKERS, SPACE, recordError, sleepOnGen, takeUnit } from './pool-control.js';
 
 const init = workerData as Init;
 const { ctl, jobBytes, memories } = init;
@@ -30,11 +30,11 @@ Atomics.add(ctl, READY, 1);
 Atomics.notify(ctl, READY);
 
 for (;;) {
-  // Wait for the next job: spin for spinMs, then sleep on the generation word.
+  // Wait for the next job: spin for spinMs (all along while a caller holds the workers), then sleep on the generation word.
   const spinUntil = performance.now() + init.spinMs;
   let gen = Atomics.load(ctl, GEN);
   while (gen === seen) {
-    if (performance.now() > spinUntil) Atomics.wait(ctl, GEN, seen);
+    if (performance.now() > spinUntil && Atomics.load(ctl, HOLD) === 0) sleepOnGen(ctl, seen);
     gen = Atomics.load(ctl, GEN);
   }
   seen = gen;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { attend, PARALLEL_MIN_WORK } from './attend.js';
 import { attendReference } from '../attention/reference.js';
-import { getThreads, poolFailure, runCalls } from './pool.js';
+import { getThreads, holdWorkers, poolFailure, poolStats, releaseWorkers, runCalls, SPIN_MS } from './pool.js';
 import { wasmKernels } from './wasm.js';
 import { sharedArena } from './arena.js';
 import { getFormat } from '../formats/registry.js';
@@ -117,6 +117,49 @@ test('pool: kernel calls and attention units share the workers; interleaved jobs
   free();
 });
 
+test('pool: a post wakes a worker asleep on the job word; a held worker spins through idle gaps; released, it sleeps again', (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('wasm kernels unavailable');
+  if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
+  const n = 4096;
+  const buf = k.arena.alloc(2 * n * 4);
+  const call = (i: number) => {
+    new Float32Array(k.arena.memory.buffer, buf, 2 * n).fill(1);
+    runCalls(k, [['scaleF32', [buf, n, 3]], ['scaleF32', [buf + n * 4, n, 5]]]);
+    const y = new Float32Array(k.arena.memory.buffer, buf, 2 * n);
+    assert.ok(y[0] === 3 && y[n] === 5 && y[2 * n - 1] === 5, `round ${i}: both halves scaled once`);
+  };
+  call(-1);
+  const wakes0 = poolStats().wakes;
+  // Idle well past the spin, so the worker sleeps: a post that failed to wake it would hang here.
+  for (let i = 0; i < 5; i++) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 * SPIN_MS + 5);
+    call(i);
+  }
+  assert.ok(poolStats().wakes - wakes0 >= 1, 'a post found the worker asleep and woke it');
+  // Held (from the first post on), the worker spins through the same gaps: no post needs a wake.
+  holdWorkers();
+  try {
+    call(10);
+    const wakes1 = poolStats().wakes;
+    for (let i = 0; i < 5; i++) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 * SPIN_MS + 5);
+      call(11 + i);
+    }
+    assert.equal(poolStats().wakes - wakes1, 0, 'a held worker never slept');
+  } finally {
+    releaseWorkers();
+  }
+  // Released, it sleeps again after its spin.
+  const wakes2 = poolStats().wakes;
+  for (let i = 0; i < 5; i++) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 * SPIN_MS + 5);
+    call(20 + i);
+  }
+  assert.ok(poolStats().wakes - wakes2 >= 1, 'a released worker sleeps again');
+  k.arena.free(buf);
+});
+
 test('pool: a worker\'s exception is the cause of the caller\'s error, not swallowed', (t) => {
   const k = wasmKernels();
   if (!k) return t.skip('wasm kernels unavailable');
@@ -132,11 +175,11 @@ test('pool: a worker\'s exception is the cause of the caller\'s error, not swall
   k.arena.free(buf);
 });
 
-test('pool: shared jobs (threaded matmuls, units from their own counter) interleaved with attention units and kernel calls stay correct', async (t) => {
+test('pool: shared jobs (threaded matmuls, units from their own counter; prefetches cut short) interleaved with attention units and kernel calls stay correct', async (t) => {
   const k = wasmKernels();
   if (!k) return t.skip('wasm kernels unavailable');
   if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
-  const { configureMatmul, matmulConfig, matmulSplitStats, wasmMatmul } = await import('../model/matmul-wasm.js');
+  const { configureMatmul, matmulConfig, matmulPrefetch, matmulSplitStats, wasmMatmul } = await import('../model/matmul-wasm.js');
   const { Weight } = await import('../model/forward-weights.js');
   const { encode } = await import('../formats/codec.js');
   const rng = new Prng(15);
@@ -159,10 +202,13 @@ test('pool: shared jobs (threaded matmuls, units from their own counter) interle
   try {
     for (let i = 0; i < 200; i++) {
       for (let j = 0; j < ws.length; j++) {
+        // A prefetch the workers may still be running when the next job (or attention) is posted.
+        if (i % 2) matmulPrefetch(ws.map((w) => w.packedWeight!));
         const y = new Float32Array(ws[j]!.rows);
         ws[j]!.matmul(xs[j]!, 1, y);
         assert.deepEqual(y, wantMm[j], `matmul ${j} round ${i}`);
       }
+      matmulPrefetch(ws.map((w) => w.packedWeight!));
       attend({ view, q, heads, out: got, threads: 2 });
       assert.ok(maxDiff(got, wantAttn) < 1e-5, `attend round ${i} differs by ${maxDiff(got, wantAttn)}`);
       new Float32Array(k.arena.memory.buffer, buf, 2 * n).fill(1);
@@ -172,6 +218,8 @@ test('pool: shared jobs (threaded matmuls, units from their own counter) interle
     }
     const stats = matmulSplitStats();
     assert.equal(stats.calls - stats0.calls, 400, 'every matmul took the shared-job path');
+    assert.equal(stats.prefetches - stats0.prefetches, 400, 'every prefetch was posted');
+    assert.ok(stats.prefetchUnits > stats0.prefetchUnits, 'the workers took prefetch units before they were cut short');
   } finally {
     configureMatmul(before);
     k.arena.free(buf);

@@ -8,7 +8,7 @@ import { PoolError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
-import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_WORKERS, SPACE, armTickets, recordedError, takeUnit } from './pool-control.js';
+import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, HOLD, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_WORKERS, SPACE, armTickets, recordedError, takeUnit, wakeWorkers } from './pool-control.js';
 import { onSpaceAdded, spaces } from './spaces.js';
 import { host } from './pool-host.js';
 
@@ -160,12 +160,36 @@ function spawnPool(k: WasmKernels, want: number): Pool {
   return { workers: want, ctl, jobBytes, jobNums, calls, errText, exportIndex, handles, spaces: all.length, sharedJobs };
 }
 
-/** Attention jobs and kernel calls handed to workers since start. */
-const shared = { jobs: 0, calls: 0 };
+/** Attention jobs and kernel calls handed to workers since start, and the posts that had to wake a sleeping worker. */
+const shared = { jobs: 0, calls: 0, wakes: 0 };
 
 /** Workers running now, and the jobs and calls they were handed (the proof that threads ran). */
-export function poolStats(): { workers: number; jobs: number; calls: number } {
+export function poolStats(): { workers: number; jobs: number; calls: number; wakes: number } {
   return { workers: pool?.workers ?? 0, ...shared };
+}
+
+/** Callers holding the workers awake (holdWorkers / releaseWorkers), and whether a post raised HOLD for them. */
+let holds = 0;
+
+/**
+ * Keeps the workers spinning between jobs, not sleeping, from the next post until releaseWorkers (calls
+ * nest): a decode step hands them a job every ~0.1 ms with gaps (attention at short context, the small ops)
+ * about as long as their spin, and a wake costs ~0.1 ms on this machine kind. Nothing spins for a caller that
+ * posts nothing (one thread chosen: a busy machine), as HOLD is raised by a post.
+ */
+export function holdWorkers(): void {
+  holds++;
+}
+
+export function releaseWorkers(): void {
+  holds = Math.max(0, holds - 1);
+  if (holds === 0 && pool) Atomics.store(pool.ctl, HOLD, 0);
+}
+
+/** After a post bumped GEN: holds the workers if asked (and `hold`), wakes a sleeping one. */
+function announce(ctl: Int32Array, hold = true): void {
+  if (hold && holds > 0 && Atomics.load(ctl, HOLD) === 0) Atomics.store(ctl, HOLD, 1);
+  if (wakeWorkers(ctl)) shared.wakes++;
 }
 
 /** Stops the workers (tests; process exit does not need it, workers are unref'd). */
@@ -176,6 +200,17 @@ export function stopPool(): void {
   Atomics.notify(pool.ctl, GEN);
   for (const h of pool.handles) void h.terminate();
   pool = null;
+}
+
+/** Called before a post of the pool's own jobs (attention units, kernel calls); see beforePosts. */
+let beforePost: (() => void) | null = null;
+
+/**
+ * Registers `fn` to run before the pool posts an attention job or kernel calls: matmul-wasm.ts stops a
+ * prefetch the workers may be running (a shared job), so they take the new job at once.
+ */
+export function beforePosts(fn: () => void): void {
+  beforePost = fn;
 }
 
 /**
@@ -198,6 +233,7 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
     return;
   }
   const { ctl } = p;
+  beforePost?.();
   shared.jobs++;
   p.jobBytes.set(text);
   Atomics.store(ctl, SPACE, k.index);
@@ -208,7 +244,7 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
   const gen = Atomics.load(ctl, GEN) + 1;
   armTickets(ctl, gen);
   Atomics.store(ctl, GEN, gen);
-  Atomics.notify(ctl, GEN);
+  announce(ctl);
   let mine = 0;
   for (;;) {
     const u = takeUnit(ctl, gen, job.units);
@@ -251,6 +287,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
   const sent = p ? Math.min(calls.length - 1, p.workers) : 0;
   if (p && sent > 0) {
     const { ctl } = p;
+    beforePost?.();
     shared.calls += sent;
     for (let w = 0; w < p.workers; w++) {
       const slot = w * CALL_SLOT;
@@ -270,7 +307,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
     Atomics.store(ctl, DONE, 0);
     Atomics.store(ctl, ERR, 0);
     Atomics.add(ctl, GEN, 1);
-    Atomics.notify(ctl, GEN);
+    announce(ctl);
   }
   const call = (c: KernelCall) => (k.exports[c[0]] as (...a: readonly number[]) => void)(...c[1]);
   call(calls[0]!);
@@ -288,9 +325,10 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
  * runs the same export as thread 0 and then waits on the job's own done count (awaitShared); a worker that
  * wakes late finds less to do, or nothing. The export and job address are fixed at a pool's first post: a
  * late worker reads them while a newer post may be under way, which only fixed values make harmless.
- * Returns the workers woken (0 when the pool cannot run).
+ * Returns the workers woken (0 when the pool cannot run). `hold` false: this post does not start a hold
+ * (holdWorkers), for a one-off use of the pool (re-timing it while one thread is faster).
  */
-export function postShared(k: WasmKernels, name: string, job: number, workers: number): number {
+export function postShared(k: WasmKernels, name: string, job: number, workers: number, hold = true): number {
   const p = workers > 0 ? ensurePool(k, Math.min(workers, cores - 1)) : null;
   if (!p) return 0;
   const { ctl } = p;
@@ -308,7 +346,7 @@ export function postShared(k: WasmKernels, name: string, job: number, workers: n
   Atomics.store(ctl, KIND, JOB_SHARED);
   Atomics.store(ctl, ERR, 0);
   Atomics.add(ctl, GEN, 1);
-  Atomics.notify(ctl, GEN);
+  announce(ctl, hold);
   // Each worker woken runs the shared kernel call (a threaded matmul): counted with the kernel calls.
   shared.calls += n;
   return n;

@@ -10,7 +10,7 @@ import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
 import { dequantTypes } from '../gguf/dequant.js';
 import { wasmKernels } from '../kernels/wasm.js';
 import { addRows } from './forward-wasm.js';
-import { allocInArena, allocWeight, arenaHalfNonFinite, freeInArena, wasmMatmul, wasmMatmulGroup, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
+import { allocInArena, allocWeight, arenaHalfNonFinite, freeInArena, matmulPrefetch, wasmMatmul, wasmMatmulGroup, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
 
 type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
 
@@ -206,6 +206,12 @@ export function matmulShared(ws: readonly Weight[], x: Float32Array, n: number, 
     return;
   }
   ws.forEach((w, i) => w.matmul(x, n, ys[i]!, biases?.[i]));
+}
+
+/** Has the pool's idle workers read these weights into cache ahead of their matmuls (wasm path; see matmulPrefetch). */
+export function prefetchWeights(ws: readonly Weight[]): void {
+  const packs = ws.map((w) => w.packedWeight);
+  if (packs.every((p) => p !== null)) matmulPrefetch(packs as PackedWeight[]);
 }
 
 /**

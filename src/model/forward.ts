@@ -9,7 +9,8 @@ import type { ArchSpec } from './arch/spec.js';
 import type { Rope } from './forward-ops.js';
 import { ForwardBuffers } from './forward-buffers.js';
 import { addInPlace, applyRope, assertFinite, gatedAct, rmsNorm, scale, softcap } from './forward-wasm.js';
-import { matmulShared, type Weight } from './forward-weights.js';
+import { matmulShared, prefetchWeights, type Weight } from './forward-weights.js';
+import { holdWorkers, releaseWorkers } from '../kernels/pool.js';
 import type { Hparams } from './hparams.js';
 
 /** One block's weights; optional fields exist only for the architectures that have them. */
@@ -159,10 +160,13 @@ function run(w: ForwardWeights, seqs: readonly BatchSeq[], pos0: readonly number
     cosL: n * halfL, // [n, ropeDim/2] local RoPE table (when its base differs)
     sinL: n * halfL,
   });
+  // The pool's workers stay awake through the pass's gaps between parallel jobs (kernels/pool.ts).
+  holdWorkers();
   try {
     blocks(w, seqs, R, opts, B);
     return classify(w, seqs, R, B);
   } finally {
+    releaseWorkers();
     B.release();
   }
 }
@@ -201,6 +205,8 @@ function blocks(w: ForwardWeights, seqs: readonly BatchSeq[], R: Rows, opts: For
     rmsNorm(B.xb, B.x, L.attnNorm, n, dim, eps);
     // One input for three weights: its activations are quantized once.
     matmulShared([L.wq, L.wk, L.wv], B.xb, n, [B.q, B.k, B.v], [L.bq, L.bk, L.bv]);
+    // The workers would only wait through rope, append and attention: they read the next weights meanwhile.
+    prefetchWeights([L.wo, L.wGate, L.wUp]);
     // Per-head QK-norm before RoPE (qwen3, gemma3).
     if (L.qNorm) rmsNorm(B.q, B.q, L.qNorm, n * nh, hd, eps);
     if (L.kNorm) rmsNorm(B.k, B.k, L.kNorm, n * nkv, hd, eps);

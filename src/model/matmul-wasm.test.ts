@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { matmulShared, Weight } from './forward-weights.js';
-import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, wasmMatmul } from './matmul-wasm.js';
+import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, matmulPrefetch, matmulSplitStats, ThreadChooser, wasmMatmul } from './matmul-wasm.js';
 import { availableCores } from './threads.js';
 import { dequantize } from '../gguf/dequant.js';
 import { GGML, ggmlType } from '../gguf/types.js';
@@ -48,14 +48,15 @@ test('f16 / bf16: the one-token kernel runs at n = 1 and matches the reference o
   }
 });
 
-test('q8_0 / q4_0 weights with an Inf or NaN block scale run the exact row kernel and keep it', { skip }, () => {
+test('32-value block weights with an Inf or NaN block scale or min run the exact row kernel and keep it', { skip }, () => {
   const rng = new Prng(9);
-  for (const type of [GGML.Q8_0, GGML.Q4_0]) {
+  const withMin = new Set<number>([GGML.Q4_1, GGML.Q5_1]);
+  for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL]) {
     const rows = 8, cols = 64;
     const data = randomWeight(type, rows, cols, rng);
     const bb = ggmlType(type)!.blockBytes;
-    // Row 2's second block scale = +Inf, row 5's first = NaN (f16 little-endian).
-    data.set([0x00, 0x7c], 2 * 2 * bb + bb);
+    // Row 2's second block scale = +Inf (its min, for the types with one), row 5's first scale = NaN (f16 little-endian).
+    data.set([0x00, 0x7c], 2 * 2 * bb + bb + (withMin.has(type) ? 2 : 0));
     data.set([0x00, 0x7e], 5 * 2 * bb);
     const w = new Weight('w', { type, dims: [cols, rows], data });
     assert.notEqual(matmulKernelFor(w.packedWeight!, 1, 'q8'), 'matmulVec');
@@ -96,6 +97,34 @@ test('threads split rows and give the same bytes as one thread', { skip: skip ||
   }
 });
 
+test('the thread chooser follows the faster option by its recent median; one stalled call does not flip it; the other is re-timed now and then', () => {
+  const c = new ThreadChooser();
+  const macs = 1 << 20;
+  // Run what it picks for 400 calls: the pool takes 1 ms, one thread 2 ms, but pool call 50 stalls for 40 ms.
+  let pool = 0, one = 0;
+  for (let i = 0; i < 400; i++) {
+    const parallel = c.choose(macs);
+    if (parallel) pool++;
+    else one++;
+    c.record(macs, parallel, parallel ? (pool === 50 ? 40 : 1) : 2);
+  }
+  assert.ok(pool > 380 && one > 0, `pool ${pool} calls, one thread ${one}`);
+  // The machine changes (the pool now loses 3 ms to 2): within a few probes the choice follows.
+  let lastOne = 0;
+  for (let i = 0; i < 1500; i++) {
+    const parallel = c.choose(macs);
+    if (!parallel) lastOne = i;
+    c.record(macs, parallel, parallel ? 3 : 2);
+  }
+  let recent = 0;
+  for (let i = 0; i < 100; i++) {
+    const parallel = c.choose(macs);
+    if (!parallel) recent++;
+    c.record(macs, parallel, parallel ? 3 : 2);
+  }
+  assert.ok(recent > 90 && lastOne > 1400, `one thread ${recent} of the last 100 calls`);
+});
+
 test('configureMatmul rejects bad values', () => {
   assert.throws(() => configureMatmul({ threads: 0 }));
   assert.throws(() => configureMatmul({ activations: 'q4' as 'q8' }));
@@ -117,6 +146,61 @@ test('a weight group sharing one input gives the same bytes as separate calls (m
     const grp = ws.map((w) => new Float32Array(n * w.rows));
     matmulShared(ws, x, n, grp, biases);
     assert.deepEqual(grp, sep);
+  }
+});
+
+test('a threaded weight group runs as one job per four weights, each output the bytes of its own one-thread call', { skip: skip || (availableCores() < 2 ? 'needs 2 cores' : false) }, () => {
+  const rng = new Prng(12);
+  const cols = 512;
+  // Five weights (two jobs), types whose plans differ (one-token kernel, row kernel, f16), rows not a multiple of 4.
+  const shapes: [number, number][] = [[GGML.Q8_0, 301], [GGML.Q4_1, 130], [GGML.Q4_0, 257], [GGML.F16, 66], [GGML.Q8_0, 514]];
+  const ws = shapes.map(([type, rows], i) => new Weight(`w${i}`, { type, dims: [cols, rows], data: randomWeight(type, rows, cols, rng) }));
+  const before = matmulConfig();
+  try {
+    for (const n of [1, 3, 9]) {
+      const x = rng.normals(n * cols);
+      configureMatmul({ threads: 1 });
+      const sep = ws.map((w) => {
+        const y = new Float32Array(n * w.rows);
+        w.matmul(x, n, y);
+        return y;
+      });
+      configureMatmul({ threads: 2, threadChoice: 'always' });
+      const stats0 = matmulSplitStats();
+      const grp = ws.map((w) => new Float32Array(n * w.rows));
+      matmulShared(ws, x, n, grp);
+      assert.equal(matmulSplitStats().calls - stats0.calls, 2, `n = ${n}: five weights in two threaded jobs`);
+      assert.deepEqual(grp, sep, `n = ${n}`);
+    }
+  } finally {
+    configureMatmul(before);
+    closeMatmulThreads();
+  }
+});
+
+test('a job run on this thread alone waits for a unit a worker took from it (a worker still in a prefetch loop)', { skip: skip || (availableCores() < 2 ? 'needs 2 cores' : false) }, () => {
+  const rng = new Prng(13);
+  const cols = 256;
+  // A big weight to prefetch (the worker loops over its touch units) and a small group below the pool's
+  // threshold, which runs on this thread: a worker leaving its prefetch takes units of the next job.
+  const big = new Weight('big', { type: GGML.Q8_0, dims: [cols, 8192], data: randomWeight(GGML.Q8_0, 8192, cols, rng) });
+  const small = [0, 1, 2, 3].map((i) => new Weight(`s${i}`, { type: GGML.Q8_0, dims: [cols, 24], data: randomWeight(GGML.Q8_0, 24, cols, rng) }));
+  const x = rng.normals(cols);
+  const before = matmulConfig();
+  try {
+    configureMatmul({ threads: 1 });
+    const want = small.map((w) => { const y = new Float32Array(w.rows); w.matmul(x, 1, y); return y; });
+    configureMatmul({ threads: 2, threadChoice: 'always' });
+    const yb = new Float32Array(big.rows);
+    for (let i = 0; i < 1000; i++) {
+      big.matmul(x, 1, yb);
+      matmulPrefetch([big.packedWeight!]);
+      const got = small.map((w) => new Float32Array(w.rows).fill(NaN));
+      matmulShared(small, x, 1, got);
+      assert.deepEqual(got, want, `round ${i}`);
+    }
+  } finally {
+    configureMatmul(before);
   }
 });
 

@@ -7,7 +7,7 @@ import { ArgumentError, OutOfMemoryError, ShapeError, WasmUnavailableError } fro
 import { GGML } from '../gguf/types.js';
 import { inWasm, wasmKernels, type WasmKernels } from '../kernels/wasm.js';
 import { placeIn } from '../kernels/spaces.js';
-import { awaitShared, postShared } from '../kernels/pool.js';
+import { awaitShared, beforePosts, postShared } from '../kernels/pool.js';
 import { availableCores } from './threads.js';
 
 /**
@@ -39,34 +39,90 @@ export const PARALLEL_MIN_MACS = 1 << 17;
 /** Re-time the option not in use once every this many calls of a size class (the machine's load changes). */
 const PROBE_EVERY = 32;
 
+/** Recent times per option a size class keeps: their median decides, so one stall does not (a slow wake-up). */
+const CHOOSER_SAMPLES = 5;
+/** Times of each option a size class has before the medians decide. */
+const CHOOSER_MIN_SAMPLES = 3;
+/** The pool's time per multiply-add under this fraction of one thread's counts as a clear win (2 threads: ~0.5 on a quiet machine). */
+const CLEAR_WIN = 0.7;
+
+/** One size class's recent times per multiply-add on one thread and on the pool. */
+interface ClassTimes {
+  one: number[];
+  many: number[];
+  calls: number;
+  /** Whether the first (warm-up) time of each kind was dropped. */
+  oneWarm: boolean;
+  manyWarm: boolean;
+}
+
 /**
  * Picks one thread or the pool per size class (log2 of multiply-adds) from measured time per multiply-add:
  * on a machine where other processes hold the cores, a worker waits for a time slice and the pool loses
- * (bench/engine.ts saw +0.6 ms per call under load), so the choice is measured rather than fixed.
+ * (bench/engine.ts saw +0.6 ms per call under load), so the choice is measured rather than fixed. Each
+ * option keeps its last few times and the medians are compared: an average let one stalled call (a worker
+ * descheduled for a time slice) send a size class to one thread for hundreds of calls.
  */
-class ThreadChooser {
-  private readonly stats = new Map<number, { one: number; many: number; calls: number }>();
-  private entry(macs: number): { one: number; many: number; calls: number } {
+export class ThreadChooser {
+  private readonly stats = new Map<number, ClassTimes>();
+  private entry(macs: number): ClassTimes {
     const b = Math.round(Math.log2(macs));
     let s = this.stats.get(b);
-    if (!s) this.stats.set(b, (s = { one: NaN, many: NaN, calls: 0 }));
+    if (!s) this.stats.set(b, (s = { one: [], many: [], calls: 0, oneWarm: false, manyWarm: false }));
     return s;
   }
+  /** Whether the last choose() picked the option that is not the best, to re-time it. */
+  probing = false;
   choose(macs: number): boolean {
     const s = this.entry(macs);
     s.calls++;
-    if (Number.isNaN(s.many)) return true;
-    if (Number.isNaN(s.one)) return false;
-    const best = s.many < s.one;
-    return s.calls % PROBE_EVERY === 0 ? !best : best;
+    this.probing = false;
+    // The pool until it has a few times, then one thread every fourth call until it has as many: a choice
+    // made on one time each followed whichever call happened to stall.
+    if (s.many.length < CHOOSER_MIN_SAMPLES) return true;
+    if (s.one.length < CHOOSER_MIN_SAMPLES) return s.calls % 4 !== 0;
+    const many = middle(s.many);
+    const one = middle(s.one);
+    // A probe of one thread costs a call at its speed, so a clear loser is re-timed less often. (Re-timing
+    // the pool more often, every 8th call, sent decode to the pool under load and ran 0.6x: one worker
+    // descheduled while it holds a unit makes the whole call wait.)
+    const every = many < one && one > 1.5 * many ? 4 * PROBE_EVERY : PROBE_EVERY;
+    this.probing = s.calls % every === 0;
+    return this.probing ? !(many < one) : many < one;
+  }
+  /**
+   * True when the pool's recent median time is well under one thread's (CLEAR_WIN): only then do its jobs
+   * hold the workers awake and prefetch, whose cost (a spinning worker) no job time shows. Beside a busy
+   * process a spinning worker takes a core's share from this thread's own single-threaded work.
+   */
+  clearlyFaster(macs: number): boolean {
+    const s = this.entry(macs);
+    return s.many.length >= CHOOSER_MIN_SAMPLES && s.one.length >= CHOOSER_MIN_SAMPLES && middle(s.many) < CLEAR_WIN * middle(s.one);
   }
   record(macs: number, parallel: boolean, ms: number): void {
     const s = this.entry(macs);
-    const per = ms / macs;
-    const key = parallel ? 'many' : 'one';
-    // The first call of each kind includes warm-up (tier-up, wakes): let later calls replace it quickly.
-    s[key] = Number.isNaN(s[key]) ? per : 0.5 * s[key] + 0.5 * per;
+    const times = parallel ? s.many : s.one;
+    // The first call of each kind includes warm-up (a pool start, tier-up): the second replaces it.
+    if (times.length === 1 && !(parallel ? s.manyWarm : s.oneWarm)) {
+      times.pop();
+      if (parallel) s.manyWarm = true;
+      else s.oneWarm = true;
+    }
+    times.push(ms / macs);
+    if (times.length > CHOOSER_SAMPLES) times.shift();
   }
+}
+
+const sorted = new Float64Array(CHOOSER_SAMPLES);
+/** The median of at most CHOOSER_SAMPLES numbers (no allocation: it runs on every call). */
+function middle(xs: readonly number[]): number {
+  for (let i = 0; i < xs.length; i++) {
+    const v = xs[i]!;
+    let j = i;
+    for (; j > 0 && sorted[j - 1]! > v; j--) sorted[j] = sorted[j - 1]!;
+    sorted[j] = v;
+  }
+  return sorted[xs.length >> 1]!;
 }
 const chooser = new ThreadChooser();
 
@@ -77,6 +133,8 @@ const K_TYPES: ReadonlySet<number> = new Set([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
 /** Kernel ids of assembly/matmul_run.ts. */
 const KERNEL_IDS = { matmulVec: 0, matmulQ8Act: 1, matmulF32Act: 2, matmulQ8Tiled: 3, matmulF32Tiled: 4 } as const;
 type KernelName = keyof typeof KERNEL_IDS;
+/** The job kernel that only reads weight rows into cache (matmulPrefetch). */
+const K_TOUCH = 5;
 
 let config: MatmulConfig = { activations: DEFAULT_ACTIVATIONS, threads: availableCores(), threadChoice: 'measured' };
 
@@ -198,8 +256,8 @@ interface Plan {
 
 /**
  * The one-token layout order for this weight and these activations, or -1: the type has a one-token kernel
- * (vecOrder: int8 orders only with 'q8' activations; f16 computes in f32 either way), and for q8_0 / q4_0
- * (whose kernels convert block scales four at a time, Inf/NaN not kept) every block scale is finite. The
+ * (vecOrder: int8 orders only with 'q8' activations; f16 computes in f32 either way), and for the 32-value
+ * block types (whose kernels convert block scales four at a time, Inf/NaN not kept) every scale is finite. The
  * scale check runs once per weight; a weight with a non-finite scale runs the exact row kernel.
  */
 const vecChecked = new WeakMap<PackedWeight, number>();
@@ -207,7 +265,7 @@ function vecOrder(e: WasmKernels['exports'], w: PackedWeight, activations: Activ
   let order = vecChecked.get(w);
   if (order === undefined) {
     order = e['vecOrder']!(w.type) as number;
-    if ((w.type === GGML.Q8_0 || w.type === GGML.Q4_0) && e['vecScalesFinite']!(w.type, w.ptr, w.rows * w.rowBytes) !== 1) order = -1;
+    if (order >= 0 && e['vecScalesFinite']!(w.type, w.ptr, w.rows * w.rowBytes) !== 1) order = -1;
     vecChecked.set(w, order);
   }
   return order < 0 || (activations !== 'q8' && !FLOAT_TYPES.has(w.type)) ? -1 : order;
@@ -287,17 +345,23 @@ function groupIn(k: WasmKernels, group: readonly PackedWeight[], x: Float32Array
   const yIn = ys.map((y) => inWasm(k, y));
   if (xIn && yIn.every(Boolean)) return runGroup(k, group, x.byteOffset, n, ys.map((y) => y.byteOffset), activations);
   const ws = workspace(k);
-  const yRows = Math.max(...group.map((w, i) => (yIn[i] ? 0 : w.rows)));
-  const slice = Math.max(1, Math.min(n, Math.floor(stageBudget(k) / (((xIn ? 0 : cols) + yRows) * 4))));
+  // Outputs outside the space are staged one region per weight (the group runs as one job), copied out after;
+  // a batch longer than the staging budget goes in slices of tokens.
+  const outRows = group.map((w, i) => (yIn[i] ? 0 : w.rows));
+  const perToken = ((xIn ? 0 : cols) + outRows.reduce((a, b) => a + b, 0)) * 4;
+  const slice = Math.max(1, Math.min(n, Math.floor(stageBudget(k) / perToken)));
+  const stage = outRows.map((r) => Math.ceil((slice * r * 4) / 64) * 64);
   const xPtr = xIn ? 0 : ws.get('x', slice * cols * 4);
-  const yStage = yRows ? ws.get('y', slice * yRows * 4) : 0;
+  const yStage = stage.some(Boolean) ? ws.get('y', stage.reduce((a, b) => a + b, 0)) : 0;
+  const staged: number[] = [];
+  for (let i = 0, off = yStage; i < group.length; off += stage[i]!, i++) staged.push(off);
   for (let t0 = 0; t0 < n; t0 += slice) {
     const m = Math.min(slice, n - t0);
     if (!xIn) new Float32Array(k.arena.memory.buffer, xPtr, m * cols).set(x.subarray(t0 * cols, (t0 + m) * cols));
     const xAt = xIn ? x.byteOffset + t0 * cols * 4 : xPtr;
-    runGroup(k, group, xAt, m, ys.map((y, i) => (yIn[i] ? y.byteOffset + t0 * group[i]!.rows * 4 : yStage)), activations, (i) => {
-      const rows = group[i]!.rows;
-      if (!yIn[i]) ys[i]!.set(new Float32Array(k.arena.memory.buffer, yStage, m * rows), t0 * rows);
+    runGroup(k, group, xAt, m, group.map((w, i) => (yIn[i] ? ys[i]!.byteOffset + t0 * w.rows * 4 : staged[i]!)), activations);
+    group.forEach((w, i) => {
+      if (!yIn[i]) ys[i]!.set(new Float32Array(k.arena.memory.buffer, staged[i]!, m * w.rows), t0 * w.rows);
     });
   }
 }
@@ -327,8 +391,8 @@ function checkGroup(group: readonly PackedWeight[], outputs: number): number {
   return cols;
 }
 
-/** Lays x (at xPtr) out once per layout the group needs, then runs each weight into yPtrs[i]; done(i) after weight i. */
-function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, n: number, yPtrs: readonly number[], activations: Activations, done?: (i: number) => void): void {
+/** Lays x (at xPtr) out once per layout the group needs, then runs the weights into yPtrs[i], as one job. */
+function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, n: number, yPtrs: readonly number[], activations: Activations): void {
   const ws = workspace(k);
   const e = k.exports;
   const cols = group[0]!.cols;
@@ -353,10 +417,21 @@ function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, 
     else if (layout === 'tilesF32') e['packActF32']!(xPtr, n, cols, p.q);
     else if (layout !== 'raw') e['packActVecN']!(xPtr, n, cols, Number(layout[3]), p.q, p.d, p.s);
   }
-  for (let i = 0; i < group.length; i++) {
-    runWeight(k, group[i]!, plans[i]!, packed.get(plans[i]!.layout)!, n, yPtrs[i]!, scratch, stride, maxThreads);
-    done?.(i);
+  // Weights per job: one part each, and one more for the last weight's final rows (runJob).
+  const most = (e['matmulJobParts']!() as number) - 1;
+  for (let i = 0; i < group.length; i += most) {
+    const parts: Part[] = [];
+    for (let j = i; j < Math.min(group.length, i + most); j++) parts.push({ w: group[j]!, p: plans[j]!, x: packed.get(plans[j]!.layout)!, y: yPtrs[j]! });
+    runJob(k, parts, n, scratch, stride, maxThreads);
   }
+}
+
+/** One weight of a job: its plan, its packed activations and its output address. */
+interface Part {
+  w: PackedWeight;
+  p: Plan;
+  x: Packed;
+  y: number;
 }
 
 /** Units per thread a parallel call aims for, so a thread that starts late or stalls holds up at most a few. */
@@ -364,40 +439,120 @@ const UNITS_PER_THREAD = 8;
 /** Smallest unit, in multiply-adds: taking a unit costs ~0.1 us (an atomic on a shared line), this ~2 us of work. */
 const MIN_UNIT_MACS = 1 << 16;
 
-/** Totals over parallel calls: units run and how many of them the calling thread took (benchmarks report the share). */
-const splitStats = { calls: 0, units: 0, callerUnits: 0 };
+/**
+ * Totals over parallel calls: units run and how many of them the calling thread took (benchmarks report the
+ * share); prefetches posted and the touch units the workers took of them before the next job.
+ */
+const splitStats = { calls: 0, units: 0, callerUnits: 0, prefetches: 0, prefetchUnits: 0 };
 export function matmulSplitStats(): Readonly<typeof splitStats> {
   return { ...splitStats };
 }
 
 /** Per space, the shared job every thread takes units from (pool.ts postShared wants a fixed address). */
 const jobs: number[] = [];
+function jobOf(k: WasmKernels): number {
+  return (jobs[k.index] ||= k.arena.alloc(k.exports['matmulJobBytes']!() as number));
+}
 let jobTag = 0;
 
-/** One weight's product into yPtr [n, rows], its rows split dynamically across the pool when that pays. */
-function runWeight(k: WasmKernels, w: PackedWeight, p: Plan, x: Packed, n: number, yPtr: number, scratch: number, stride: number, maxThreads: number): void {
+/**
+ * The parts' products into their outputs as one job, whose units (whole 4-row strips of one weight) are
+ * split dynamically across the pool when that pays: the workers are woken and waited for once per job.
+ */
+function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: number, stride: number, maxThreads: number): void {
   const e = k.exports;
-  const { rows, cols, type } = w;
-  const macs = rows * cols * n;
+  let macs = 0;
+  for (const { w } of parts) macs += w.rows * w.cols * n;
   const threads = Math.min(maxThreads, Math.floor(macs / MIN_UNIT_MACS) || 1);
   const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (config.threadChoice === 'always' || chooser.choose(macs));
-  // Units of whole 4-row strips (the tiled kernels' height), at least MIN_UNIT_MACS each.
-  const minRows = Math.ceil(MIN_UNIT_MACS / (cols * n) / 4) * 4;
-  // (The job's counter holds at most 0xffff units.)
-  const unitRows = parallel ? Math.max(minRows, Math.ceil(rows / (threads * UNITS_PER_THREAD) / 4) * 4, Math.ceil(rows / 0xffff)) : rows;
-  const job = (jobs[k.index] ||= k.arena.alloc(e['matmulJobBytes']!() as number));
+  // Only a clear win holds the workers awake and prefetches; a re-timing of the pool (one thread winning: a
+  // busy machine) does neither.
+  const chosen = parallel && (config.threadChoice === 'always' || (!chooser.probing && chooser.clearlyFaster(macs)));
+  // Units of at least MIN_UNIT_MACS, about UNITS_PER_THREAD per thread over the whole job.
+  const unitMacs = Math.max(MIN_UNIT_MACS, macs / (threads * UNITS_PER_THREAD));
+  const job = jobOf(k);
+  endPrefetch();
+  usingPool = chosen;
   jobTag = (jobTag + 1) >>> 0;
   const t0 = performance.now();
-  const units = e['matmulPost']!(job, KERNEL_IDS[p.kernel], type, w.ptr, w.rowBytes, rows, cols, x.q, x.d, x.s, n, yPtr, rows, unitRows, scratch, stride, jobTag) as number;
-  if (parallel) postShared(k, 'matmulRun', job, threads - 1);
+  let count = 0;
+  const part = ({ w, p, x, y }: Part, r0: number, rows: number, unitRows: number) =>
+    e['matmulPart']!(job, count++, KERNEL_IDS[p.kernel], w.type, w.ptr + r0 * w.rowBytes, w.rowBytes, rows, w.cols, x.q, x.d, x.s, n, y + r0 * 4, w.rows, unitRows, scratch, stride);
+  parts.forEach((pt, i) => {
+    const { rows, cols } = pt.w;
+    // (The job's counter holds at most 0xffff units in all.)
+    const unitRows = parallel ? Math.max(Math.ceil(unitMacs / (cols * n) / 4) * 4, Math.ceil((rows * (parts.length + 1)) / 0xfff0)) : rows;
+    // The job's last rows, about a unit per thread, go in quarter units: the threads then finish within a
+    // quarter unit of each other. (Splits on a multiple of 4 rows: every row keeps its place in its 4-row group.)
+    const tail = parallel && i === parts.length - 1 ? Math.min(rows - (rows % 4), threads * unitRows) : 0;
+    const split = tail ? rows - tail - ((rows - tail) % 4) : rows;
+    if (split > 0) part(pt, 0, split, unitRows);
+    if (split < rows) part(pt, split, rows - split, Math.max(4, Math.ceil(unitRows / 16) * 4));
+  });
+  const units = e['matmulArm']!(job, count, jobTag) as number;
+  if (parallel) postShared(k, 'matmulRun', job, threads - 1, chosen);
   const mine = e['matmulRun']!(job, 0) as number;
+  // Also when not posted: a worker still in its loop from an earlier job (a prefetch, a late wake) may
+  // have taken a unit of this one, and must finish it before the activations and the job are rewritten.
+  if (mine < units) awaitShared(k, e['matmulJobDone']!(job) as number, units);
   if (parallel) {
-    awaitShared(k, e['matmulJobDone']!(job) as number, units);
     splitStats.calls++;
     splitStats.units += units;
     splitStats.callerUnits += mine;
   }
   if (threads > 1 && macs >= PARALLEL_MIN_MACS) chooser.record(macs, parallel, performance.now() - t0);
+}
+
+/** Whether the last job ran on the pool by choice (a prefetch only pays while the pool is in use). */
+let usingPool = false;
+/** Units of a prefetch job the workers may still be taking (0: none posted since the last job), and its space. */
+let prefetching = 0;
+let prefetchSpace: WasmKernels | null = null;
+/** Bytes of weight rows per prefetch unit: a cancel waits for at most one such unit (~5 us). */
+const PREFETCH_UNIT_BYTES = 64 << 10;
+
+/**
+ * Has the pool's workers read `group`'s weight rows into cache, in order, while this thread does something
+ * else (a decode step's attention, when the workers would only spin): the next job cancels whatever they
+ * have not reached. Does nothing when the last job did not use the pool (one thread chosen: a busy machine).
+ * Only the weights in the first one's memory space are read (a job addresses one space).
+ */
+export function matmulPrefetch(group: readonly PackedWeight[]): void {
+  const k = group[0]?.space;
+  if (!k || !usingPool || !jobs[k.index]) return;
+  const job = jobs[k.index]!;
+  const e = k.exports;
+  endPrefetch();
+  const mine = group.filter((w) => w.space === k);
+  const most = Math.min(mine.length, e['matmulJobParts']!() as number);
+  for (let i = 0; i < most; i++) {
+    const w = mine[i]!;
+    const unitRows = Math.max(1, Math.floor(PREFETCH_UNIT_BYTES / w.rowBytes));
+    e['matmulPart']!(job, i, K_TOUCH, w.type, w.ptr, w.rowBytes, w.rows, w.cols, 0, 0, 0, 0, 0, 0, unitRows, 0, 0);
+  }
+  jobTag = (jobTag + 1) >>> 0;
+  const units = e['matmulArm']!(job, most, jobTag) as number;
+  const workers = Math.min(config.threads, availableCores()) - 1;
+  prefetching = postShared(k, 'matmulRun', job, workers) > 0 ? units : 0;
+  prefetchSpace = k;
+  if (prefetching) splitStats.prefetches++;
+  // No worker to take it (the pool did not start): nothing may be left armed.
+  if (!prefetching) e['matmulCancel']!(job);
+}
+
+// The pool's own jobs (attention) stop a prefetch too, so the workers take them at once.
+beforePosts(() => endPrefetch());
+
+/** Stops a posted prefetch: no unit is taken after this, and the ones taken are waited for. */
+function endPrefetch(): void {
+  const k = prefetchSpace;
+  if (!prefetching || !k) return;
+  const e = k.exports;
+  const job = jobs[k.index]!;
+  const taken = e['matmulCancel']!(job) as number;
+  awaitShared(k, e['matmulJobDone']!(job) as number, taken);
+  splitStats.prefetchUnits += taken;
+  prefetching = 0;
 }
 
 /**

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { Weight } from '../../src/model/forward-weights.js';
 import { matmulKernelFor, wasmMatmul, type Activations } from '../../src/model/matmul-wasm.js';
 import { dequantize } from '../../src/gguf/dequant.js';
-import { ggmlType } from '../../src/gguf/types.js';
+import { GGML, ggmlType } from '../../src/gguf/types.js';
 import { wasmFailure, wasmKernels } from '../../src/kernels/wasm.js';
 import { Prng } from '../../src/numeric/prng.js';
 import type { GateResult } from './gate.js';
@@ -49,6 +49,42 @@ export function worstError(y: Float32Array, ref: Float32Array, full: Float32Arra
     }
   }
   return { worst, at };
+}
+
+/** 32-value block types whose one-token kernels need finite block scales (and mins): others take the row kernel. */
+const SCALED_BLOCKS: ReadonlySet<number> = new Set([GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL]);
+
+/**
+ * A weight with an Inf block scale in row 1 and a NaN one in row 2 (the last row of [4, 96] otherwise
+ * random) at the one-token sizes with q8 activations: the rows with a non-finite scale stay non-finite, the
+ * others within their bound, whatever kernel the plan picks (the row kernel, as the one-token kernels turn
+ * Inf/NaN scales finite).
+ */
+function nonFiniteScales(type: number, grid: MatmulGrid, rng: Prng, ran: Map<string, number>, report: (ok: boolean, line: string) => void): void {
+  const name = ggmlType(type)!.name;
+  const rows = 4, cols = 96;
+  const bb = ggmlType(type)!.blockBytes;
+  const data = randomWeight(type, rows, cols, rng);
+  data.set([0x00, 0x7c], 1 * 3 * bb + bb);
+  data.set([0x00, 0x7e], 2 * 3 * bb + 2 * bb);
+  const w = new Weight('w', { type, dims: [cols, rows], data });
+  const full = dequantize(type, data, rows * cols, 'w');
+  const finite = [0, 3];
+  for (const n of grid.tokens.filter((t) => t <= 3)) {
+    const x = rng.normals(n * cols);
+    const ref = new Float32Array(n * rows);
+    w.matmulRef(x, n, ref);
+    const kernel = matmulKernelFor(w.packedWeight!, n, 'q8');
+    ran.set(kernel, (ran.get(kernel) ?? 0) + 1);
+    const y = new Float32Array(n * rows);
+    wasmMatmul(w.packedWeight!, x, n, y, 'q8');
+    let kept = true;
+    for (let t = 0; t < n; t++) kept &&= !Number.isFinite(y[t * rows + 1]!) && !Number.isFinite(y[t * rows + 2]!);
+    const pick = (a: Float32Array, len: number) => Float32Array.from(Array.from({ length: n }, (_, t) => finite.flatMap((r) => Array.from(a.subarray((t * rows + r) * len, (t * rows + r + 1) * len)))).flat());
+    const fullRows = Float32Array.from(finite.flatMap((r) => Array.from(full.subarray(r * cols, (r + 1) * cols))));
+    const { worst, at } = worstError(pick(y, 1), pick(ref, 1), fullRows, x, n, finite.length, cols, 32);
+    report(kept && worst <= 1, `matmul ${name} [${rows}, ${cols}] n=${n} q8 acts ${kernel}, Inf and NaN block scales: ${kept ? 'kept' : 'NOT kept'}, other rows' worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}`);
+  }
 }
 
 export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = console.log): GateResult {
@@ -108,6 +144,7 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
       }
     }
     if (hasVec) report(vecRan > 0, `matmul ${name}: the one-token kernel ran ${vecRan} checks`);
+    if (SCALED_BLOCKS.has(type)) nonFiniteScales(type, grid, rng, ran, report);
   }
   for (const k of MATMUL_KERNELS) report((ran.get(k) ?? 0) > 0, `matmul kernel ${k} ran ${ran.get(k) ?? 0} checks`);
   log(`matmul: ${result.passed} passed, ${result.failed} failed`);

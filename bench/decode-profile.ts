@@ -1,0 +1,145 @@
+// Where a decode step's time goes: the bench's synthetic q8_0 model (bench/engine.ts), a q8_0 cache filled
+// with a 128-token prompt, then decode steps through model.forward alternated with the same step run op by op
+// (the llama path of forward.ts's blocks, no QK-norm, no bias) with a timer around each part; and each
+// weight's matmul alone, 1 vs N threads, as GB/s of weights (warm in cache, unlike in a step).
+// Run: npm run bench:decode -- [--threads N] [--steps 48] [--weights q8_0] [--choice measured|always]
+import { performance } from 'node:perf_hooks';
+import { loadModel } from '../src/model/model.js';
+import { schemePolicy } from '../src/cache/schemes.js';
+import { ForwardBuffers } from '../src/model/forward-buffers.js';
+import { addInPlace, applyRope, gatedAct, rmsNorm } from '../src/model/forward-wasm.js';
+import { matmulShared, prefetchWeights, type Weight } from '../src/model/forward-weights.js';
+import { configureMatmul, matmulSplitStats } from '../src/model/matmul-wasm.js';
+import { availableCores } from '../src/model/threads.js';
+import { holdWorkers, poolStats, releaseWorkers } from '../src/kernels/pool.js';
+import { median, option, printTable, timeInterleaved } from './harness.js';
+import { syntheticModel } from './engine.js';
+
+const threads = Math.min(Number(option('--threads') ?? availableCores()), availableCores());
+const steps = Number(option('--steps') ?? 48);
+const wt = option('--weights') ?? 'q8_0';
+const choice = (option('--choice') ?? 'measured') as 'measured' | 'always';
+configureMatmul({ threads, threadChoice: choice });
+const model = loadModel(syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)), { expand: false });
+const hp = model.hp;
+const cache = model.createCache({ policy: schemePolicy('q8_0'), capacity: 512 });
+const prompt = Array.from({ length: 128 }, (_, i) => 300 + ((i * 7919 + 104729) % (hp.nVocab - 300)));
+model.forward(prompt, cache);
+
+function argmax(a: Float32Array): number {
+  let b = 0;
+  for (let i = 1; i < a.length; i++) if (a[i]! > a[b]!) b = i;
+  return b;
+}
+
+// The same step op by op.
+const parts = new Map<string, number[]>();
+let cur = new Map<string, number>();
+function timed(name: string, fn: () => void): void {
+  const t0 = performance.now();
+  fn();
+  cur.set(name, (cur.get(name) ?? 0) + performance.now() - t0);
+}
+function step(token: number): number {
+  cur = new Map();
+  const t0 = performance.now();
+  const dim = hp.nEmbd, hd = hp.headDim, nh = hp.nHead, nkv = hp.nHeadKv, ff = hp.nFf, eps = hp.rmsEps;
+  const pos = Int32Array.of(cache.length);
+  const half = model.ropeGlobal.dims / 2;
+  const B = ForwardBuffers.acquire({ x: dim, xb: dim, q: nh * hd, k: nkv * hd, v: nkv * hd, att: nh * hd, gate: ff, up: ff, logits: hp.nVocab, cosG: half, sinG: half, cosL: 0, sinL: 0 });
+  let next = 0;
+  holdWorkers();
+  try {
+    timed('setup (rope table, embed)', () => {
+      model.ropeGlobal.table(pos, { cos: B.get('cosG'), sin: B.get('sinG') });
+      model.tokenEmbd.decodeRows(token, token + 1, B.x, 0);
+    });
+    for (let l = 0; l < hp.nLayer; l++) {
+      const L = model.layers[l]!;
+      timed('rmsnorm', () => rmsNorm(B.xb, B.x, L.attnNorm, 1, dim, eps));
+      timed('matmul q/k/v', () => matmulShared([L.wq, L.wk, L.wv], B.xb, 1, [B.q, B.k, B.v]));
+      timed('prefetch post', () => prefetchWeights([L.wo, L.wGate, L.wUp]));
+      timed('rope', () => {
+        const tab = { cos: B.get('cosG'), sin: B.get('sinG') };
+        applyRope(model.ropeGlobal, B.q, 1, nh, hd, tab);
+        applyRope(model.ropeGlobal, B.k, 1, nkv, hd, tab);
+      });
+      timed('kv append', () => cache.append(l, B.k, B.v));
+      timed('attention', () => cache.attend(l, B.q, B.att, { positions: pos, scale: hp.attnScale }));
+      timed('matmul o', () => (L.wo as Weight).matmul(B.att, 1, B.xb));
+      timed('add', () => addInPlace(B.x, B.xb, dim));
+      timed('rmsnorm', () => rmsNorm(B.xb, B.x, L.ffnNorm, 1, dim, eps));
+      timed('matmul gate/up', () => matmulShared([L.wGate, L.wUp], B.xb, 1, [B.gate, B.up]));
+      timed('silu*up', () => gatedAct(model.spec.act, B.gate, B.up, ff));
+      timed('matmul down', () => L.wDown.matmul(B.gate, 1, B.xb));
+      timed('add', () => addInPlace(B.x, B.xb, dim));
+    }
+    timed('rmsnorm', () => rmsNorm(B.xb, B.x, model.outputNorm, 1, dim, eps));
+    timed('matmul output', () => model.output.matmul(B.xb, 1, B.logits));
+    timed('argmax', () => (next = argmax(B.logits)));
+  } finally {
+    releaseWorkers();
+    B.release();
+  }
+  const total = performance.now() - t0;
+  let known = 0;
+  for (const v of cur.values()) known += v;
+  cur.set('other (JS between ops)', total - known);
+  cur.set('total', total);
+  for (const [k, v] of cur) {
+    if (!parts.has(k)) parts.set(k, []);
+    parts.get(k)!.push(v);
+  }
+  return next;
+}
+const split0 = matmulSplitStats();
+const pool0 = poolStats();
+// Whole steps through model.forward (the figure bench:engine reports) alternate with op-by-op ones.
+let tok = 300;
+const whole: number[] = [];
+for (let i = 0; i < steps; i++) {
+  // (Each goes first every other step: the one that follows the other finds different cache contents.)
+  if (i % 2) {
+    tok = step(tok);
+    cache.rewind(128);
+  }
+  const t0 = performance.now();
+  tok = argmax(model.forward([tok], cache));
+  whole.push(performance.now() - t0);
+  cache.rewind(128);
+  if (i % 2 === 0) {
+    tok = step(tok);
+    cache.rewind(128);
+  }
+}
+const split1 = matmulSplitStats();
+const pool1 = poolStats();
+
+const load = (await import('node:os')).loadavg();
+console.log(`\ndecode after 128 q8_0 KV positions, ${wt} weights, ${threads} threads (${choice}), ${steps} steps; load average ${load.map((x) => x.toFixed(2)).join(' ')}`);
+console.log(`model.forward: median ${median(whole).toFixed(2)} ms/token = ${(1000 / median(whole)).toFixed(1)} tok/s`);
+const totalMed = median(parts.get('total')!);
+printTable(['part', 'ms/token (median)', 'share'], [...parts].map(([k, v]) => [k, median(v).toFixed(3), `${((100 * median(v)) / totalMed).toFixed(1)}%`]));
+const calls = split1.calls - split0.calls;
+console.log(`parallel matmul jobs per step (whole and op-by-op steps together): ${(calls / steps).toFixed(1)}; caller's share of units ${((split1.callerUnits - split0.callerUnits) / Math.max(1, split1.units - split0.units)).toFixed(2)}; posts that woke a sleeping worker per step: ${(((pool1.wakes ?? NaN) - (pool0.wakes ?? NaN)) / steps).toFixed(1)}; prefetch units (64 KiB) read per step: ${(((split1.prefetchUnits ?? NaN) - (split0.prefetchUnits ?? NaN)) / steps).toFixed(1)}`);
+
+// Each weight alone, 1 thread vs N, interleaved; GB/s of weight bytes read.
+const L0 = model.layers[0]!;
+const x = new Float32Array(hp.nFf).map((_, i) => Math.sin(i));
+const group = (ws: Weight[]) => {
+  const ys = ws.map((w) => new Float32Array(w.rows));
+  return () => matmulShared(ws, x.subarray(0, ws[0]!.cols), 1, ys);
+};
+const cases: [string, Weight[]][] = [['q/k/v', [L0.wq, L0.wk, L0.wv]], ['o', [L0.wo]], ['gate/up', [L0.wGate, L0.wUp]], ['down', [L0.wDown]], ['output', [model.output]]];
+const rows: string[][] = [];
+for (const [name, ws] of cases) {
+  const bytes = ws.reduce((a, w) => a + w.nbytes, 0);
+  const fn = group(ws);
+  const tN = () => { configureMatmul({ threads, threadChoice: 'always' }); fn(); };
+  const t1 = () => { configureMatmul({ threads: 1 }); fn(); };
+  const [a, b] = timeInterleaved([t1, tN], 0.3);
+  rows.push([name, `${(bytes / 1e6).toFixed(2)}`, (a! * 1e3).toFixed(3), (bytes / a! / 1e9).toFixed(2), (b! * 1e3).toFixed(3), (bytes / b! / 1e9).toFixed(2)]);
+}
+configureMatmul({ threads, threadChoice: choice });
+console.log('\neach weight alone (arena input), median per call, weights read from memory (not cached between calls unless they fit)');
+printTable(['matmul', 'MB', '1 thread ms', 'GB/s', `${threads} threads ms`, 'GB/s'], rows);

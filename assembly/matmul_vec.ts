@@ -271,8 +271,8 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   const m4 = i16x8.splat(0x0f);
   const bs: usize = five ? 176 : 144;
   // Touching 8 rows ahead (touch.ts), q4_K [14336, 4096] cycled through 1 GiB (DRAM), in-process A/B:
-  // 0.80x the time on 1 thread, 0.77x on 2 (1, 2, 4, 16 rows ahead: the same); q5_K 0.91x / 0.88x; warm in
-  // L2 ([1024, 4096]) 1.04x / 0.71x. Four rows at once sharing x loads (as rowsQ) spilled registers: 1.35x
+  // this kernel 0.80x the time on 1 thread, 0.77x on 2 (1, 2, 4, 16 rows ahead: the same), q5_K 0.91x /
+  // 0.88x; through wasmMatmul 0.87-0.89x / 0.89-0.91x, q5_K 0.87x / 0.88x; warm in L2 ([1024, 4096]) 1.04x / 0.71x. Four rows at once sharing x loads (as rowsQ) spilled registers: 1.35x
   // the time warm, 0.86-0.94x from DRAM without touches and slower with them, so one row at a time stays.
   let sink: u32 = 0;
   for (let b: usize = 0; b < nb; b++) {

@@ -264,15 +264,21 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
  * 128 bytes of nibbles) or q5_K row (five true: 176 B, the same with 32 bytes of fifth bits qh before the
  * nibbles: bit j of qh[l] belongs to value l of sub-block j) . x: value = d * sc_j * q - dmin * m_j in
  * sub-block j of 32. Per block, sum_j sc_j (q . x)_j and sum_j m_j sum(x)_j are exact integers, then scaled
- * once by d and dmin times x's block scale.
+ * once by d and dmin times x's block scale. Touches the row that starts at `ahead` as it goes (never past `last`).
  */
-@inline function rowQK(five: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize): f32 {
+@inline function rowQK(five: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize, ahead: usize, last: usize): f32 {
   let acc = f32x4.splat(0);
   const m4 = i16x8.splat(0x0f);
   const bs: usize = five ? 176 : 144;
-  // No touches ahead (touch.ts): 0.97x the time here (in-process A/B, [2048, 768] and [768, 2048]).
+  // Touching 8 rows ahead (touch.ts), q4_K [14336, 4096] cycled through 1 GiB (DRAM), in-process A/B:
+  // this kernel 0.80x the time on 1 thread, 0.77x on 2 (1, 2, 4, 16 rows ahead: the same), q5_K 0.91x /
+  // 0.88x; through wasmMatmul 0.87-0.89x / 0.89-0.91x, q5_K 0.87x / 0.88x; warm in L2 ([1024, 4096]) 1.04x / 0.71x. Four rows at once sharing x loads (as rowsQ) spilled registers: 1.35x
+  // the time warm, 0.86-0.94x from DRAM without touches and slower with them, so one row at a time stays.
+  let sink: u32 = 0;
   for (let b: usize = 0; b < nb; b++) {
     const p = w + b * bs;
+    const ta = ahead + b * bs;
+    sink += touch(ta, last) + touch(ta + 64, last) + touch(ta + 128, last);
     // 6-bit scales (sc_j low 6 bits of bytes 0..3 for j < 4, else low nibble of byte j + 4 with two bits
     // from byte j - 4) and mins (bytes 4..7 / high nibble of byte j + 4 and two bits of byte j): as bytes.
     const A = load<u32>(p + 4), B = load<u32>(p + 8), C = load<u32>(p + 12);
@@ -321,6 +327,7 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     const dmin = halfToFloat(<u32>load<u16>(p + 2)) * dx;
     acc = f32x4.add(acc, f32x4.sub(f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(lo, hi)), f32x4.splat(d)), f32x4.mul(f32x4.convert_i32x4_s(mins), f32x4.splat(dmin))));
   }
+  keep(sink);
   return hsum(acc);
 }
 
@@ -360,8 +367,9 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     else if (type == T_IQ4_NL) rowsQ(T_IQ4_NL, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q4_K || type == T_Q5_K) {
       const nb = <usize>(cols >> 8);
-      if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(true, w + <usize>r * rb, nb, q, d, s));
-      else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, w + <usize>r * rb, nb, q, d, s));
+      const last = w + <usize>rows * rb - 1;
+      if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
+      else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
     } else if (type == T_Q6_K) {
       const nb = <usize>(cols >> 8);
       const last = w + <usize>rows * rb - 1;

@@ -5,7 +5,7 @@
 // of the weight (> L3) that every call streams its bytes from DRAM, as a decode step over a model does.
 // `--cpu`: one-thread variants only, timed by this process's CPU time (batches of calls, alternated): on a
 // machine other processes keep busy, wall time measures the scheduler as much as the kernel.
-// node dist/bench/matmul.js [--types q8_0,q4_0] [--shapes 2048x768,768x2048] [--n 1,64] [--cold] [--cpu] [--budget 1]
+// node dist/bench/matmul.js [--types q8_0,q4_0] [--shapes 2048x768,768x2048] [--n 1,64] [--cold [--cold-mib 64]] [--cpu] [--budget 1]
 import { encode } from '../src/formats/codec.js';
 import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
@@ -17,7 +17,7 @@ import { Prng } from '../src/numeric/prng.js';
 import os from 'node:os';
 import { median, option, printTable, timeInterleaved } from './harness.js';
 
-/** Bytes of weights a cold run cycles through: 64 MiB, several times any L2 and the per-core share of L3. */
+/** Bytes of weights a cold run cycles through by default: 64 MiB, several times any L2 and the per-core share of L3 (`--cold-mib` for a larger L3). */
 const COLD_BYTES = 64 << 20;
 const K_TYPES = new Set<number>([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
 const WEIGHT_SIGMA = 0.02;
@@ -58,7 +58,7 @@ function cpuInterleaved(fns: ReadonlyArray<() => void>, budget: number): number[
   return times.map(median);
 }
 
-export function benchMatmulKernels(types: string[], shapes: [number, number][], ns: number[], cold: boolean, budget: number, log: (s: string) => void = () => {}, cpu = false): MatmulRow[] {
+export function benchMatmulKernels(types: string[], shapes: [number, number][], ns: number[], cold: boolean, budget: number, log: (s: string) => void = () => {}, cpu = false, coldBytes = COLD_BYTES): MatmulRow[] {
   const k = wasmKernels();
   if (!k) throw new Error('wasm kernels unavailable');
   const e = k.exports;
@@ -70,7 +70,7 @@ export function benchMatmulKernels(types: string[], shapes: [number, number][], 
     for (const [rows, cols] of shapes) {
       // Weights at a trained model's scale (sigma 0.02): f16 then has its real share of subnormals (~0.25%).
       const data = K_TYPES.has(type) ? randomK(type, rows, cols, rng) : encode(name, rng.normals(rows * cols).map((v) => v * WEIGHT_SIGMA), [rows, cols]);
-      const copies = cold ? Math.max(1, Math.ceil(COLD_BYTES / data.length)) : 1;
+      const copies = cold ? Math.max(1, Math.ceil(coldBytes / data.length)) : 1;
       const ws = Array.from({ length: copies }, () => new Weight(name, { type, dims: [cols, rows], data }).packedWeight!);
       let next = 0;
       const w = () => ws[(next = (next + 1) % copies)]!;
@@ -135,11 +135,16 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const shapes = (option('--shapes') ?? '2048x768,768x2048,256x768,32000x768').split(',').map((s) => s.split('x').map(Number) as [number, number]);
   const ns = (option('--n') ?? '1,64').split(',').map(Number);
   const cold = process.argv.includes('--cold');
+  const coldMib = Number(option('--cold-mib') ?? COLD_BYTES / 2 ** 20);
+  if (!(coldMib > 0)) {
+    console.error(`matmul bench: --cold-mib must be a positive number of MiB, got '${option('--cold-mib')}'`);
+    process.exit(2);
+  }
   const budget = Number(option('--budget') ?? 0.5);
   const cpu = process.argv.includes('--cpu');
   const load0 = os.loadavg()[0]!;
-  const rows = benchMatmulKernels(types, shapes, ns, cold, budget, (s) => process.stderr.write(`${s}\n`), cpu);
+  const rows = benchMatmulKernels(types, shapes, ns, cold, budget, (s) => process.stderr.write(`${s}\n`), cpu, coldMib * 2 ** 20);
   const clock = cpu ? 'CPU time per call, batches alternated' : 'median per call, variants alternated call by call';
-  console.log(`matmul, default activations, ${clock}${cold ? ', weights cycled through 64 MiB (DRAM)' : ' (weights warm in cache)'}; load average ${load0.toFixed(1)} -> ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores`);
+  console.log(`matmul, default activations, ${clock}${cold ? `, weights cycled through ${coldMib} MiB (DRAM)` : ' (weights warm in cache)'}; load average ${load0.toFixed(1)} -> ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores`);
   printTable(['type', 'shape', 'n', 'variant', 'threads', 'us/call', 'GB/s', 'GFLOP/s'], rows.map((r) => [r.type, r.shape, `${r.n}`, r.variant, `${r.threads}`, r.us.toFixed(1), r.gbs.toFixed(2), r.gflops.toFixed(1)]));
 }

@@ -6,7 +6,7 @@ import { closeSync, fstatSync, readSync, writeSync } from 'node:fs';
 import { FileFormatError } from '../errors.js';
 import { writeAtomicWith } from './atomic.js';
 import { openForRead, accessError } from './files.js';
-import { frameHead, prefixBytes, SHA, type FrameSpec } from './framed.js';
+import { frameHead, prefixBytes, readPrefix, SHA, type FrameSpec } from './framed.js';
 
 /** Largest piece one read, write or hash update takes (well under Node's 2 GiB limits). */
 const PIECE = 64 << 20;
@@ -72,20 +72,9 @@ function open<H>(spec: FrameSpec, path: string, fd: number): FrameFile<H> {
   };
   const pre = prefixBytes(spec);
   const tail = spec.checksum ? SHA : 0;
-  if (size < pre + tail) bad(`truncated (${size} bytes)`);
   const prefix = new Uint8Array(pre);
-  read(0, prefix);
-  if (Buffer.from(prefix.subarray(0, spec.magic.length)).toString('latin1') !== spec.magic) bad(`not a kvpack ${spec.kind} (bad magic)`);
-  const dv = new DataView(prefix.buffer);
-  let o = spec.magic.length;
-  let version = 0;
-  if (spec.versions) {
-    version = dv.getUint32(o, true);
-    if (!spec.versions.includes(version)) bad(`has version ${version}; this kvpack reads versions ${spec.versions.join(', ')}`);
-    o += 4;
-  }
-  const H = dv.getUint32(o, true);
-  if (H > spec.maxHeader || pre + H + tail > size) bad(`truncated (header of ${H} bytes does not fit the file or the ${spec.maxHeader} B limit)`);
+  if (size >= pre) read(0, prefix);
+  const { version, headerBytes: H } = readPrefix(spec, prefix, size, bad);
   const end = size - tail;
   const buf = new Uint8Array(Math.min(PIECE, Math.max(1, end)));
   if (spec.checksum) {

@@ -61,16 +61,16 @@ export function writeFrame(spec: FrameSpec, header: unknown, body: readonly Uint
   return out;
 }
 
-/** Magic, version, header length, checksum and header JSON checked in that order; the body is a view. */
-export function readFrame<H>(spec: FrameSpec, bytes: Uint8Array, name?: string): { version: number; header: H; body: Uint8Array } {
-  const bad = (why: string): never => {
-    throw new FileFormatError(spec.kind, name ? `${name}: ${why}` : why);
-  };
+/**
+ * Checks a frame's prefix (magic, version word, header length) against a file of `size` bytes, in that order,
+ * with `bad` raising the error; shared by readFrame and the piecewise reader (framed-file.ts).
+ */
+export function readPrefix(spec: FrameSpec, prefix: Uint8Array, size: number, bad: (why: string) => never): { version: number; headerBytes: number } {
   const pre = prefixBytes(spec);
   const tail = spec.checksum ? SHA : 0;
-  if (bytes.length < pre + tail) bad(`truncated (${bytes.length} bytes)`);
-  if (Buffer.from(bytes.subarray(0, spec.magic.length)).toString('latin1') !== spec.magic) bad(`not a kvpack ${spec.kind} (bad magic)`);
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (size < pre + tail || prefix.length < pre) bad(`truncated (${size} bytes)`);
+  if (Buffer.from(prefix.subarray(0, spec.magic.length)).toString('latin1') !== spec.magic) bad(`not a kvpack ${spec.kind} (bad magic)`);
+  const dv = new DataView(prefix.buffer, prefix.byteOffset, pre);
   let o = spec.magic.length;
   let version = 0;
   if (spec.versions) {
@@ -79,7 +79,18 @@ export function readFrame<H>(spec: FrameSpec, bytes: Uint8Array, name?: string):
     o += 4;
   }
   const H = dv.getUint32(o, true);
-  if (H > spec.maxHeader || pre + H + tail > bytes.length) bad(`truncated (header of ${H} bytes does not fit the file or the ${spec.maxHeader} B limit)`);
+  if (H > spec.maxHeader || pre + H + tail > size) bad(`truncated (header of ${H} bytes does not fit the file or the ${spec.maxHeader} B limit)`);
+  return { version, headerBytes: H };
+}
+
+/** Magic, version, header length, checksum and header JSON checked in that order; the body is a view. */
+export function readFrame<H>(spec: FrameSpec, bytes: Uint8Array, name?: string): { version: number; header: H; body: Uint8Array } {
+  const bad = (why: string): never => {
+    throw new FileFormatError(spec.kind, name ? `${name}: ${why}` : why);
+  };
+  const pre = prefixBytes(spec);
+  const tail = spec.checksum ? SHA : 0;
+  const { version, headerBytes: H } = readPrefix(spec, bytes.subarray(0, Math.min(bytes.length, pre)), bytes.length, bad);
   const end = bytes.length - tail;
   if (spec.checksum) {
     const sum = createHash('sha256').update(bytes.subarray(0, end)).digest();

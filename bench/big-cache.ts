@@ -10,7 +10,7 @@ import { schemePolicy } from '../src/cache/schemes.js';
 import { attendReference } from '../src/attention/reference.js';
 import { nmse } from '../src/lab/metrics.js';
 import { Prng } from '../src/numeric/prng.js';
-import { TOLERANCES } from '../test/parity/gate.js';
+import { TOLERANCES } from '../src/parity/gate.js';
 
 export interface BigCacheShape {
   readonly layers: number;

@@ -3,6 +3,9 @@
 // the first. Load time, RSS against file size (no second copy of the weights), prefill, then decode per
 // (context, scheme) on a cache filled with synthetic K/V, one cache at a time (an f16 cache of 32K
 // positions is 4 GiB on the 8B shape; holding every scheme's at once would not fit beside the weights).
+// Native llama.cpp (bench/native-llama.ts) runs on the same file and threads alternated with it: prefill
+// round by round, decode after each context's kvpack rows (llama-bench -d refills the context per run); the
+// load is recorded around every run and every ratio divides by the native figure of this run.
 import { performance } from 'node:perf_hooks';
 import { NonFiniteError } from '../src/errors.js';
 import { wasmKernels } from '../src/kernels/wasm.js';
@@ -10,7 +13,8 @@ import { loadModel, type Model } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { kvBytes } from '../src/cache/accounting.js';
 import { filledCache, longSteps, parseScheme } from './engine-long.js';
-import { printTable } from './harness.js';
+import { median, printTable } from './harness.js';
+import { busyLoad, busyNote, checkNative, fmtLoad, llamaBench, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
 
 export interface BigRunOptions {
   path: string;
@@ -19,10 +23,21 @@ export interface BigRunOptions {
   prompt: number;
   contexts: readonly number[];
   schemes: readonly string[];
+  threads: number;
+  /** Shape name (the native reference figures of issue 24 are for '8b'). */
+  shape: string;
+  /** Native llama.cpp, or why it is not measured. */
+  native: NativeLlama | { unavailable: string };
+  /** KV types native decode runs with, and the contexts it runs at (a subset of `contexts`). */
+  nativeKvs: readonly string[];
+  nativeContexts: readonly number[];
+  /** Alternating prefill rounds, kvpack then native. */
+  rounds: number;
   log: (s: string) => void;
 }
 
 interface DecodeRow { scheme: string; context: number; fillS: number; tps: number; rss: number; cacheBytes: number }
+interface NativeDecode { kv: string; context: number; tps: number; load: RunLoad }
 
 const rss = () => process.memoryUsage().rss;
 const gib = (b: number) => (b / 2 ** 30).toFixed(2);
@@ -71,32 +86,88 @@ function decode(model: Model, scheme: string, context: number): DecodeRow {
 
 export function bigRun(o: BigRunOptions): void {
   wasmKernels(); // the kernels' own memory belongs to the baseline, not to the model
+  let native = 'bin' in o.native ? o.native : null;
+  let nativeDown = 'unavailable' in o.native ? o.native.unavailable : '';
+  // A native run that fails leaves the native figures out from there on, and says why.
+  const tryNative = <T>(what: string, fn: (n: NativeLlama) => T): T | null => {
+    if (!native) return null;
+    try {
+      return fn(native);
+    } catch (e) {
+      const m = e as { stderr?: string; message: string };
+      nativeDown = `${what} failed: ${(m.stderr ?? m.message).trim().split('\n').pop()}`;
+      o.log(`native llama.cpp: ${nativeDown}`);
+      native = null;
+      return null;
+    }
+  };
   const rss0 = rss();
   const t0 = performance.now();
   const model = loadModel(o.path, { expand: false });
   const loadS = (performance.now() - t0) / 1000;
   const rss1 = rss();
   o.log(`${o.weights}: loaded in ${loadS.toFixed(1)} s`);
-  const prefillTps = prefill(model, o.prompt);
-  o.log(`${o.weights}: prefill ${prefillTps.toFixed(1)} tok/s`);
+  const ours: { tps: number; load: RunLoad }[] = [];
+  const theirs: { tps: number; load: RunLoad }[] = [];
+  for (let r = 0; r < o.rounds; r++) {
+    const k = withLoad(() => prefill(model, o.prompt));
+    ours.push({ tps: k.value, load: k.load });
+    o.log(`${o.weights}: prefill ${k.value.toFixed(1)} tok/s`);
+    const n = tryNative(`llama-bench -p ${o.prompt}`, (nl) => llamaBench(nl, { model: o.path, threads: o.threads, prompt: o.prompt, gen: 0, depth: 0, kv: 'f16', reps: 1 }));
+    if (n) theirs.push({ tps: nativeTps(n.results, 'pp'), load: n.load });
+    if (n) o.log(`${o.weights}: native prefill ${theirs.at(-1)!.tps.toFixed(1)} tok/s`);
+  }
+  const prefillTps = median(ours.map((x) => x.tps));
   const rss2 = rss();
-  // Smallest cache first: freed arena pages stay resident, so each row's RSS is then its own cache's high-water mark.
+  // Smallest cache first within each context (contexts ascending): freed arena pages stay resident, so each
+  // row's RSS is then its own cache's high-water mark.
   const hp = model.hp;
   const size = (s: string, c: number) => kvBytes({ ctx: c, layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim, policy: schemePolicy(parseScheme(s).name) }).total;
-  const runs = o.contexts.flatMap((c) => o.schemes.map((s) => ({ s, c, bytes: size(s, c) }))).sort((a, b) => a.bytes - b.bytes);
   const rows: DecodeRow[] = [];
-  for (const { s, c } of runs) {
-    rows.push(decode(model, s, c));
-    o.log(`${o.weights}: decode ${s} at ${c}: ${rows.at(-1)!.tps.toFixed(2)} tok/s`);
+  const natives: NativeDecode[] = [];
+  for (const c of [...o.contexts].sort((a, b) => a - b)) {
+    for (const s of [...o.schemes].sort((a, b) => size(a, c) - size(b, c))) {
+      rows.push(decode(model, s, c));
+      o.log(`${o.weights}: decode ${s} at ${c}: ${rows.at(-1)!.tps.toFixed(2)} tok/s`);
+    }
+    if (!o.nativeContexts.includes(c)) continue;
+    for (const kv of o.nativeKvs) {
+      const n = tryNative(`llama-bench -d ${c} ${kv}`, (nl) => (nl.hasDepth ? llamaBench(nl, { model: o.path, threads: o.threads, prompt: 0, gen: longSteps(c), depth: c, kv, reps: 1 }) : null));
+      if (!n) continue;
+      natives.push({ kv, context: c, tps: nativeTps(n.results, 'tg'), load: n.load });
+      o.log(`${o.weights}: native decode ${kv} at ${c}: ${natives.at(-1)!.tps.toFixed(2)} tok/s`);
+    }
   }
   rows.sort((a, b) => a.context - b.context || o.schemes.indexOf(a.scheme) - o.schemes.indexOf(b.scheme));
 
+  const refModel = `${o.shape}-${o.weights}`;
+  const nativePrefill = theirs.length ? median(theirs.map((x) => x.tps)) : null;
+  const ppRef = nativePrefill === null ? null : checkNative(refModel, 'pp', o.prompt, 0, 'f16', o.threads, nativePrefill);
   const within = (r: number, want: number) => `${(r / want).toFixed(3)}${r <= 1.1 * want ? '' : ' (over 1.1x)'}`;
-  console.log(`\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B`);
+  const loads = (xs: { load: RunLoad }[]) => xs.map((x) => fmtLoad(x.load)).join(' ');
+  console.log(`\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads`);
+  console.log(`  native llama.cpp: ${native || theirs.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`);
   console.log(`  load ${loadS.toFixed(2)} s (loadModel from the path, weights kept quantized); RSS ${gib(rss0)} GiB before, ${gib(rss1)} GiB after: RSS / file ${within(rss1, o.fileBytes)}, (RSS - before) / file ${((rss1 - rss0) / o.fileBytes).toFixed(3)}`);
-  console.log(`  prefill ${o.prompt} tokens (f16 cache): ${prefillTps.toFixed(1)} tok/s, logits finite (checked at every step); RSS after it ${gib(rss2)} GiB (prefill workspaces stay allocated)`);
-  console.log(`  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time`);
-  printTable(['scheme', 'context', 'fill s', 'decode tok/s', 'RSS GiB', 'file + cache GiB', 'RSS / (file + cache)', '(RSS - before) / (file + cache)'], rows.map((r) =>
-    [r.scheme, `${r.context}`, r.fillS.toFixed(1), r.tps.toFixed(2), gib(r.rss), gib(o.fileBytes + r.cacheBytes), within(r.rss, o.fileBytes + r.cacheBytes), ((r.rss - rss0) / (o.fileBytes + r.cacheBytes)).toFixed(3)]));
+  console.log(`  prefill ${o.prompt} tokens (f16 cache), median of ${ours.length} rounds alternated with native: kvpack ${prefillTps.toFixed(1)} tok/s (runs ${ours.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(ours)}), logits finite (checked at every step); RSS after it ${gib(rss2)} GiB (prefill workspaces stay allocated)`);
+  if (nativePrefill !== null) {
+    const far = ppRef?.farBelow;
+    console.log(`  native prefill ${nativePrefill.toFixed(1)} tok/s (runs ${theirs.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(theirs)}; issue 24 on this machine kind: ${nativeNote(ppRef)}): kvpack / native ${far ? 'n/a (native far below its reference: loaded machine or crippled build)' : (prefillTps / nativePrefill).toFixed(2)}`);
+  }
+  console.log(`  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time; native: llama-bench -d (prefilled), ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ') || 'no context'}`);
+  const farTg = (x: NativeDecode) => !!checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)?.farBelow;
+  const nat = (c: number) => natives.filter((x) => x.context === c);
+  const vs = (tps: number, n: NativeDecode | undefined, far: boolean) => (!n ? '-' : far ? 'n/a*' : (tps / n.tps).toFixed(2));
+  printTable(['scheme', 'context', 'fill s', 'decode tok/s', 'x native f16', 'x native best', 'RSS GiB', 'file + cache GiB', 'RSS / (file + cache)', '(RSS - before) / (file + cache)'], rows.map((r) => {
+    const f16 = nat(r.context).find((x) => x.kv === 'f16');
+    const best = nat(r.context).sort((a, b) => b.tps - a.tps)[0];
+    return [r.scheme, `${r.context}`, r.fillS.toFixed(1), r.tps.toFixed(2), vs(r.tps, f16, !!f16 && farTg(f16)), vs(r.tps, best, nat(r.context).some(farTg)), gib(r.rss), gib(o.fileBytes + r.cacheBytes), within(r.rss, o.fileBytes + r.cacheBytes), ((r.rss - rss0) / (o.fileBytes + r.cacheBytes)).toFixed(3)];
+  }));
   console.log('  (run smallest cache first: wasm memory never shrinks, so RSS is the high-water mark; it includes the prefill workspaces)');
+  if (natives.length) {
+    console.log('  native llama.cpp decode (same file and threads, run after kvpack\'s rows at each context)');
+    printTable(['  KV', 'context', 'decode tok/s', 'issue 24 ref', 'load before->after'], natives.map((x) => [`  ${x.kv}`, `${x.context}`, x.tps.toFixed(2), nativeNote(checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)), fmtLoad(x.load)]));
+    const busy = busyLoad([...ours, ...theirs, ...natives].map((x) => x.load));
+    if (busy !== null) console.log(`  ! ${busyNote(busy)}`);
+    if (natives.some(farTg) || ppRef?.farBelow) console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');
+  }
 }

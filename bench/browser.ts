@@ -54,9 +54,9 @@ async function main(): Promise<void> {
   });
 
   // The bench Worker and its pool worker, next to each other under the page root the server sends.
-  const out = fromRoot('dist', 'browser', 'bench');
+  const out = fromRoot('dist-test', 'browser', 'bench');
   const { browserBuild } = (await import(fromRoot('scripts', 'browser-twins.mjs'))) as { browserBuild: object };
-  await build({ ...browserBuild, entryPoints: { worker: fromRoot('dist', 'bench', 'browser-worker.js'), 'pool-worker': fromRoot('dist', 'src', 'kernels', 'pool-worker.js') }, outdir: out });
+  await build({ ...browserBuild, entryPoints: { worker: fromRoot('dist-test', 'bench', 'browser-worker.js'), 'pool-worker': fromRoot('dist-test', 'src', 'kernels', 'pool-worker.js') }, outdir: out });
   const server = await startWebServer({ port: 0, host: '127.0.0.1', models: dirname(path) });
   const browser = await launchChromium();
   let browserRows: Row[];

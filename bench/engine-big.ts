@@ -2,7 +2,8 @@
 // q4_0 and q4_K, written by our GGUF writer into the temp dir when absent (bench/big-model.ts): load time,
 // RSS vs file size, prefill and decode tok/s per cache scheme at 1K and 32K (bench/big-run.ts, one child
 // process per weight type); then a q2k cache beyond 4 GiB that appends, attends and saves/restores
-// (bench/big-cache.ts). --shape small dry-runs all of it in a minute.
+// (bench/big-cache.ts). --shape small dry-runs all of it in a minute. Native llama.cpp's llama-bench
+// (bench/native-llama.ts, built once and cached) runs alternated with it on the same file and threads.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -16,6 +17,7 @@ import { BIG_SHAPES, BIG_WEIGHTS, bigModel } from './big-model.js';
 import { BIG_CACHE_SHAPES, bigCacheCheck, printBigCache } from './big-cache.js';
 import { bigRun } from './big-run.js';
 import { parseScheme } from './engine-long.js';
+import { nativeLlama } from './native-llama.js';
 
 interface Flags {
   weights: string[];
@@ -27,6 +29,10 @@ interface Flags {
   shape: string;
   prompt: number;
   cacheScheme: string;
+  rounds: number;
+  native: boolean;
+  nativeKvs: string[];
+  nativeContexts: number[];
   /** Internal: this process is the child measuring one weight type. */
   childRun?: string;
 }
@@ -50,6 +56,11 @@ function program(): Command {
     .option('--schemes <list>', 'cache schemes (optional :int8 / :w16 suffixes as bench:engine)', listOf('--schemes', [...schemeRegistry.keys()], (x) => schemeRegistry.has(parseScheme(x).name)), ['f16', 'q8_0', 'q4_0', 'q2k'])
     .option('--threads <n>', 'matmul and attention threads (default: available cores)', intArg('--threads', 1, 256), availableCores())
     .option('--prompt <n>', 'prefill prompt tokens', intArg('--prompt', 16, 8192), 512)
+    .option('--rounds <n>', 'prefill rounds, kvpack and native llama.cpp alternated (median)', intArg('--rounds', 1, 100), 2)
+    .option('--no-native', 'skip native llama.cpp (no build, no native ratio)')
+    .option('--native-kvs <list>', 'KV types of native decode', listOf('--native-kvs', ['f16', 'q8_0', 'q4_0']), ['f16', 'q8_0', 'q4_0'])
+    // Native prefills the context for every run: 1K takes ~30 s on the 8B shape at 2 threads, 32K ~25 min.
+    .option('--native-contexts <list>', 'contexts native decode runs at (of --contexts; 32768 adds ~25 min per KV type on the 8B shape)', intListArg('--native-contexts', 1, 131072 - 64), [1024])
     .option('--cache-only', 'only the cache beyond 4 GiB')
     .option('--no-cache', 'skip the cache beyond 4 GiB')
     // q4_0: 4.5 GiB at 131072 positions of the 8B shape; q2k there is 3.5 GiB (112.5 B per position and KV head), under 4 GiB.
@@ -97,11 +108,20 @@ function main(argv: string[]): number {
     if (f.childRun) {
       threads();
       const file = bigModel(shape, f.childRun, log);
-      bigRun({ path: file.path, fileBytes: file.bytes, weights: f.childRun, prompt: f.prompt, contexts: f.contexts, schemes: f.schemes, log });
+      const n = f.native ? nativeLlama(log) : { ok: false as const, reason: 'skipped (--no-native)' };
+      bigRun({
+        path: file.path, fileBytes: file.bytes, weights: f.childRun, prompt: f.prompt, contexts: f.contexts, schemes: f.schemes, threads: f.threads, shape: f.shape,
+        native: n.ok ? n.native : { unavailable: n.reason }, nativeKvs: f.nativeKvs, nativeContexts: f.nativeContexts.filter((c) => f.contexts.includes(c)), rounds: f.rounds, log,
+      });
       return 0;
     }
     console.log(`bench:big, shape ${f.shape}: ${JSON.stringify(shape)}; ${f.threads} threads; Node ${process.version}`);
     if (!f.cacheOnly) console.log('weights are random (speed only, not quality)');
+    if (!f.cacheOnly && f.native) {
+      // Built here once (cached outside the repo), so the children only find it.
+      const n = nativeLlama(log);
+      console.log(n.ok ? `native llama.cpp ${n.native.commit.slice(0, 7)}: ${n.native.bin}${n.native.buildS === null ? '' : ` (built in this run, ${n.native.buildS.toFixed(0)} s)`}` : `native llama.cpp unavailable: ${n.reason}; no native ratio printed`);
+    }
     let ok = true;
     if (!f.cacheOnly) {
       for (const wt of f.weights) {

@@ -56,9 +56,10 @@ export function filledCache(model: Model, scheme: string, context: number, extra
 
 /**
  * Rows for every (scheme, context) of kvpack and for llama.cpp f16 KV at each context, `rounds` alternating
- * rounds each. `noLlama` (or node-llama-cpp failing to load) leaves llama.cpp out.
+ * rounds each. `noLlama` (or node-llama-cpp failing to load) leaves llama.cpp out. `eachRound` runs at the
+ * end of every round (engine.ts: native llama.cpp at that context), so a third engine alternates too.
  */
-export async function benchLong(path: string, weights: string, schemes: readonly string[], contexts: readonly number[], threads: number, rounds: number, noLlama: boolean, log: (s: string) => void): Promise<LongRow[]> {
+export async function benchLong(path: string, weights: string, schemes: readonly string[], contexts: readonly number[], threads: number, rounds: number, noLlama: boolean, log: (s: string) => void, eachRound?: (context: number, round: number) => void): Promise<LongRow[]> {
   const model = loadModel(path, { expand: false });
   const sorted = [...contexts].sort((a, b) => a - b);
   const perContext = rounds * Math.max(...sorted.map(longSteps)) + 8;
@@ -89,6 +90,7 @@ export async function benchLong(path: string, weights: string, schemes: readonly
         add(x.scheme, steps / ((performance.now() - t0) / 1000));
       }
       if (llama) for (const [t, v] of Object.entries(await llama.decode(steps))) add(`peer:${t}`, v);
+      eachRound?.(c, r);
       log(`long ${c}: round ${r + 1}/${rounds}`);
     }
     for (const x of caches) x.cache.dispose();

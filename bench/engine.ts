@@ -1,7 +1,8 @@
 // Engine benchmark: matmul kernels (TS reference vs wasm f32 / q8 activations, 1 vs N threads), then prefill
-// and decode tokens/s of kvpack vs its peer node-llama-cpp (bench/engine-peer.ts: its own process, best of 1
-// and N threads, load recorded) on the same synthetic GGUF and KV cache type, in one run, with native
-// llama.cpp's figures for this machine kind beside; then kvpack decode tokens/s per cache scheme at long contexts.
+// and decode tokens/s of kvpack against native llama.cpp (its own llama-bench, bench/native-llama.ts)
+// alternated run by run on the same synthetic GGUF, threads and KV cache type, the load recorded around each
+// run, with node-llama-cpp (bench/engine-peer.ts, its own process) as a second column; then decode tokens/s
+// per cache scheme at long contexts, the same way. Every ratio divides by a peer measured in this run.
 // No mid-size real model ships with the repo: a random llama (dim 768, 12 layers, vocab 32000) is written
 // once per weight type into the temp dir by our GGUF writer.
 import { existsSync } from 'node:fs';
@@ -14,14 +15,15 @@ import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
 import { encode } from '../src/formats/codec.js';
 import { loadModel, type Model } from '../src/model/model.js';
 import { Weight } from '../src/model/forward-weights.js';
-import { closeMatmulThreads, configureMatmul, TILE_MIN_TOKENS_F32, TILE_MIN_TOKENS_Q8, wasmMatmul, type Activations } from '../src/model/matmul-wasm.js';
+import { configureMatmul, TILE_MIN_TOKENS_F32, TILE_MIN_TOKENS_Q8, wasmMatmul, type Activations } from '../src/model/matmul-wasm.js';
 import { availableCores } from '../src/model/threads.js';
 import { schemePolicy } from '../src/cache/schemes.js';
-import { benchLong, type LongRow } from './engine-long.js';
+import { benchLong, longSteps, type LongRow } from './engine-long.js';
 import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
-import { printTable, timeMedian } from './harness.js';
-import { NATIVE_LLAMA, NATIVE_LLAMA_DEPTH, PEER_SHORTFALL, runPeer, type PeerResult } from './engine-peer.js';
+import { median, printTable, timeMedian } from './harness.js';
+import { PEER_SHORTFALL, runPeer, type PeerResult } from './engine-peer.js';
+import { busyLoad, busyNote, checkNative, fmtLoad, llamaBench, nativeLlama, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
 
 /** The synthetic model: a small-Llama shape (TinyLlama-like width, GQA 12/4, head dim 64). */
 const SHAPE = { dim: 768, layers: 12, heads: 12, kvHeads: 4, ff: 2048, vocab: 32000, ctx: 32768 + 512 };
@@ -39,21 +41,39 @@ export interface EngineBenchOptions {
   schemes?: string[];
   /** Alternating rounds of the long-context table (medians reported). */
   rounds?: number;
+  /** Alternating rounds of the prefill/decode table, kvpack then native llama.cpp each round (medians reported). */
+  engineRounds?: number;
+  /** KV types native llama.cpp runs in the long-context table (each round refills its context: ~1.5 min at 32K). */
+  nativeKvs?: string[];
   /** Skip node-llama-cpp. */
   noLlama?: boolean;
+  /** Skip native llama.cpp (no build, no native column). */
+  noNative?: boolean;
   /** Only the long-context table (both engines), for a re-run in a quiet window of a shared machine. */
   longOnly?: boolean;
   log?: (s: string) => void;
 }
 
+/** One run of an engine: tok/s and the machine load around it. */
+export interface EngineRun { prefillTps: number; decodeTps: number; load: RunLoad }
+
+/** One engine on one (weights, KV): medians over the alternating rounds, and every run. */
+export interface EngineRow { weight: string; kv: string; engine: string; prefillTps: number; decodeTps: number; runs: EngineRun[] }
+
+/** Native llama.cpp decode at a long context (llama-bench -d): median of its rounds, each run's load. */
+export interface NativeLongRow { kv: string; context: number; decodeTps: number; samples: number[]; loads: RunLoad[] }
+
 export interface EngineBenchResult {
   threads: number;
-  /** The peer's own run (its name, load during it, every configuration); null when it could not run. */
+  /** The native peer (commit, binary, whether the build happened in this run), or why it could not run. */
+  native: { name: string; bin: string; commit: string; hasDepth: boolean; buildS: number | null } | { unavailable: string };
+  /** node-llama-cpp's own run (its name, load during it, every configuration); null when it could not run. */
   peer: PeerResult | null;
   matmul: { weight: string; shape: string; n: number; impl: string; ms: number; gflops: number }[];
   actsError: { weight: string; relL2: number }[];
-  engines: { weight: string; kv: string; engine: string; prefillTps: number; decodeTps: number }[];
+  engines: EngineRow[];
   long: LongRow[];
+  nativeLong: NativeLongRow[];
 }
 
 /** Path of the synthetic model in the temp dir, written on first use. */
@@ -155,11 +175,38 @@ function kvpackEngine(model: Model, policy: CachePolicy): { prefillTps: number; 
   return { prefillTps: PROMPT / prefillS, decodeTps: DECODE / decodeS };
 }
 
+/** Native llama.cpp prefill (pp PROMPT) and decode after the prompt (tg DECODE at depth PROMPT), one run each. */
+function nativeEngine(n: NativeLlama, model: string, threads: number, kv: string): EngineRun {
+  const pp = llamaBench(n, { model, threads, prompt: PROMPT, gen: 0, depth: 0, kv, reps: 1 });
+  const tg = llamaBench(n, { model, threads, prompt: 0, gen: DECODE, depth: n.hasDepth ? PROMPT : 0, kv, reps: 1 });
+  return { prefillTps: nativeTps(pp.results, 'pp'), decodeTps: nativeTps(tg.results, 'tg'), load: { before: pp.load.before, after: tg.load.after } };
+}
+
+const nativeLabel = (n: NativeLlama) => `llama.cpp native ${n.commit.slice(0, 7)}`;
+
 export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBenchResult> {
   const log = o.log ?? (() => {});
   const threads = Math.min(o.threads ?? availableCores(), availableCores());
   configureMatmul({ threads });
-  const res: EngineBenchResult = { threads, peer: null, matmul: [], actsError: [], engines: [], long: [] };
+  const status = o.noNative ? { ok: false as const, reason: 'skipped (--no-native)' } : nativeLlama(log);
+  let native = status.ok ? status.native : null;
+  const res: EngineBenchResult = {
+    threads, native: native ? { name: nativeLabel(native), ...native } : { unavailable: status.ok ? '' : status.reason }, peer: null, matmul: [], actsError: [], engines: [], long: [], nativeLong: [],
+  };
+  if (!status.ok) log(`native llama.cpp unavailable: ${status.reason}`);
+  // A native run that fails leaves the native column empty from there on, and says why.
+  const tryNative = <T>(what: string, fn: (n: NativeLlama) => T): T | null => {
+    if (!native) return null;
+    try {
+      return fn(native);
+    } catch (e) {
+      const m = (e as { stderr?: string; message: string });
+      res.native = { unavailable: `${what} failed: ${(m.stderr ?? m.message).trim().split('\n').pop()}` };
+      log(`native llama.cpp: ${what} failed, no native ratio from here on`);
+      native = null;
+      return null;
+    }
+  };
   if (!o.longOnly) {
     const mm = benchMatmul(threads, log);
     res.matmul = mm.rows;
@@ -173,36 +220,74 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
   // `:int8` / `:w16` suffixes: the same scheme with the attention accuracy choices --attn-q int8 / --attn-v int16.
   const schemes = o.schemes ?? ['f16', 'q8_0', 'q4_0', 'q2k', 'q8_0:int8:w16', 'q4_0:int8:w16', 'q2k:w16'];
   const paths = new Map(weights.map((w) => [w, syntheticModel(w, log)]));
-  for (const [wt, path] of kvs.length ? paths : []) {
-    const model = loadModel(path, { expand: false });
-    for (const kv of kvs) {
-      for (const acts of ['q8', 'f32'] as const) {
-        if (wt === 'f16' && acts === 'f32') continue;
-        configureMatmul({ activations: acts });
-        const r = kvpackEngine(model, schemePolicy(kv));
-        res.engines.push({ weight: wt, kv, engine: `kvpack (${wt === 'f16' ? 'f32' : acts} acts)`, ...r });
+  const rows = new Map<string, EngineRow>();
+  const row = (weight: string, kv: string, engine: string) => {
+    const k = `${weight}|${kv}|${engine}`;
+    if (!rows.has(k)) rows.set(k, { weight, kv, engine, prefillTps: 0, decodeTps: 0, runs: [] });
+    return rows.get(k)!;
+  };
+  const models = new Map(kvs.length ? [...paths].map(([wt, path]) => [wt, loadModel(path, { expand: false })] as const) : []);
+  const engineRounds = o.engineRounds ?? 3;
+  for (let round = 0; round < engineRounds; round++) {
+    for (const [wt, model] of models) {
+      for (const kv of kvs) {
+        for (const acts of ['q8', 'f32'] as const) {
+          if (wt === 'f16' && acts === 'f32') continue;
+          configureMatmul({ activations: acts });
+          const { value, load } = withLoad(() => kvpackEngine(model, schemePolicy(kv)));
+          row(wt, kv, `kvpack (${wt === 'f16' ? 'f32' : acts} acts)`).runs.push({ ...value, load });
+        }
+        configureMatmul({ activations: 'q8' });
+        // Ours idles meanwhile (pool workers asleep): the native process has the cores.
+        const n = tryNative(`llama-bench on ${wt}/${kv}`, (nl) => ({ run: nativeEngine(nl, paths.get(wt)!, threads, kv), label: nativeLabel(nl) }));
+        if (n) row(wt, kv, n.label).runs.push(n.run);
+        log(`round ${round + 1}/${engineRounds}: ${wt}/${kv} done`);
       }
-      configureMatmul({ activations: 'q8' });
-      log(`kvpack ${wt}/${kv} done`);
     }
   }
+  for (const r of rows.values()) {
+    r.prefillTps = median(r.runs.map((x) => x.prefillTps));
+    r.decodeTps = median(r.runs.map((x) => x.decodeTps));
+    res.engines.push(r);
+  }
   if (!o.noLlama && kvs.length) {
-    // In a child process of its own, while ours idles (pool workers asleep), at 1 and `threads` threads.
+    // node-llama-cpp, the second column: a child process of its own, at 1 and `threads` threads.
     try {
       const peer = runPeer({ models: Object.fromEntries(paths), kvs, threads: threads > 1 ? [1, threads] : [1], prompt: PROMPT, decode: DECODE, repeats: 2 });
       res.peer = peer;
-      for (const r of peer.rows) res.engines.push({ weight: r.weight, kv: r.kv, engine: peer.engine, prefillTps: r.prefillTps, decodeTps: r.decodeTps });
+      for (const r of peer.rows) res.engines.push({ weight: r.weight, kv: r.kv, engine: peer.engine, prefillTps: r.prefillTps, decodeTps: r.decodeTps, runs: [] });
       log(`${peer.engine} done (load ${peer.load[0].toFixed(1)} -> ${peer.load[1].toFixed(1)})`);
     } catch (e) {
       log(`node-llama-cpp unavailable: ${(e as Error).message}`);
     }
   }
-  if (contexts.length) res.long = await benchLong(paths.get(LONG_WEIGHTS)!, LONG_WEIGHTS, schemes, contexts, threads, o.rounds ?? 3, !!o.noLlama, log);
-  closeMatmulThreads();
+  if (contexts.length) {
+    const nativeKvs = o.nativeKvs ?? ['f16', 'q8_0', 'q4_0'];
+    const samples = new Map<string, { tps: number[]; loads: RunLoad[] }>();
+    // Native decode at the context, one llama-bench process per KV type per round (it refills the context each time).
+    const eachRound = (context: number) => {
+      for (const kv of nativeKvs) {
+        const got = tryNative(`llama-bench -d ${context} ${kv}`, (nl) => {
+          if (!nl.hasDepth) return null;
+          return llamaBench(nl, { model: paths.get(LONG_WEIGHTS)!, threads, prompt: 0, gen: longSteps(context), depth: context, kv, reps: 1 });
+        });
+        if (!got) continue;
+        const k = `${kv}|${context}`;
+        if (!samples.has(k)) samples.set(k, { tps: [], loads: [] });
+        samples.get(k)!.tps.push(nativeTps(got.results, 'tg'));
+        samples.get(k)!.loads.push(got.load);
+      }
+    };
+    res.long = await benchLong(paths.get(LONG_WEIGHTS)!, LONG_WEIGHTS, schemes, contexts, threads, o.rounds ?? 3, !!o.noLlama, log, eachRound);
+    for (const [k, v] of samples) {
+      const [kv, context] = k.split('|') as [string, string];
+      res.nativeLong.push({ kv, context: Number(context), decodeTps: median(v.tps), samples: v.tps, loads: v.loads });
+    }
+  }
   return res;
 }
 
-/** Prints the three tables, with kvpack / llama.cpp ratios from the same run. */
+/** Prints the three tables, every ratio against a peer measured in this run. */
 export function printEngine(r: EngineBenchResult): void {
   if (r.matmul.length) {
     console.log(`\nmatmul kernels, one weight, median per call (threads available: ${r.threads})`);
@@ -210,49 +295,77 @@ export function printEngine(r: EngineBenchResult): void {
     console.log('\nq8 activations vs f32 activations, 64 tokens: relative L2 error of the output');
     printTable(['weight', 'relL2'], r.actsError.map((e) => [e.weight, e.relL2.toExponential(2)]));
   }
+  const nat = 'name' in r.native ? r.native : null;
+  console.log(nat
+    ? `\nnative llama.cpp ${nat.commit.slice(0, 7)}: ${nat.bin} (CPU build, Release, GGML_NATIVE; ${nat.buildS === null ? 'cached build' : `built in this run, ${nat.buildS.toFixed(0)} s`}), flash attention, ${r.threads} threads, same GGUF files`
+    : `\nnative llama.cpp unavailable: ${'unavailable' in r.native ? r.native.unavailable : ''}; no native ratio printed`);
   const s = SHAPE;
-  if (r.engines.length) console.log(`\nengine, synthetic llama dim ${s.dim} x ${s.layers} layers, vocab ${s.vocab}, GQA ${s.heads}/${s.kvHeads}; prompt ${PROMPT}, decode ${DECODE}; ${r.threads} threads`);
-  const peer = r.peer;
-  const pl = (wt: string, kv: string) => (peer ? r.engines.find((e) => e.engine === peer.engine && e.weight === wt && e.kv === kv) : undefined);
-  const native = (wt: string, kv: string) => NATIVE_LLAMA.find((n) => n.weight === wt && n.kv === kv && n.threads === r.threads);
-  const range = (x: number, [lo, hi]: [number, number]) => (lo === hi ? (x / lo).toFixed(2) : `${(x / hi).toFixed(2)}-${(x / lo).toFixed(2)}`);
-  if (r.engines.length) printTable(['weights', 'KV', 'engine', 'prefill tok/s', 'decode tok/s', `prefill x peer`, `decode x peer`, 'prefill x native', 'decode x native'], r.engines.map((e) => {
-    const l = pl(e.weight, e.kv);
-    const n = native(e.weight, e.kv);
-    return [e.weight, e.kv, e.engine, e.prefillTps.toFixed(1), e.decodeTps.toFixed(1), l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-', l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-', n ? range(e.prefillTps, n.pp128) : '-', n ? range(e.decodeTps, n.tg24) : '-'];
-  }));
-  if (peer) {
-    console.log(`\npeer: ${peer.engine}, prebuilt CPU binaries, its own process, best of 1 and ${r.threads} threads (2 runs each); load average ${peer.load[0].toFixed(1)} -> ${peer.load[1].toFixed(1)}, other processes used ${peer.otherCores.toFixed(2)} cores meanwhile`);
-    printTable(['weights', 'KV', 'runs: threads prefill/decode tok/s'], peer.rows.map((p) => [p.weight, p.kv, p.runs.map(([t, a, b]) => `${t}t ${a.toFixed(0)}/${b.toFixed(1)}`).join(', ')]));
-    const short = peer.rows.filter((p) => { const n = native(p.weight, p.kv); return n && (p.decodeTps < 0.85 * n.tg24[0] || p.prefillTps < 0.85 * n.pp128[0]); });
-    console.log(`native llama.cpp reference (llama-bench, CPU build, flash attention, this machine kind, issue 13), ${r.threads} threads: ` + NATIVE_LLAMA.filter((n) => n.threads === r.threads).map((n) => `${n.weight}/${n.kv} pp128 ${n.pp128[0]}${n.pp128[1] !== n.pp128[0] ? `-${n.pp128[1]}` : ''}, tg24 ${n.tg24[0]}${n.tg24[1] !== n.tg24[0] ? `-${n.tg24[1]}` : ''}`).join('; '));
-    if (short.length) console.log(`${peer.engine} runs more than 15% below native llama.cpp here (${short.map((p) => `${p.weight}/${p.kv}`).join(', ')}): ${PEER_SHORTFALL}`);
+  const nativeRow = (wt: string, kv: string) => r.engines.find((e) => e.engine.startsWith('llama.cpp native') && e.weight === wt && e.kv === kv);
+  // The native figures beside issue 24's on this machine kind; a run far below them is labelled and not divided by.
+  const check = (e: EngineRow) => ({ pp: checkNative(`d${s.dim}-${e.weight}`, 'pp', PROMPT, 0, e.kv, r.threads, e.prefillTps), tg: checkNative(`d${s.dim}-${e.weight}`, 'tg', DECODE, PROMPT, e.kv, r.threads, e.decodeTps) });
+  const ratio = (x: number, peer: number | undefined, far: boolean | undefined) => (peer === undefined ? '-' : far ? 'n/a*' : (x / peer).toFixed(2));
+  if (r.engines.length) {
+    console.log(`\nengine, synthetic llama dim ${s.dim} x ${s.layers} layers, vocab ${s.vocab}, GQA ${s.heads}/${s.kvHeads}; prompt ${PROMPT}, decode ${DECODE} after it; ${r.threads} threads; medians of ${Math.max(...r.engines.map((e) => e.runs.length))} alternating rounds`);
+    const peer = r.peer;
+    const pl = (wt: string, kv: string) => (peer ? r.engines.find((e) => e.engine === peer.engine && e.weight === wt && e.kv === kv) : undefined);
+    printTable(['weights', 'KV', 'engine', 'prefill tok/s', 'decode tok/s', 'prefill x native', 'decode x native', 'prefill x nlc', 'decode x nlc', 'native ref pp / tg (issue 24)', 'load per run (1-min avg before->after)'], r.engines.map((e) => {
+      const n = nativeRow(e.weight, e.kv);
+      const c = n ? check(n) : null;
+      const l = pl(e.weight, e.kv);
+      const isNative = e === n;
+      return [e.weight, e.kv, e.engine, e.prefillTps.toFixed(1), e.decodeTps.toFixed(1), isNative ? '' : ratio(e.prefillTps, n?.prefillTps, c?.pp?.farBelow), isNative ? '' : ratio(e.decodeTps, n?.decodeTps, c?.tg?.farBelow),
+        l && e !== l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-', l && e !== l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-', isNative && c ? `${nativeNote(c.pp)} / ${nativeNote(c.tg)}` : '', e.runs.map((x) => fmtLoad(x.load)).join(' ')];
+    }));
+    const far = r.engines.filter((e) => e.engine.startsWith('llama.cpp native') && (check(e).pp?.farBelow || check(e).tg?.farBelow));
+    const busy = busyLoad(r.engines.flatMap((e) => e.runs.map((x) => x.load)));
+    if (busy !== null) console.log(`! ${busyNote(busy)}`);
+    if (far.length) console.log(`* native llama.cpp ran more than ${((1 - 0.7) * 100).toFixed(0)}% below its issue-24 figures here (${far.map((e) => `${e.weight}/${e.kv}`).join(', ')}): a loaded machine or a crippled build; no ratio is divided by it`);
+    if (peer) {
+      console.log(`\nnlc = ${peer.engine}, prebuilt CPU binaries, its own process, best of 1 and ${r.threads} threads (2 runs each); load average ${peer.load[0].toFixed(1)} -> ${peer.load[1].toFixed(1)}, other processes used ${peer.otherCores.toFixed(2)} cores meanwhile`);
+      printTable(['weights', 'KV', 'runs: threads prefill/decode tok/s'], peer.rows.map((p) => [p.weight, p.kv, p.runs.map(([t, a, b]) => `${t}t ${a.toFixed(0)}/${b.toFixed(1)}`).join(', ')]));
+      const short = peer.rows.filter((p) => { const n = nativeRow(p.weight, p.kv); return n && (p.decodeTps < 0.85 * n.decodeTps || p.prefillTps < 0.85 * n.prefillTps); });
+      if (short.length) console.log(`${peer.engine} runs more than 15% below native llama.cpp measured in this run (${short.map((p) => `${p.weight}/${p.kv}`).join(', ')}): ${PEER_SHORTFALL}`);
+    }
   }
-  console.log('\ndecode tok/s at long context, median of alternating rounds (kvpack: cache filled with random K/V; the peer: prefilled)');
-  const ref = (c: number) => r.long.find((x) => x.engine.startsWith('node-llama-cpp') && x.context === c);
-  // Native llama.cpp at this depth and thread count: its f16 cache, and its best cache type there.
-  const depth = (c: number) => NATIVE_LLAMA_DEPTH.filter((d) => d.depth === c && d.threads === r.threads);
-  printTable(['engine', 'KV', 'context', 'decode tok/s', 'x peer f16', 'x native f16', 'x native best'], r.long.map((x) => {
-    const l = ref(x.context);
-    const d = depth(x.context);
-    const f16 = d.find((n) => n.kv === 'f16');
-    const best = d.length ? Math.max(...d.map((n) => n.tg)) : 0;
-    return [x.engine, x.kv, `${x.context}`, x.decodeTps.toFixed(2), l ? (x.decodeTps / l.decodeTps).toFixed(2) : '-', f16 ? (x.decodeTps / f16.tg).toFixed(2) : '-', best ? (x.decodeTps / best).toFixed(2) : '-'];
+  if (!r.long.length) return;
+  console.log(`\ndecode tok/s at long context, median of alternating rounds (kvpack: cache filled with random K/V; node-llama-cpp and native llama.cpp: prefilled; ${LONG_WEIGHTS} weights, ${r.threads} threads)`);
+  const nlc = (c: number) => r.long.find((x) => x.engine.startsWith('node-llama-cpp') && x.context === c);
+  const nat16 = (c: number) => r.nativeLong.find((x) => x.context === c && x.kv === 'f16');
+  const natBest = (c: number) => r.nativeLong.filter((x) => x.context === c).sort((a, b) => b.decodeTps - a.decodeTps)[0];
+  const farLong = (x: NativeLongRow) => !!checkNative(`d${s.dim}-${LONG_WEIGHTS}`, 'tg', 0, x.context, x.kv, r.threads, x.decodeTps)?.farBelow;
+  const anyFar = (c: number) => r.nativeLong.some((x) => x.context === c && farLong(x));
+  const rows = [
+    ...r.long.map((x) => ({ engine: x.engine, kv: x.kv, context: x.context, tps: x.decodeTps, native: false, loads: '' })),
+    ...r.nativeLong.map((x) => ({ engine: `llama.cpp native${'commit' in r.native ? ` ${r.native.commit.slice(0, 7)}` : ''}`, kv: x.kv, context: x.context, tps: x.decodeTps, native: true, loads: x.loads.map(fmtLoad).join(' ') })),
+  ].sort((a, b) => a.context - b.context);
+  printTable(['engine', 'KV', 'context', 'decode tok/s', 'x native f16', 'x native best', 'x nlc f16', 'native ref (issue 24)', 'load per native run'], rows.map((x) => {
+    const f16 = nat16(x.context), best = natBest(x.context), l = nlc(x.context);
+    const ref = x.native ? checkNative(`d${s.dim}-${LONG_WEIGHTS}`, 'tg', 0, x.context, x.kv, r.threads, x.tps) : null;
+    return [x.engine, x.kv, `${x.context}`, x.tps.toFixed(2), x.native ? '' : ratio(x.tps, f16?.decodeTps, f16 && farLong(f16)), x.native ? '' : ratio(x.tps, best?.decodeTps, anyFar(x.context)),
+      l && !x.engine.startsWith('node-llama-cpp') ? (x.tps / l.decodeTps).toFixed(2) : '-', x.native ? nativeNote(ref) : '', x.loads];
   }));
-  const d = NATIVE_LLAMA_DEPTH.filter((n) => n.threads === r.threads);
-  if (r.long.length && d.length) console.log(`native llama.cpp reference (llama-bench -d, decode of 16 tokens after a filled context, q8_0 weights, issue 13), ${r.threads} threads: ` + d.map((n) => `${n.kv} KV at ${n.depth}: ${n.tg}`).join('; '));
+  if (r.nativeLong.some(farLong)) console.log('* native llama.cpp ran far below its issue-24 figure at this context: no ratio is divided by it');
+  const busy = busyLoad(r.nativeLong.flatMap((x) => x.loads));
+  if (busy !== null) console.log(`! ${busyNote(busy)}`);
 }
 
-// Run directly: node dist/bench/engine.js [--threads N] [--quick] [--long-only] [--schemes a,b:w16] [--contexts 1024,32768] [--rounds 3]
+// Run directly: node dist-test/bench/engine.js [--threads N] [--quick] [--long-only] [--weights f16,q8_0] [--schemes a,b:w16]
+//   [--contexts 1024,32768] [--rounds 3] [--engine-rounds 3] [--native-kvs f16,q8_0,q4_0] [--no-native] [--no-llama]
 if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = process.argv.includes('--quick');
-  const ti = process.argv.indexOf('--threads');
   const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+  const list = (name: string) => arg(name)?.split(',').filter(Boolean);
+  const num = (name: string) => (arg(name) === undefined ? undefined : Number(arg(name)));
   const r = await benchEngine({
-    threads: ti >= 0 ? Number(process.argv[ti + 1]) : undefined,
-    contexts: arg('--contexts')?.split(',').map(Number) ?? (quick ? [1024, 8192] : undefined),
-    schemes: arg('--schemes')?.split(','),
-    rounds: arg('--rounds') ? Number(arg('--rounds')) : undefined,
+    threads: num('--threads'),
+    weights: list('--weights'),
+    contexts: arg('--contexts') === undefined ? (quick ? [1024, 8192] : undefined) : list('--contexts')!.map(Number),
+    schemes: list('--schemes'),
+    rounds: num('--rounds'),
+    engineRounds: num('--engine-rounds') ?? (quick ? 1 : undefined),
+    nativeKvs: list('--native-kvs'),
+    noNative: process.argv.includes('--no-native'),
+    noLlama: process.argv.includes('--no-llama'),
     longOnly: process.argv.includes('--long-only'),
     log: (s) => process.stderr.write(`${s}\n`),
   });

@@ -84,7 +84,7 @@ async function kvpackRound(model: string, out: Map<string, number[]>): Promise<v
 
 /** The peer alone in a child process at `threads`; its figures, or why it could not run. */
 async function peerRun(model: string, threads: number): Promise<PeerResult | string> {
-  const args = [fromRoot('dist', 'bench', 'serve-peer.js'), '--model', model, '--streams', counts.join(','), '--tokens', String(tokens), '--threads', String(threads), '--kv', kv];
+  const args = [fromRoot('dist-test', 'bench', 'serve-peer.js'), '--model', model, '--streams', counts.join(','), '--tokens', String(tokens), '--threads', String(threads), '--kv', kv];
   try {
     const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 20 });
     return JSON.parse(stdout.trim().split('\n').pop()!) as PeerResult;

@@ -1,4 +1,5 @@
-// Runs every compiled test file (dist/**/*.test.js) with Node's built-in test runner.
+// Runs every compiled test file (dist-test/**/*.test.js, built by tsconfig.test.json) with Node's built-in test
+// runner; an argument keeps the files whose path contains it.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -11,7 +12,7 @@ function find(dir, out = []) {
   }
   return out;
 }
-const files = [...find('dist/src'), ...find('dist/test')].sort();
+const files = [...find('dist-test/src'), ...find('dist-test/test')].sort();
 const filter = process.argv[2];
 const chosen = filter ? files.filter((f) => f.includes(filter)) : files;
 const r = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...chosen], { stdio: 'inherit' });

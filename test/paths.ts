@@ -1,5 +1,5 @@
 // Locates the repo root (the nearest directory holding package.json above this module), so fixtures resolve
-// the same way from dist/test/*.js and from test/*.ts run by tsx.
+// the same way from dist-test/test/*.js and from test/*.ts run by tsx.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { nf4, NF4_LEVELS } from './nf4.js';
 import { bitsPerValue } from './format.js';
 import { codeAt } from './packbits.js';
-import { normalQuantile } from '../numeric/gaussian.js';
+import { normalQuantile } from '../../test/numeric/gaussian.js';
 import { Prng } from '../numeric/prng.js';
 
 const fr = Math.fround;

@@ -13,7 +13,7 @@ import { formats, getFormat } from '../formats/registry.js';
 import { Prng } from '../numeric/prng.js';
 import type { MixedView } from '../attention/view.js';
 import { fromRoot } from '../../test/paths.js';
-import { buildView, freeAll, type Allocations } from '../../test/parity/build-view.js';
+import { buildView, freeAll, type Allocations } from '../parity/build-view.js';
 
 // First in the file: nothing has looked a kernel up yet (no lazy registration has happened).
 test('registry: a key the kernel table holds is refused at once, before any lookup; lookups still work after', () => {

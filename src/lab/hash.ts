@@ -34,7 +34,8 @@ export function repoRoot(): string {
 
 /**
  * The tree of modules this process runs: dist/src when kvpack runs compiled (an installed package has only
- * that), src when run from TypeScript (tsx). This module sits in its lab/ folder.
+ * that), dist-test/src in the test build (which holds the tests too: the listing leaves them out), src when
+ * run from TypeScript (tsx). This module sits in its lab/ folder.
  */
 export function codeRoot(): string {
   return dirname(dirname(fileURLToPath(import.meta.url)));

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LLOYD_MAX_4 } from './lloydmax.js';
-import { normalCdf, normalPdf, normalQuantile } from './gaussian.js';
+import { normalCdf, normalPdf, normalQuantile } from '../../test/numeric/gaussian.js';
 
 /** Lloyd iteration on N(0,1): thresholds = midpoints, levels = cell centroids (pdf(a)-pdf(b))/(cdf(b)-cdf(a)). */
 function lloydMax(levels: number[], iterations: number): { levels: number[]; thresholds: number[] } {

@@ -6,7 +6,7 @@ import {
   blobFiles, blobSource, coreCount, generate, kvBytes, loadHfModelFrom, loadModelFrom, poolFailure, poolStats, startThreads, urlFiles, urlSource,
   type KvCache, type Model,
 } from '../browser.js';
-import { runGate, SMALL_GRID } from '../../test/parity/gate.js';
+import { runGate, SMALL_GRID } from '../parity/gate.js';
 import { firstDivergence } from './divergence.js';
 import { pagePolicy } from './settings.js';
 import type { CacheReadout, EngineEvent, EngineRequest, ModelRef } from './protocol.js';

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { canDequantize, dequantize } from '../../src/gguf/dequant.js';
 import { GGML, ggmlTypes } from '../../src/gguf/types.js';
 
-/** Repo root: the first ancestor with package.json (works from test/ under tsx and from dist/test/). */
+/** Repo root: the first ancestor with package.json (works from test/ under tsx and from dist-test/test/). */
 function repoRoot(): URL {
   for (let u = new URL('./', import.meta.url); ; u = new URL('../', u)) {
     if (existsSync(new URL('package.json', u))) return u;

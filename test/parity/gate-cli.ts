@@ -1,5 +1,5 @@
 // `npm run gate`: the parity gate from the command line (`--full` for the full grid, `--formats a,b`).
-import { FULL_GRID, SMALL_GRID, runGate } from './gate.js';
+import { FULL_GRID, SMALL_GRID, runGate } from '../../src/parity/gate.js';
 
 const full = process.argv.includes('--full');
 const only = process.argv.indexOf('--formats');

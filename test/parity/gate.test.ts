@@ -1,7 +1,7 @@
 // The parity gate at a small size inside npm test (the full grid is `npm run gate`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runGate, SMALL_GRID, nmse } from './gate.js';
+import { runGate, SMALL_GRID, nmse } from '../../src/parity/gate.js';
 import { wasmKernels, wasmFailure } from '../../src/kernels/wasm.js';
 
 test('gate: the wasm kernel module loaded (only KVPACK_NO_WASM=1 runs the suite without it)', (t) => {

@@ -2,7 +2,7 @@
 // activation paths, the wasm product against the TS reference (Weight.matmulRef on the dequantized
 // weights) within the named bounds of matmul-weights.ts, each check naming the kernel that ran; the gate
 // fails when a fast kernel never ran (a plan that silently fell back would prove nothing).
-// `node dist/test/parity/matmul-gate.js --full` runs the full grid (npm run gate runs it after gate.ts).
+// `node dist-test/test/parity/matmul-gate.js --full` runs the full grid (npm run gate runs it after gate.ts).
 import { pathToFileURL } from 'node:url';
 import { Weight } from '../../src/model/forward-weights.js';
 import { matmulKernelFor, wasmMatmul, type Activations } from '../../src/model/matmul-wasm.js';
@@ -10,7 +10,7 @@ import { dequantize } from '../../src/gguf/dequant.js';
 import { GGML, ggmlType } from '../../src/gguf/types.js';
 import { wasmFailure, wasmKernels } from '../../src/kernels/wasm.js';
 import { Prng } from '../../src/numeric/prng.js';
-import type { GateResult } from './gate.js';
+import type { GateResult } from '../../src/parity/gate.js';
 import { FLOAT_TYPES, K_TYPES, MATMUL_TYPES, matmulTolerance, randomWeight } from './matmul-weights.js';
 
 export interface MatmulGrid {

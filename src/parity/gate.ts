@@ -1,20 +1,20 @@
 // The parity gate: every registered format x every kernel op against the reference. Encode and decode
 // must be bit-exact; scores, weighted sums and attention outputs must sit within a named NMSE tolerance
 // of the float64 reference. Prints one line per check and `N passed, M failed`.
-// `node dist/test/parity/gate-cli.js --full` runs the full grid (npm run gate); gate.test.ts runs a small one,
-// and the `kvpack web` page's "Check kernels" runs it in the browser.
-import { formats } from '../../src/formats/registry.js';
-import { bytesFor, rowBytes, type KvFormat } from '../../src/formats/format.js';
-import { attendReference, type AttendArgs } from '../../src/attention/reference.js';
-import type { MixedView } from '../../src/attention/view.js';
-import { attend, hasIntegerV, integerQPrecisions, setForceReference, type QPrecision, type VPrecision } from '../../src/kernels/attend.js';
-import { KvCache } from '../../src/cache/kvcache.js';
-import { hasKernel, lookupKernel, registeredKernels, type Op, type Precision } from '../../src/kernels/registry.js';
-import { KERNEL_TABLE, kernelKey } from '../../src/kernels/table.js';
-import { abiFits } from '../../src/kernels/abi.js';
-import { wasmKernels, wasmFailure } from '../../src/kernels/wasm.js';
-import { sharedArena } from '../../src/kernels/arena.js';
-import { Prng } from '../../src/numeric/prng.js';
+// In src/ because the `kvpack web` page runs it (its "Check kernels"); `npm run gate` runs the full grid
+// (test/parity/gate-cli.ts), test/parity/gate.test.ts a small one in every test run.
+import { formats } from '../formats/registry.js';
+import { bytesFor, rowBytes, type KvFormat } from '../formats/format.js';
+import { attendReference, type AttendArgs } from '../attention/reference.js';
+import type { MixedView } from '../attention/view.js';
+import { attend, hasIntegerV, integerQPrecisions, setForceReference, type QPrecision, type VPrecision } from '../kernels/attend.js';
+import { KvCache } from '../cache/kvcache.js';
+import { hasKernel, lookupKernel, registeredKernels, type Op, type Precision } from '../kernels/registry.js';
+import { KERNEL_TABLE, kernelKey } from '../kernels/table.js';
+import { abiFits } from '../kernels/abi.js';
+import { wasmKernels, wasmFailure } from '../kernels/wasm.js';
+import { sharedArena } from '../kernels/arena.js';
+import { Prng } from '../numeric/prng.js';
 import { buildView, freeAll, type Allocations, type RunSpec, type SegmentSpec } from './build-view.js';
 
 export interface GateGrid {

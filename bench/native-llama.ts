@@ -1,0 +1,230 @@
+// Native llama.cpp, the peer every engine ratio divides by: its own llama-bench, built once (CPU, Release,
+// GGML_NATIVE) from the llama.cpp source node-llama-cpp carries as a git bundle, into a cache dir outside
+// the repo keyed by commit + cmake flags, reused afterwards. Only the benches build it: npm install / npm
+// test never do. Without git, cmake or a C++ compiler it is reported unavailable in one line.
+// Run directly to build ahead of a bench: node dist-test/bench/native-llama.js (npm run bench:native)
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism, homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+/** The cmake configuration: CPU only, no network code; changing it changes the cache key (a new build). */
+export const NATIVE_CMAKE_FLAGS = [
+  '-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DGGML_CUDA=OFF', '-DGGML_METAL=OFF', '-DGGML_VULKAN=OFF', '-DGGML_OPENMP=ON',
+  '-DBUILD_SHARED_LIBS=OFF', '-DLLAMA_CURL=OFF', '-DLLAMA_OPENSSL=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF',
+  '-DLLAMA_BUILD_SERVER=OFF', '-DLLAMA_BUILD_APP=OFF',
+] as const;
+
+export interface NativeLlama {
+  bin: string;
+  /** llama.cpp commit of the bundle (40 hex). */
+  commit: string;
+  /** Whether this llama-bench has -d (decode after a filled context). */
+  hasDepth: boolean;
+  /** Seconds the build took in this run, or null when the cached binary was reused. */
+  buildS: number | null;
+}
+
+export type NativeStatus = { ok: true; native: NativeLlama } | { ok: false; reason: string };
+
+/** node-llama-cpp's llama/ dir (the bundle and its info file); its package.json is not exported, so walk up. */
+function nodeLlamaDir(): string | null {
+  let dir: string;
+  try {
+    dir = dirname(createRequire(import.meta.url).resolve('node-llama-cpp'));
+  } catch {
+    return null;
+  }
+  for (; dirname(dir) !== dir; dir = dirname(dir)) if (existsSync(join(dir, 'llama', 'gitRelease.bundle'))) return join(dir, 'llama');
+  return null;
+}
+
+/** The cache root: $KVPACK_CACHE_DIR, else $XDG_CACHE_HOME/kvpack, else ~/.cache/kvpack. */
+export function cacheRoot(): string {
+  return process.env.KVPACK_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kvpack');
+}
+
+const run = (cmd: string, args: string[], cwd?: string) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+/** The first missing build tool, or null. */
+function missingTool(): string | null {
+  for (const [tool, args] of [['git', ['--version']], ['cmake', ['--version']], [process.env.CXX ?? 'c++', ['--version']]] as const) {
+    if (spawnSync(tool, args, { stdio: 'ignore' }).status !== 0) return tool;
+  }
+  return null;
+}
+
+/** Finds the cached llama-bench or builds it (~10 min on 2 cores, once); never throws. */
+export function nativeLlama(log: (s: string) => void): NativeStatus {
+  const dir = nodeLlamaDir();
+  if (!dir) return { ok: false, reason: 'node-llama-cpp with its llama.cpp source bundle is not installed' };
+  const bundle = join(dir, 'gitRelease.bundle');
+  const key = createHash('sha256').update(NATIVE_CMAKE_FLAGS.join('\n')).digest('hex').slice(0, 12);
+  try {
+    let commit: string;
+    try {
+      commit = run('git', ['bundle', 'list-heads', bundle]).split(/\s+/)[0]!;
+    } catch {
+      return { ok: false, reason: 'git is not installed (needed to unpack the llama.cpp source)' };
+    }
+    const src = join(cacheRoot(), `llama.cpp-${commit.slice(0, 12)}`);
+    const build = join(src, `build-${key}`);
+    const bin = join(build, 'bin', 'llama-bench');
+    const done = join(build, 'kvpack-built.json');
+    let buildS: number | null = null;
+    if (!existsSync(done) || !existsSync(bin)) {
+      const missing = missingTool();
+      if (missing) return { ok: false, reason: `${missing} is not installed: cannot build native llama.cpp's llama-bench, so no native ratio is printed` };
+      const t0 = performance.now();
+      if (!existsSync(join(src, '.git'))) {
+        mkdirSync(dirname(src), { recursive: true });
+        log(`native llama.cpp: unpacking ${commit.slice(0, 7)} into ${src}`);
+        run('git', ['clone', '-q', bundle, src]);
+        run('git', ['-c', 'advice.detachedHead=false', 'checkout', '-q', commit], src);
+      }
+      const ninja = spawnSync('ninja', ['--version'], { stdio: 'ignore' }).status === 0 && !existsSync(join(build, 'Makefile'));
+      log(`native llama.cpp: building llama-bench in ${build} (once; ~10 min on 2 cores)`);
+      run('cmake', ['-S', src, '-B', build, ...(ninja ? ['-G', 'Ninja'] : []), ...NATIVE_CMAKE_FLAGS]);
+      run('cmake', ['--build', build, '--target', 'llama-bench', '-j', `${availableParallelism()}`]);
+      buildS = (performance.now() - t0) / 1000;
+      writeFileSync(done, `${JSON.stringify({ commit, flags: NATIVE_CMAKE_FLAGS, buildS })}\n`);
+      log(`native llama.cpp: built in ${buildS.toFixed(0)} s`);
+    }
+    const hasDepth = / -d, --n-depth /.test(run(bin, ['--help']));
+    return { ok: true, native: { bin, commit, hasDepth, buildS } };
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    const last = (err.stderr ?? err.message).trim().split('\n').pop();
+    return { ok: false, reason: `building native llama.cpp failed: ${last}` };
+  }
+}
+
+/** 1-minute load average and runnable/total tasks from /proc/loadavg ("0.61 ... 2/301"), or null off Linux. */
+export function loadNow(): { load1: number; running: number } | null {
+  try {
+    const f = readFileSync('/proc/loadavg', 'utf8').trim().split(/\s+/);
+    return { load1: Number(f[0]), running: Number(f[3]!.split('/')[0]) };
+  } catch {
+    return null;
+  }
+}
+
+/** Load before and after a run: the 1-minute load average and the runnable tasks at each moment. */
+export interface RunLoad {
+  before: { load1: number; running: number } | null;
+  after: { load1: number; running: number } | null;
+}
+
+export function withLoad<T>(fn: () => T): { value: T; load: RunLoad } {
+  const before = loadNow();
+  const value = fn();
+  return { value, load: { before, after: loadNow() } };
+}
+
+/**
+ * The highest 1-minute load average around the runs when it exceeds the cores + 1 (the bench itself keeps at
+ * most the cores busy), or null on a quiet machine: ratios from a busy machine are not figures to quote.
+ */
+export function busyLoad(loads: readonly RunLoad[]): number | null {
+  const max = Math.max(0, ...loads.flatMap((l) => [l.before?.load1 ?? 0, l.after?.load1 ?? 0]));
+  return max > availableParallelism() + 1 ? max : null;
+}
+
+export const busyNote = (max: number) =>
+  `the machine was busy (1-min load up to ${max.toFixed(1)} on ${availableParallelism()} cores): these ratios are not figures to quote; re-run on a quiet machine`;
+
+export const fmtLoad = (l: RunLoad) => `${l.before?.load1.toFixed(2) ?? '?'}->${l.after?.load1.toFixed(2) ?? '?'}`;
+
+export interface NativeRequest {
+  model: string;
+  threads: number;
+  /** Prompt tokens (pp test), 0 for none. */
+  prompt: number;
+  /** Generated tokens (tg test), 0 for none. */
+  gen: number;
+  /** Context filled before each test (-d), 0 for none. */
+  depth: number;
+  /** KV cache type for both K and V: f16, q8_0 or q4_0. */
+  kv: string;
+  /** Timed repetitions inside the one llama-bench process (-r). */
+  reps: number;
+}
+
+/** One llama-bench test result: tok/s average and per repetition. */
+export interface NativeResult {
+  test: 'pp' | 'tg';
+  tokens: number;
+  depth: number;
+  tps: number;
+  samples: number[];
+}
+
+interface BenchJson { n_prompt: number; n_gen: number; n_depth?: number; avg_ts: number; samples_ts?: number[] }
+
+/** Runs llama-bench once (flash attention, the KV type for K and V, JSON out) and returns its tests. */
+export function llamaBench(n: NativeLlama, r: NativeRequest): { results: NativeResult[]; load: RunLoad } {
+  if (r.depth && !n.hasDepth) throw new Error(`this llama-bench has no -d: cannot measure decode at depth ${r.depth}`);
+  const args = ['-m', r.model, '-t', `${r.threads}`, '-p', `${r.prompt}`, '-n', `${r.gen}`, '-fa', '1', '-ctk', r.kv, '-ctv', r.kv, '-r', `${r.reps}`, '-o', 'json'];
+  if (r.depth) args.push('-d', `${r.depth}`);
+  const { value, load } = withLoad(() => execFileSync(n.bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 24 }));
+  const rows = JSON.parse(value) as BenchJson[];
+  const results = rows.map((j): NativeResult => ({
+    test: j.n_gen > 0 ? 'tg' : 'pp', tokens: j.n_gen > 0 ? j.n_gen : j.n_prompt, depth: j.n_depth ?? 0, tps: j.avg_ts, samples: j.samples_ts ?? [j.avg_ts],
+  }));
+  return { results, load };
+}
+
+/** The tok/s of the one test of a kind (pp or tg) in a llama-bench result. */
+export function nativeTps(results: readonly NativeResult[], test: 'pp' | 'tg'): number {
+  const r = results.find((x) => x.test === test);
+  if (!r) throw new Error(`llama-bench returned no ${test} test`);
+  return r.tps;
+}
+
+/**
+ * Native llama.cpp figures measured on this machine kind (issue 24: same GGUFs, 2 vCPUs, flash attention,
+ * quiet machine), tok/s [low, high]. Only a sanity check of the peer measured in the run: a run far below
+ * them is labelled, and no ratio is ever divided by these.
+ */
+export const NATIVE_REFERENCE: readonly { model: 'd768-q8_0' | '8b-q4_0'; test: 'pp' | 'tg'; tokens: number; depth: number; kv: string; threads: number; tps: [number, number] }[] = [
+  { model: 'd768-q8_0', test: 'pp', tokens: 128, depth: 0, kv: 'f16', threads: 2, tps: [1400, 1660] },
+  { model: 'd768-q8_0', test: 'pp', tokens: 128, depth: 0, kv: 'q8_0', threads: 2, tps: [1110, 1345] },
+  { model: 'd768-q8_0', test: 'tg', tokens: 24, depth: 128, kv: 'f16', threads: 2, tps: [250, 306] },
+  { model: 'd768-q8_0', test: 'tg', tokens: 0, depth: 8192, kv: 'f16', threads: 2, tps: [39, 49] },
+  { model: 'd768-q8_0', test: 'tg', tokens: 0, depth: 8192, kv: 'q8_0', threads: 2, tps: [16, 24] },
+  { model: 'd768-q8_0', test: 'tg', tokens: 0, depth: 32768, kv: 'f16', threads: 2, tps: [14.6, 14.6] },
+  { model: 'd768-q8_0', test: 'tg', tokens: 0, depth: 32768, kv: 'f16', threads: 1, tps: [8.9, 8.9] },
+  { model: '8b-q4_0', test: 'pp', tokens: 512, depth: 0, kv: 'f16', threads: 2, tps: [34, 36] },
+  { model: '8b-q4_0', test: 'tg', tokens: 0, depth: 1024, kv: 'f16', threads: 2, tps: [6.6, 7.2] },
+  { model: '8b-q4_0', test: 'tg', tokens: 0, depth: 1024, kv: 'f16', threads: 1, tps: [4.0, 4.0] },
+];
+
+/** Below this fraction of the reference's low end, the measured peer is labelled far off (a loaded or crippled run). */
+export const FAR_BELOW = 0.7;
+
+/**
+ * The reference for a measurement (tg references match any token count) and whether the measured figure is far
+ * below it; null when issue 24 has no figure for it.
+ */
+export function checkNative(model: string, test: 'pp' | 'tg', tokens: number, depth: number, kv: string, threads: number, tps: number): { ref: [number, number]; farBelow: boolean } | null {
+  const ref = NATIVE_REFERENCE.find((x) => x.model === model && x.test === test && (test === 'tg' || x.tokens === tokens) && x.depth === depth && x.kv === kv && x.threads === threads);
+  return ref ? { ref: ref.tps, farBelow: tps < FAR_BELOW * ref.tps[0] } : null;
+}
+
+const range = ([lo, hi]: [number, number]) => (lo === hi ? `${lo}` : `${lo}-${hi}`);
+
+/** "native 1523 (issue 24: 1400-1660)" plus a FAR BELOW label; '-' when issue 24 has no figure. */
+export function nativeNote(c: { ref: [number, number]; farBelow: boolean } | null): string {
+  if (!c) return '-';
+  return `${range(c.ref)}${c.farBelow ? ' FAR BELOW' : ''}`;
+}
+
+// Run directly: builds (or finds) llama-bench and prints where it is.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const s = nativeLlama((m) => process.stderr.write(`${m}\n`));
+  if (!s.ok) console.log(`native llama.cpp unavailable: ${s.reason}`);
+  else console.log(`native llama.cpp ${s.native.commit.slice(0, 7)}: ${s.native.bin} (${s.native.buildS === null ? 'cached' : `built in ${s.native.buildS.toFixed(0)} s`}; -d ${s.native.hasDepth ? 'supported' : 'not supported'})`);
+}

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import * as errors from './errors.js';
 import { getFormat } from './formats/registry.js';
 import { schemePolicy } from './cache/schemes.js';
@@ -55,4 +55,32 @@ test('error codes follow one convention: UPPER_SNAKE words, no E_ prefix; each e
     assert.ok(!byClass.has(src[1]!), `${name} and ${byClass.get(src[1]!)} share the code ${src[1]}`);
     byClass.set(src[1]!, name);
   }
+});
+
+/**
+ * Plain `throw new Error(` left in library code (src/ without tests and src/cli, the one place that exits),
+ * per file: files other helpers were changing when the rest became KvpackError subclasses. Shrink it.
+ */
+const PLAIN_THROWS_LEFT: Record<string, number> = {
+  'src/kernels/table.ts': 1,
+  'src/kernels/pool.ts': 2,
+  'src/lab/protocol.ts': 1,
+};
+
+const PLAIN_THROW = /\bthrow\s+(?:new\s+)?Error\s*\(/g;
+
+test('library code throws KvpackError subclasses: no plain Error beyond the allowlist, and no stale allowlist row', () => {
+  // Negative control: the pattern sees both spellings of a plain throw and not a subclass.
+  assert.equal('throw new Error(x); throw Error(y); throw new ArgumentError(z);'.match(PLAIN_THROW)?.length, 2);
+  const found: Record<string, number> = {};
+  for (const file of sources(fromRoot('src'))) {
+    const rel = relative(fromRoot(), file).split(sep).join('/');
+    if (rel.endsWith('.test.ts') || rel.startsWith('src/cli/')) continue;
+    const n = [...readFileSync(file, 'utf8').matchAll(PLAIN_THROW)].length;
+    if (n) found[rel] = n;
+  }
+  const over = Object.entries(found).filter(([f, n]) => n > (PLAIN_THROWS_LEFT[f] ?? 0)).map(([f, n]) => `${f}: ${n} plain throw(s), allowed ${PLAIN_THROWS_LEFT[f] ?? 0}`);
+  assert.deepEqual(over, [], 'throw a KvpackError subclass (src/errors.ts) instead');
+  const stale = Object.entries(PLAIN_THROWS_LEFT).filter(([f, n]) => (found[f] ?? 0) < n).map(([f, n]) => `${f}: allowed ${n}, has ${found[f] ?? 0}`);
+  assert.deepEqual(stale, [], 'lower or delete these PLAIN_THROWS_LEFT rows');
 });

@@ -139,6 +139,16 @@ export class FileAccessError extends KvpackError {
   }
 }
 
+/**
+ * A table, registry or page that contradicts itself (a name registered twice, a format whose layout does not
+ * add up, a page element missing): a bug in kvpack, caught when the module loads or the page starts.
+ */
+export class DefinitionError extends KvpackError {
+  constructor(message: string) {
+    super('BAD_DEFINITION', message);
+  }
+}
+
 /** A bad argument to a public function (out-of-range numbers, wrong state). */
 export class ArgumentError extends KvpackError {
   constructor(message: string) {

@@ -1,5 +1,5 @@
 // The KvFormat contract: one object per packed format, carrying every fact about it.
-import { ShapeError } from '../errors.js';
+import { DefinitionError, ShapeError } from '../errors.js';
 
 /**
  * Grouping axis of a block.
@@ -87,9 +87,9 @@ export function checkScratch(f: KvFormat, scratch: Float32Array): void {
 /** Helper for defining formats: checks the layout sums to the block size and bounds blockValues. */
 export function defineFormat(f: KvFormat): KvFormat {
   if (!Number.isInteger(f.blockValues) || f.blockValues < 1 || f.blockValues > MAX_BLOCK_VALUES) {
-    throw new Error(`format ${f.id}: blockValues ${f.blockValues} outside [1, ${MAX_BLOCK_VALUES}] (MAX_BLOCK_VALUES)`);
+    throw new DefinitionError(`format ${f.id}: blockValues ${f.blockValues} outside [1, ${MAX_BLOCK_VALUES}] (MAX_BLOCK_VALUES)`);
   }
   const sum = f.layout.reduce((s, x) => s + x.bytes, 0);
-  if (sum !== f.blockBytes) throw new Error(`format ${f.id}: layout sums to ${sum} B, blockBytes is ${f.blockBytes}`);
+  if (sum !== f.blockBytes) throw new DefinitionError(`format ${f.id}: layout sums to ${sum} B, blockBytes is ${f.blockBytes}`);
   return Object.freeze(f);
 }

@@ -1,6 +1,6 @@
 // The format registry: the traits table. Adding a format = one file + one row here.
 import type { KvFormat } from './format.js';
-import { UnknownFormatError } from '../errors.js';
+import { DefinitionError, UnknownFormatError } from '../errors.js';
 import { f32 } from './f32.js';
 import { f16 } from './f16.js';
 import { bf16 } from './bf16.js';
@@ -44,7 +44,7 @@ const rows: KvFormat[] = [
 export const formats: ReadonlyMap<string, KvFormat> = (() => {
   const m = new Map<string, KvFormat>();
   for (const f of rows) {
-    if (m.has(f.id)) throw new Error(`format '${f.id}' registered twice`);
+    if (m.has(f.id)) throw new DefinitionError(`format '${f.id}' registered twice`);
     m.set(f.id, f);
   }
   return m;

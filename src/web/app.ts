@@ -4,6 +4,7 @@
 // mode) where f16 and the scheme first diverge. When a run ends the token ids go to #kvpack-tokens and the
 // cache bytes to #kvpack-bytes, so a script (the browser tests) can read the result.
 import { schemes } from '../cache/schemes.js';
+import { ArgumentError, DefinitionError } from '../errors.js';
 import { hasRelaxedSimd } from '../kernels/features.js';
 import { isHfModelFile } from '../hf/model-files.js';
 import type { ServedFile } from '../hf/web-files.js';
@@ -16,7 +17,7 @@ const REGIONS = ['sinks', 'window', 'anchors', 'bulk', 'staging'] as const;
 
 const $ = <T extends HTMLElement>(id: string): T => {
   const el = document.getElementById(id);
-  if (!el) throw new Error(`page: no #${id}`);
+  if (!el) throw new DefinitionError(`page: no #${id}`);
   return el as T;
 };
 const form = $<HTMLFormElement>('settings');
@@ -58,7 +59,7 @@ function formSettings(): PageSettings {
   for (const k of numbers) p.set(k, $<HTMLInputElement>(k).value.trim());
   if ($<HTMLInputElement>('compare').checked) p.set('compare', '1');
   const { settings, problems } = readSettings(p);
-  if (problems.length) throw new Error(problems.join('; '));
+  if (problems.length) throw new ArgumentError(problems.join('; '));
   return settings;
 }
 
@@ -83,7 +84,7 @@ async function listModels(wanted: string): Promise<void> {
 function modelRef(): ModelRef {
   if (modelSel.value === PICKED && picked) return picked;
   const v = modelSel.value;
-  if (!v) throw new Error('choose a model (none is served: start `kvpack web --models DIR`) or pick a local GGUF or folder');
+  if (!v) throw new ArgumentError('choose a model (none is served: start `kvpack web --models DIR`) or pick a local GGUF or folder');
   const files = servedDirs.get(v);
   if (files) return { dir: `models/${encodeURIComponent(v)}/`, files, name: v };
   // A bare name is a served model; anything with a slash or scheme is a URL as given.

@@ -6,6 +6,7 @@ import {
   blobFiles, blobSource, coreCount, generate, kvBytes, loadHfModelFrom, loadModelFrom, poolFailure, poolStats, startThreads, urlFiles, urlSource,
   type KvCache, type Model,
 } from '../browser.js';
+import { ArgumentError } from '../errors.js';
 import { runGate, SMALL_GRID } from '../parity/gate.js';
 import { firstDivergence } from './divergence.js';
 import { pagePolicy } from './settings.js';
@@ -28,11 +29,11 @@ async function handle(req: EngineRequest): Promise<void> {
   const threads = await startThreads(wanted);
   post({ type: 'threads', threads, wanted, note: threads < wanted ? poolFailure() || 'the pool did not start' : '' });
   const model = load(req.source);
-  if (!model.tokenizer) throw new Error(`${req.source.name}: ${model.tokenizerProblem ?? 'no tokenizer'}`);
+  if (!model.tokenizer) throw new ArgumentError(`${req.source.name}: ${model.tokenizerProblem ?? 'no tokenizer'}`);
   const prompt = model.tokenizer.encode(req.prompt);
-  if (prompt.length === 0) throw new Error('the prompt is empty (no tokens)');
+  if (prompt.length === 0) throw new ArgumentError('the prompt is empty (no tokens)');
   const need = prompt.length + req.n;
-  if (need > model.hp.nCtxTrain) throw new Error(`${prompt.length} prompt + ${req.n} generated tokens exceed the model's context of ${model.hp.nCtxTrain}`);
+  if (need > model.hp.nCtxTrain) throw new ArgumentError(`${prompt.length} prompt + ${req.n} generated tokens exceed the model's context of ${model.hp.nCtxTrain}`);
   const capacity = Math.max(need, Math.min(model.hp.nCtxTrain, DEFAULT_CTX));
   const arms = req.compare ? ['f16', req.scheme] : [req.scheme];
   const ids: number[][] = [];

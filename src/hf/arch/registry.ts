@@ -1,6 +1,6 @@
 // Hugging Face architectures by model class (config.json `architectures[0]`); an unknown class is an error
 // listing the known ones.
-import { UnknownFormatError } from '../../errors.js';
+import { DefinitionError, UnknownFormatError } from '../../errors.js';
 import { gemma3 } from './gemma3.js';
 import { llama } from './llama.js';
 import { qwen2 } from './qwen2.js';
@@ -14,7 +14,7 @@ export const hfArchitectures: ReadonlyMap<string, HfArch> = (() => {
   for (const a of [llama, qwen2, qwen3, gemma3]) {
     for (const c of a.classes) {
       // A class claimed twice would silently pick one reading of its weights.
-      if (m.has(c)) throw new Error(`Hugging Face class '${c}' registered twice`);
+      if (m.has(c)) throw new DefinitionError(`Hugging Face class '${c}' registered twice`);
       m.set(c, a);
     }
   }

@@ -1,5 +1,5 @@
 // Architecture registry keyed by GGUF `general.architecture`; an unknown name is an error listing the known.
-import { UnknownArchitectureError } from '../../errors.js';
+import { DefinitionError, UnknownArchitectureError } from '../../errors.js';
 import { gemma3 } from './gemma3.js';
 import { llama } from './llama.js';
 import { qwen2 } from './qwen2.js';
@@ -12,7 +12,7 @@ export const architectures: ReadonlyMap<string, ArchSpec> = (() => {
   const m = new Map<string, ArchSpec>();
   for (const a of [llama, qwen2, qwen3, gemma3]) {
     // A duplicate name would silently shadow an architecture.
-    if (m.has(a.name)) throw new Error(`architecture '${a.name}' registered twice`);
+    if (m.has(a.name)) throw new DefinitionError(`architecture '${a.name}' registered twice`);
     m.set(a.name, a);
   }
   return m;

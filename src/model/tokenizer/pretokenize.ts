@@ -1,7 +1,7 @@
 // Pre-tokenizers for byte-level BPE, chosen by `tokenizer.ggml.pre` as llama.cpp does (llama-vocab.cpp).
 // Each regex in a list splits every piece the previous one produced; text between matches is kept as its
 // own piece, so nothing is ever dropped.
-import { UnknownTokenizerError } from '../../errors.js';
+import { DefinitionError, UnknownTokenizerError } from '../../errors.js';
 
 // Unicode White_Space, the set llama.cpp's `\s` means. JS `\s` differs (adds U+FEFF, lacks U+0085).
 const WS = String.raw`\t-\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000`;
@@ -81,7 +81,7 @@ export const PRE_TOKENIZERS: readonly PreTokenizer[] = [
 const byName = new Map<string, PreTokenizer>();
 for (const p of PRE_TOKENIZERS) {
   for (const n of p.names) {
-    if (byName.has(n)) throw new Error(`pre-tokenizer name '${n}' listed twice`);
+    if (byName.has(n)) throw new DefinitionError(`pre-tokenizer name '${n}' listed twice`);
     byName.set(n, p);
   }
 }

@@ -1,8 +1,8 @@
 // The peer of bench/engine.ts: node-llama-cpp as its users run it (prebuilt CPU binaries, getLlama with no
 // build), timed in a child process of its own so nothing of ours runs beside it. Per weight and KV type it
 // is run at 1 and at N threads and the better of each figure is kept; the machine's load during the run is
-// recorded (load average, and the CPU other processes used while it ran). Native llama.cpp figures measured
-// on this machine kind (issue 13) are printed beside it as the reference it is compared with.
+// recorded (load average, and the CPU other processes used while it ran). bench/engine.ts compares it with
+// native llama.cpp measured in the same run (bench/native-llama.ts).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -57,26 +57,6 @@ export function peerName(): string {
     dir = dirname(dir);
   }
 }
-
-/**
- * Native llama.cpp (its own llama-bench, CPU build, flash attention, 2 vCPUs of this machine kind) on the
- * GGUFs this bench writes, from issue 13, tok/s: [low, high] over its runs. The reference the peer is
- * checked against: node-llama-cpp is expected within ~15% of these when it runs as llama.cpp does.
- */
-export const NATIVE_LLAMA: readonly { weight: string; kv: string; threads: number; pp128: [number, number]; tg24: [number, number] }[] = [
-  { weight: 'q8_0', kv: 'f16', threads: 2, pp128: [512, 710], tg24: [118, 197] },
-  { weight: 'q8_0', kv: 'q8_0', threads: 2, pp128: [645, 645], tg24: [143, 143] },
-  { weight: 'q8_0', kv: 'f16', threads: 1, pp128: [252, 394], tg24: [68, 116] },
-  { weight: 'f16', kv: 'f16', threads: 2, pp128: [802, 802], tg24: [100, 100] },
-];
-
-/** Native llama.cpp decode tok/s after a filled context (llama-bench -d, q8_0 weights, issue 13). */
-export const NATIVE_LLAMA_DEPTH: readonly { kv: string; threads: number; depth: number; tg: number }[] = [
-  { kv: 'f16', threads: 2, depth: 1024, tg: 70.0 }, { kv: 'f16', threads: 2, depth: 8192, tg: 16.2 }, { kv: 'f16', threads: 2, depth: 32768, tg: 2.07 },
-  { kv: 'f16', threads: 1, depth: 1024, tg: 35.4 }, { kv: 'f16', threads: 1, depth: 8192, tg: 12.1 }, { kv: 'f16', threads: 1, depth: 32768, tg: 1.18 },
-  { kv: 'q8_0', threads: 2, depth: 1024, tg: 80.7 }, { kv: 'q8_0', threads: 2, depth: 8192, tg: 23.3 },
-  { kv: 'q8_0', threads: 1, depth: 1024, tg: 56.1 }, { kv: 'q8_0', threads: 1, depth: 8192, tg: 11.4 },
-];
 
 /** Why the peer runs below native llama.cpp, printed when it does (measured in issue 13). */
 export const PEER_SHORTFALL =

@@ -148,12 +148,12 @@ export function bigRun(o: BigRunOptions): void {
   console.log(`\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads`);
   console.log(`  native llama.cpp: ${native || theirs.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`);
   console.log(`  load ${loadS.toFixed(2)} s (loadModel from the path, weights kept quantized); RSS ${gib(rss0)} GiB before, ${gib(rss1)} GiB after: RSS / file ${within(rss1, o.fileBytes)}, (RSS - before) / file ${((rss1 - rss0) / o.fileBytes).toFixed(3)}`);
-  console.log(`  prefill ${o.prompt} tokens (f16 cache), median of ${ours.length} rounds alternated with native: kvpack ${prefillTps.toFixed(1)} tok/s (runs ${ours.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(ours)}), logits finite (checked at every step); RSS after it ${gib(rss2)} GiB (prefill workspaces stay allocated)`);
+  console.log(`  prefill ${o.prompt} tokens (f16 cache), median of ${ours.length} rounds${theirs.length ? ' alternated with native' : ''}: kvpack ${prefillTps.toFixed(1)} tok/s (runs ${ours.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(ours)}), logits finite (checked at every step); RSS after it ${gib(rss2)} GiB (prefill workspaces stay allocated)`);
   if (nativePrefill !== null) {
     const far = ppRef?.farBelow;
     console.log(`  native prefill ${nativePrefill.toFixed(1)} tok/s (runs ${theirs.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(theirs)}; issue 24 on this machine kind: ${nativeNote(ppRef)}): kvpack / native ${far ? 'n/a (native far below its reference: loaded machine or crippled build)' : (prefillTps / nativePrefill).toFixed(2)}`);
   }
-  console.log(`  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time; native: llama-bench -d (prefilled), ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ') || 'no context'}`);
+  console.log(`  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time${natives.length ? `; native: llama-bench -d (prefilled), ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ')}` : ''}`);
   const farTg = (x: NativeDecode) => !!checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)?.farBelow;
   const nat = (c: number) => natives.filter((x) => x.context === c);
   const vs = (tps: number, n: NativeDecode | undefined, far: boolean) => (!n ? '-' : far ? 'n/a*' : (tps / n.tps).toFixed(2));

@@ -47,7 +47,7 @@ export function cacheRoot(): string {
   return process.env.KVPACK_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kvpack');
 }
 
-const run = (cmd: string, args: string[], cwd?: string) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const run = (cmd: string, args: string[], cwd?: string) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
 
 /** The first missing build tool, or null. */
 function missingTool(): string | null {
@@ -77,7 +77,7 @@ export function nativeLlama(log: (s: string) => void): NativeStatus {
     let buildS: number | null = null;
     if (!existsSync(done) || !existsSync(bin)) {
       const missing = missingTool();
-      if (missing) return { ok: false, reason: `${missing} is not installed: cannot build native llama.cpp's llama-bench, so no native ratio is printed` };
+      if (missing) return { ok: false, reason: `${missing} is not installed, so native llama.cpp's llama-bench cannot be built` };
       const t0 = performance.now();
       if (!existsSync(join(src, '.git'))) {
         mkdirSync(dirname(src), { recursive: true });

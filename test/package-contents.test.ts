@@ -129,3 +129,10 @@ test('src/ (the product sources) holds no test fixtures or helpers, and no libra
   }
   assert.deepEqual(bad, []);
 });
+
+test('package.json scripts run tests and benches from the test build (dist-test/), never a dist/ path the product build no longer writes', () => {
+  const { scripts } = JSON.parse(readFileSync(fromRoot('package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const stale = Object.entries(scripts).filter(([, cmd]) => /\bdist\/(test|bench)\//.test(cmd)).map(([name, cmd]) => `${name}: ${cmd}`);
+  assert.deepEqual(stale, []);
+  assert.ok(Object.values(scripts).some((cmd) => cmd.includes('dist-test/bench/')), 'the benches run from dist-test/');
+});

@@ -3,7 +3,7 @@
 // browser can use it on fetched JSON.
 import { FileFormatError, UnsupportedTokenizerError } from '../errors.js';
 import { gv, type GgufValue } from '../gguf/values.js';
-import { HF_PIPELINE_KEY, TokenType, type AddedTokenFlags, type HfPipeline } from '../model/tokenizer/index.js';
+import { HF_PIPELINE_KEY, TokenType, type AddedTokenFlags, type HfPipeline } from '../gguf/tokenizer-spec.js';
 import { normalizerSteps, preTokenization, type PreTokenization } from './tokenizer-pipeline.js';
 import { specialEntries, type SpecialSources } from './tokenizer-specials.js';
 

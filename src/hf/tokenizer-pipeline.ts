@@ -2,7 +2,7 @@
 // a Metaspace pre-tokenizer (SentencePiece-style BPE) or one of the engine's named byte-level
 // pre-tokenizers, chosen by the exact regex text the file declares.
 import { UnsupportedTokenizerError } from '../errors.js';
-import type { Metaspace, NormalizerStep } from '../model/tokenizer/index.js';
+import type { Metaspace, NormalizerStep } from '../gguf/tokenizer-spec.js';
 
 const WHERE = 'tokenizer.json';
 type Json = Record<string, unknown>;

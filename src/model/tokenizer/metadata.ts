@@ -2,23 +2,13 @@
 // depend on the GGUF reader: arrays may arrive as JS arrays or typed arrays, integers as number or bigint.
 import { FileFormatError } from '../../errors.js';
 
+export { TokenType, type TokenTypeId } from '../../gguf/tokenizer-spec.js';
+
 /**
  * GGUF metadata keyed by full key name: a Map or a plain record of raw values, or the GGUF reader's map of
  * `{ type, value }` entries (unwrapped here).
  */
 export type TokenizerMetadata = ReadonlyMap<string, unknown> | Readonly<Record<string, unknown>>;
-
-/** `tokenizer.ggml.token_type` values (llama.cpp's LLAMA_TOKEN_TYPE_*). */
-export const TokenType = {
-  undefined: 0,
-  normal: 1,
-  unknown: 2,
-  control: 3,
-  userDefined: 4,
-  unused: 5,
-  byte: 6,
-} as const;
-export type TokenTypeId = (typeof TokenType)[keyof typeof TokenType];
 
 /** Metadata keys read by the tokenizer. */
 export const Keys = {

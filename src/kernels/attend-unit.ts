@@ -3,7 +3,7 @@
 // in (kernels named by their registry key, bound to callables once per job by bindJob), so the same code
 // runs on the main thread and in pool workers.
 import { getFormat } from '../formats/registry.js';
-import { KernelError } from '../errors.js';
+import { KernelError, ShapeError } from '../errors.js';
 import { refKernel } from './ref-ops.js';
 import { tableRow, type Op } from './table.js';
 import type { Abi } from './abi.js';
@@ -25,9 +25,16 @@ export interface RunPlan {
   readonly table: number;
 }
 
+/** Who reads a segment (attention/view.ts SegmentRead): every row, rows whose bound lies above (packed), at or below (exact). */
+export const READ_ALL = 0;
+export const READ_PACKED = 1;
+export const READ_EXACT = 2;
+
 export interface SegPlan {
   readonly start: number;
   readonly count: number;
+  /** READ_ALL | READ_PACKED | READ_EXACT. */
+  readonly read: number;
   readonly k: RunPlan;
   readonly v: RunPlan;
 }
@@ -41,16 +48,17 @@ export interface AttendJob {
   readonly nq: number;
   /** Queries per unit (rows = qc * G). */
   readonly qc: number;
-  /** Position splits per (kv head, query chunk): > 1 only when threads share one head's sequence. */
+  /** Position splits per (kv head, query chunk): splits [split0 + sp) of SPLIT_POSITIONS each, whatever the threads. */
   readonly splits: number;
-  /** Positions per scores chunk (the online-softmax step). */
+  readonly split0: number;
+  /** Positions per scores chunk (the online-softmax step): CHUNK_POSITIONS, chunks at its multiples. */
   readonly chunk: number;
   /** Scaled q, [kvHeads, nq, G, D] f32. */
   readonly q: number;
   /** Integer q ([kvHeads, nq, G, D] i16) and its block scales ([.., D/32] f32); 0 = f32 scores. */
   readonly qi: number;
   readonly qd: number;
-  /** [nq, 2] i32: visible positions [lo, hi) of each query. */
+  /** [nq, 3] i32: visible positions [lo, hi) of each query and its exact-from bound x. */
   readonly lohi: number;
   readonly softcap: number;
   readonly segs: readonly SegPlan[];
@@ -60,24 +68,39 @@ export interface AttendJob {
   readonly units: number;
 }
 
-/** Per-thread scratch: the kernels' decode tile, the scores chunk [rows, chunk] f32, lohi [rows, 2] i32. */
+/**
+ * Per-thread scratch: the kernels' decode tile, the scores chunk [rows, chunk] f32, the band's second
+ * scores / weights [rows, chunk] f32 (rows whose bound differs: see runUnit), lohi [rows, 2] i32.
+ */
 export interface UnitScratch {
   readonly tile: number;
   readonly scores: number;
+  readonly band: number;
   readonly lohi: number;
 }
 
-/** Scores scratch per thread (bytes); the chunk length is derived from it and the rows per unit. */
-export const SCORES_BYTES = 1 << 20;
-/** Largest rows-per-unit lohi scratch covers. */
-export const MAX_UNIT_ROWS = 1024;
+/**
+ * Positions per online-softmax chunk, at fixed multiples of it: a row's chunks, and so its float order,
+ * do not depend on which rows share its unit (decode's [G, chunk] scores stay in L2 between the passes).
+ */
+export const CHUNK_POSITIONS = 2048;
+/**
+ * Positions per split of a head's sequence, at fixed multiples of it whatever the thread count (one thread
+ * runs the same splits); merged in split order. At 2048 q4_0 decode over 4K positions (8 kv heads) cost 3-5%
+ * more CPU than no splits on one thread (bench/attention-ab.ts); beyond 4K two threads share a head's splits.
+ */
+export const SPLIT_POSITIONS = 4096;
+/** Largest rows per unit (queries x query heads of one kv head) the scratch holds (attend.ts packs 64). */
+export const MAX_UNIT_ROWS = 64;
+/** Scores scratch per thread (bytes): the scores and the band buffer, [MAX_UNIT_ROWS, CHUNK_POSITIONS] f32 each. */
+export const SCORES_BYTES = 2 * MAX_UNIT_ROWS * CHUNK_POSITIONS * 4;
 export const LOHI_BYTES = MAX_UNIT_ROWS * 8;
 
 /** Scratch one thread needs for runUnit. */
 export const THREAD_SCRATCH_BYTES = TILE_BYTES + SCORES_BYTES + LOHI_BYTES;
 
 export function scratchAt(base: number): UnitScratch {
-  return { tile: base, scores: base + TILE_BYTES, lohi: base + TILE_BYTES + SCORES_BYTES };
+  return { tile: base, scores: base + TILE_BYTES, band: base + TILE_BYTES + SCORES_BYTES / 2, lohi: base + TILE_BYTES + SCORES_BYTES };
 }
 
 type Fn = (...a: number[]) => void;
@@ -96,20 +119,18 @@ export function unitCoords(job: AttendJob, u: number): { h: number; qci: number;
   return { h: Math.floor(hq / nQC), qci: hq % nQC, sp };
 }
 
-/** Positions [a, b) unit u covers: its query chunk's visible span, split evenly on 32-token boundaries. */
+/** Positions [a, b) unit u covers: its query chunk's visible span within split split0 + sp (fixed boundaries). */
 export function unitSpan(job: AttendJob, lohi: Int32Array, qci: number, sp: number): [number, number] {
   const i0 = qci * job.qc;
   const n = Math.min(job.qc, job.nq - i0);
   let L0 = Infinity;
   let L1 = 0;
   for (let i = i0; i < i0 + n; i++) {
-    L0 = Math.min(L0, lohi[2 * i]!);
-    L1 = Math.max(L1, lohi[2 * i + 1]!);
+    L0 = Math.min(L0, lohi[3 * i]!);
+    L1 = Math.max(L1, lohi[3 * i + 1]!);
   }
-  if (job.splits === 1) return [L0, L1];
-  const step = Math.ceil((L1 - L0) / job.splits / 32) * 32;
-  const a = Math.min(L1, L0 + sp * step);
-  return [a, sp === job.splits - 1 ? L1 : Math.min(L1, a + step)];
+  const s = (job.split0 + sp) * SPLIT_POSITIONS;
+  return [Math.max(L0, s), Math.min(L1, s + SPLIT_POSITIONS)];
 }
 
 /**
@@ -122,8 +143,15 @@ export type UnitKernel = { readonly abi: Abi; readonly name: string } | { readon
 export interface BoundRun extends RunPlan {
   readonly call: UnitKernel;
 }
+export interface BoundSeg {
+  readonly start: number;
+  readonly count: number;
+  readonly read: number;
+  readonly k: BoundRun;
+  readonly v: BoundRun;
+}
 export interface BoundJob extends AttendJob {
-  readonly segs: readonly { readonly start: number; readonly count: number; readonly k: BoundRun; readonly v: BoundRun }[];
+  readonly segs: readonly BoundSeg[];
 }
 
 const refKernels = new Map<string, UnitKernel>();
@@ -152,18 +180,62 @@ export function unitKernel(key: string, ex: Exports, js?: (key: string) => Score
 /** Binds every run to its kernel, once per job (never per unit or block). */
 export function bindSegs(segs: readonly SegPlan[], resolve: (key: string) => UnitKernel): BoundJob['segs'] {
   const bind = (r: RunPlan): BoundRun => ({ ...r, call: resolve(r.kernel) });
-  return segs.map((s) => ({ start: s.start, count: s.count, k: bind(s.k), v: bind(s.v) }));
+  return segs.map((s) => ({ start: s.start, count: s.count, read: s.read, k: bind(s.k), v: bind(s.v) }));
 }
 
 export function bindJob(job: AttendJob, resolve: (key: string) => UnitKernel): BoundJob {
   return { ...job, segs: bindSegs(job.segs, resolve) };
 }
 
-/** Runs unit u: fills its partial slot (acc, m, l) from nothing. */
+/** A run's stretch [u0, u1) of one chunk. */
+interface Part {
+  readonly seg: BoundSeg;
+  readonly u0: number;
+  readonly u1: number;
+}
+
+/** One chunk in position order: segments every row reads, and between them the packed and exact stretches. */
+type Group = { readonly all: Part } | { readonly packed: Part[]; readonly exact: Part[] };
+
+/**
+ * The groups of chunk [c0, c1) for rows whose bounds lie in [xmin, xmax]: a packed run is read below xmax,
+ * an exact one from xmin (rows between pick per position). Sinks and anchors cut the free stretches, so
+ * within a group every row's packed positions come before its exact ones.
+ */
+function chunkGroups(segs: readonly BoundSeg[], first: number, c0: number, c1: number, xmin: number, xmax: number): Group[] {
+  const out: Group[] = [];
+  let free: { packed: Part[]; exact: Part[] } | null = null;
+  for (let si = first; si < segs.length && segs[si]!.start < c1; si++) {
+    const seg = segs[si]!;
+    const s0 = Math.max(c0, seg.start);
+    const s1 = Math.min(c1, seg.start + seg.count);
+    if (s0 >= s1) continue;
+    if (seg.read === READ_ALL) {
+      free = null;
+      out.push({ all: { seg, u0: s0, u1: s1 } });
+      continue;
+    }
+    if (!free) out.push((free = { packed: [], exact: [] }));
+    if (seg.read === READ_PACKED) {
+      if (s0 < Math.min(s1, xmax)) free.packed.push({ seg, u0: s0, u1: Math.min(s1, xmax) });
+    } else if (Math.max(s0, xmin) < s1) {
+      free.exact.push({ seg, u0: Math.max(s0, xmin), u1: s1 });
+    }
+  }
+  return out;
+}
+
+/**
+ * Runs unit u: fills its partial slot (acc, m, l) from nothing. Every row gets the bits it would get alone:
+ * chunks and splits sit at fixed positions, each kernel computes a row the same whatever the row count, and
+ * accumulation adds token by token in position order, so a zero weight (a position a row does not read)
+ * adds nothing. In the band, rows pick the packed or the exact score per position, and V is accumulated
+ * twice with weights masked per row (packed below the row's bound, then exact from it).
+ */
 export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, u: number, sc: UnitScratch): void {
   const { D, G, qc, nq } = job;
   const buf = memory.buffer;
-  const jl = new Int32Array(buf, job.lohi, nq * 2);
+  const jl = new Int32Array(buf, job.lohi, nq * 3);
   const { h, qci, sp } = unitCoords(job, u);
   const i0 = qci * qc;
   const n = Math.min(qc, nq - i0);
@@ -177,6 +249,13 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
   new Float32Array(buf, mAddr, rows).fill(-Infinity);
   new Float64Array(buf, lAddr, rows).fill(0);
   if (a >= b) return;
+  if (rows > MAX_UNIT_ROWS) throw new ShapeError(`attend: ${rows} rows per unit exceed ${MAX_UNIT_ROWS}`);
+  let xmin = Infinity;
+  let xmax = -Infinity;
+  for (let i = i0; i < i0 + n; i++) {
+    xmin = Math.min(xmin, jl[3 * i + 2]!);
+    xmax = Math.max(xmax, jl[3 * i + 2]!);
+  }
   const qRowsOff = (h * nq + i0) * G * D;
   const qAddr = job.q + qRowsOff * 4;
   const qiAddr = job.qi + qRowsOff * 2;
@@ -184,61 +263,97 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
   const lohi = new Int32Array(buf, sc.lohi, rows * 2);
   const softmaxChunk = ex['softmaxChunk'] as Fn;
   const segs = job.segs;
-  // Segments are in position order: skip those wholly before the unit, then walk them chunk by chunk.
+  const u8 = new Uint8Array(buf);
+  // Segments are ordered by start: skip those wholly before the unit, then walk it chunk by chunk.
   let first = 0;
   while (first < segs.length && segs[first]!.start + segs[first]!.count <= a) first++;
-  for (let c0 = a; c0 < b; c0 += job.chunk) {
-    const c1 = Math.min(b, c0 + job.chunk);
-    const span = c1 - c0;
+  // Views over the whole scratch (a chunk's rows are span apart); the helpers read the chunk's c0 and span.
+  const scores = new Float32Array(buf, sc.scores, rows * job.chunk);
+  const band = new Float32Array(buf, sc.band, rows * job.chunk);
+  // Rows of this unit whose bounds differ: exact scores and weights go to the band buffer, each row picks.
+  const mixed = xmin < xmax;
+  let c0 = a;
+  let span = 0;
+  // Scores q.k of [s0, s1) into dst ([rows, span] at address dstAddr): each K block read once for all rows.
+  const scoresInto = (pt: Part, dstAddr: number, dst: Float32Array) => {
+    const { seg, u0: s0, u1: s1 } = pt;
+    const k = seg.k;
+    const t0 = k.first + (s0 - seg.start);
+    const base = k.addr + h * k.headStride;
+    const out = dstAddr + (s0 - c0) * 4;
+    const call = k.call;
+    if (call.abi === 'js') {
+      (call.fn as ScoresKernel)(new Float32Array(buf, qAddr, rows * D), 0, rows, D, u8, base, t0, s1 - s0, dst, s0 - c0, span);
+    } else if (call.abi === 'scores-channel') {
+      (ex[call.name] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, k.table);
+    } else if (call.abi === 'scores-int') {
+      (ex[call.name] as Fn)(qiAddr, qdAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span);
+    } else {
+      (ex[call.name] as Fn)(qAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span, sc.tile);
+    }
+  };
+  // acc += weights (src, [rows, span] at srcAddr) x V of [s0, s1), token by token.
+  const accumFrom = (pt: Part, srcAddr: number, src: Float32Array) => {
+    const { seg, u0: s0, u1: s1 } = pt;
+    const v = seg.v;
+    const t0 = v.first + (s0 - seg.start);
+    const base = v.addr + h * v.headStride;
+    const w = srcAddr + (s0 - c0) * 4;
+    const call = v.call;
+    if (call.abi === 'js') {
+      (call.fn as AccumulateKernel)(src, s0 - c0, span, rows, D, u8, base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
+    } else if (call.abi === 'accum-channel') {
+      (ex[call.name] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, v.table);
+    } else {
+      (ex[call.name] as Fn)(w, span, rows, D, base + t0 * v.rowBytes, s1 - s0, accAddr, sc.tile);
+    }
+  };
+  /** fn(row offset into a [rows, span] buffer minus c0, the row's bound) for every row. */
+  const eachRow = (fn: (r: number, x: number) => void) => {
     for (let i = 0; i < n; i++) {
-      const lo = Math.min(span, Math.max(0, jl[2 * (i0 + i)]! - c0));
-      const hi = Math.min(span, Math.max(0, jl[2 * (i0 + i) + 1]! - c0));
+      const x = jl[3 * (i0 + i) + 2]!;
+      for (let g = 0; g < G; g++) fn((i * G + g) * span - c0, x);
+    }
+  };
+
+  for (let c1 = 0; c0 < b; c0 = c1) {
+    c1 = Math.min(b, (Math.floor(c0 / job.chunk) + 1) * job.chunk);
+    span = c1 - c0;
+    for (let i = 0; i < n; i++) {
+      const lo = Math.min(span, Math.max(0, jl[3 * (i0 + i)]! - c0));
+      const hi = Math.min(span, Math.max(0, jl[3 * (i0 + i) + 1]! - c0));
       for (let g = 0; g < G; g++) {
         lohi[2 * (i * G + g)] = lo;
         lohi[2 * (i * G + g) + 1] = hi;
       }
     }
     while (first < segs.length && segs[first]!.start + segs[first]!.count <= c0) first++;
-    // Scores for the chunk, segment by segment: each K block read once for all rows.
-    for (let si = first; si < segs.length && segs[si]!.start < c1; si++) {
-      const seg = segs[si]!;
-      const s0 = Math.max(c0, seg.start);
-      const s1 = Math.min(c1, seg.start + seg.count);
-      if (s0 >= s1) continue;
-      const k = seg.k;
-      const t0 = k.first + (s0 - seg.start);
-      const base = k.addr + h * k.headStride;
-      const out = sc.scores + (s0 - c0) * 4;
-      const call = k.call;
-      if (call.abi === 'js') {
-        (call.fn as ScoresKernel)(new Float32Array(buf, qAddr, rows * D), 0, rows, D, new Uint8Array(buf), base, t0, s1 - s0, new Float32Array(buf, sc.scores, rows * span), s0 - c0, span);
-      } else if (call.abi === 'scores-channel') {
-        (ex[call.name] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, k.table);
-      } else if (call.abi === 'scores-int') {
-        (ex[call.name] as Fn)(qiAddr, qdAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span);
-      } else {
-        (ex[call.name] as Fn)(qAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span, sc.tile);
+    const groups = chunkGroups(segs, first, c0, c1, xmin, xmax);
+    for (const gr of groups) {
+      if ('all' in gr) {
+        scoresInto(gr.all, sc.scores, scores);
+        continue;
       }
+      for (const pt of gr.packed) scoresInto(pt, sc.scores, scores);
+      for (const pt of gr.exact) scoresInto(pt, mixed ? sc.band : sc.scores, mixed ? band : scores);
+      // Each row takes the exact score from its bound on.
+      if (mixed) for (const pt of gr.exact) eachRow((r, x) => { for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = band[r + t]!; });
     }
-    if (job.softcap) softcapRows(new Float32Array(buf, sc.scores, rows * span), rows, span, lohi, job.softcap);
+    if (job.softcap) softcapRows(scores, rows, span, lohi, job.softcap);
     softmaxChunk(sc.scores, rows, span, sc.lohi, mAddr, lAddr, accAddr, D);
-    for (let si = first; si < segs.length && segs[si]!.start < c1; si++) {
-      const seg = segs[si]!;
-      const s0 = Math.max(c0, seg.start);
-      const s1 = Math.min(c1, seg.start + seg.count);
-      if (s0 >= s1) continue;
-      const v = seg.v;
-      const t0 = v.first + (s0 - seg.start);
-      const base = v.addr + h * v.headStride;
-      const w = sc.scores + (s0 - c0) * 4;
-      const call = v.call;
-      if (call.abi === 'js') {
-        (call.fn as AccumulateKernel)(new Float32Array(buf, sc.scores, rows * span), s0 - c0, span, rows, D, new Uint8Array(buf), base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
-      } else if (call.abi === 'accum-channel') {
-        (ex[call.name] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, v.table);
-      } else {
-        (ex[call.name] as Fn)(w, span, rows, D, base + t0 * v.rowBytes, s1 - s0, accAddr, sc.tile);
+    for (const gr of groups) {
+      if ('all' in gr) {
+        accumFrom(gr.all, sc.scores, scores);
+        continue;
       }
+      if (mixed) {
+        // Exact weights from each row's bound on, then packed ones below it: zero weights add nothing, so a
+        // row's real adds are its packed positions, then its exact ones, in position order, as alone.
+        for (const pt of gr.exact) eachRow((r, x) => { for (let t = pt.u0; t < pt.u1; t++) band[r + t] = t >= x ? scores[r + t]! : 0; });
+        for (const pt of gr.packed) eachRow((r, x) => { for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = 0; });
+      }
+      for (const pt of gr.packed) accumFrom(pt, sc.scores, scores);
+      for (const pt of gr.exact) accumFrom(pt, mixed ? sc.band : sc.scores, mixed ? band : scores);
     }
   }
 }

@@ -33,13 +33,15 @@ test('save slot 0, restore into slot 1: the next request there evaluates only th
   const slots = (await (await fetch(`${s.url}/slots`)).json()) as { id: number; n_cached: number }[];
   assert.equal(slots[1]!.n_cached, saved.json.n_saved);
   const before = await metric(s.url, 'llamacpp:prompt_tokens_total');
-  const next = await complete(`${PROMPT}And then?`, 1);
+  // The conversation continues where the saved slot ended (a slot resumes only at its own end).
+  const follow = `${PROMPT}${first.choices[0]!.text}And then?`;
+  const next = await complete(follow, 1);
   const evaluated = (await metric(s.url, 'llamacpp:prompt_tokens_total')) - before;
   assert.ok(next.usage!.prompt_tokens_details!.cached_tokens! >= first.usage!.prompt_tokens - 1);
   assert.ok(evaluated < 10, `evaluated ${evaluated} of ${next.usage!.prompt_tokens}`);
   // Control: an erased slot reuses nothing.
   assert.equal((await slotAction(1, 'erase')).status, 200);
-  const fresh = await complete(`${PROMPT}And then?`, 1);
+  const fresh = await complete(follow, 1);
   assert.equal(fresh.usage!.prompt_tokens_details!.cached_tokens, 0);
   assert.equal(fresh.choices[0]!.text, next.choices[0]!.text);
 });

@@ -25,7 +25,9 @@ export function dropDecodeStart(cache: KvCache): void {
  */
 export function reusable(cache: KvCache, cached: readonly number[], prompt: readonly number[], decodeStart: number | undefined, resume: ResumeRule): { matched: number; keep: number } {
   let matched = commonPrefix(cached, prompt, Math.min(cache.length, prompt.length - 1));
-  if (cache.policy.anchors && decodeStart !== undefined) matched = Math.min(matched, decodeStart);
+  // The cache's own decode start counts too: a restored slot file carries its anchors but no decodeStart.
+  const anchored = decodeStart ?? cache.layerCache(0).prompt;
+  if (cache.policy.anchors && anchored !== undefined) matched = Math.min(matched, anchored);
   return { matched, keep: resume(cache, matched) };
 }
 

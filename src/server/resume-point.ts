@@ -9,9 +9,25 @@ import type { KvCache } from '../cache/kvcache.js';
 export type ResumeRule = (cache: KvCache, max: number) => number;
 
 export const deepestResumable: ResumeRule = (cache, max) => {
-  for (let r = Math.min(max, cache.length); r > 0; r--) if (resumableAt(cache, r)) return r;
-  return 0;
+  const top = Math.min(max, cache.length);
+  if (cache.frozen) {
+    // A frozen entry never changes: find its resume points once (every lookup would scan them again).
+    let points = frozenPoints.get(cache);
+    if (!points) frozenPoints.set(cache, (points = scan(cache, cache.length, true)));
+    return points.find((r) => r <= top) ?? 0;
+  }
+  return scan(cache, top, false)[0] ?? 0;
 };
+
+/** Resume points of frozen caches, descending. */
+const frozenPoints = new WeakMap<KvCache, number[]>();
+
+/** The resume points in [1, top], descending (all of them, or only the first found). */
+function scan(cache: KvCache, top: number, all: boolean): number[] {
+  const out: number[] = [];
+  for (let r = top; r > 0 && (all || out.length === 0); r--) if (resumableAt(cache, r)) out.push(r);
+  return out;
+}
 
 // TODO(a1 merge): KvCache.resumableAt; until then its contract for a W-row ring (the cache's end and one before).
 function resumableAt(cache: KvCache, r: number): boolean {

@@ -8,7 +8,7 @@ import type { AttentionPrecision, KvCache } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
 import { forwardBatch, type BatchSeq } from '../model/forward.js';
 import type { Model } from '../model/model.js';
-import { dropDecodeStart, reusable, rewindTo } from './cache-reuse.js';
+import { commonPrefix, dropDecodeStart, reusable, rewindTo } from './cache-reuse.js';
 import { HttpError } from './http-error.js';
 import type { ServerMetrics } from './metrics.js';
 import type { PrefixCache, PrefixEntry } from './prefix-cache.js';
@@ -172,7 +172,7 @@ export class Scheduler {
     }
   }
 
-  /** The idle slot a task should take (the deepest own resume point, then the least recently used), or null. */
+  /** The idle slot a task should take (the longest shared prefix, then the least recently used), or null. */
   private slotFor(task: Task): Slot | null {
     if (task.params.slot !== undefined) {
       const s = this.slots[task.params.slot]!;
@@ -182,7 +182,8 @@ export class Scheduler {
     let bestKeep = -1;
     for (const s of this.slots) {
       if (!s.idle) continue;
-      const keep = s.key === task.params.key ? this.ownResume(s, task.params.prompt).keep : 0;
+      // The shared prefix as a preference only (start() finds where the cache is resumable): this runs every step.
+      const keep = s.key === task.params.key ? commonPrefix(s.tokens, task.params.prompt, task.params.prompt.length - 1) : 0;
       if (keep > bestKeep || (keep === bestKeep && s.used < best!.used)) {
         best = s;
         bestKeep = keep;

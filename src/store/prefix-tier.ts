@@ -8,14 +8,14 @@ import * as chunkIo from './cache-chunks.js';
 import { exportChunk, importChunks } from './cache-chunks.js';
 
 // TODO(a1 merge): cache-chunks.ts's resume-row export/import, called directly.
-const io = chunkIo as unknown as { exportResumeRows?: (c: KvCache) => Buffer; importResumeRows?: (c: KvCache, b: Uint8Array) => void };
-const exportResumeRows = (c: KvCache): Buffer => {
+const io = chunkIo as unknown as { exportResumeRows?: (c: KvCache, r: number) => Buffer; importResumeRows?: (c: KvCache, r: number, b: Uint8Array) => void };
+const exportResumeRows = (c: KvCache, r: number): Buffer => {
   if (!io.exportResumeRows) throw new Error('resume rows are not exportable yet');
-  return io.exportResumeRows(c);
+  return io.exportResumeRows(c, r);
 };
-const importResumeRows = (c: KvCache, b: Uint8Array): void => {
+const importResumeRows = (c: KvCache, r: number, b: Uint8Array): void => {
   if (!io.importResumeRows) throw new Error('resume rows are not importable yet');
-  io.importResumeRows(c, b);
+  io.importResumeRows(c, r, b);
 };
 import type { ChunkStore } from './redis-store.js';
 
@@ -72,7 +72,7 @@ export class RemotePrefixTier {
     if (!complete || this.recent.has(rk)) return queued;
     let bytes: Buffer;
     try {
-      bytes = exportResumeRows(cache);
+      bytes = exportResumeRows(cache, cache.length);
     } catch (e) {
       this.log(`not storing resume rows at ${cache.length}: ${(e as Error).message}`);
       return queued;
@@ -121,7 +121,7 @@ export class RemotePrefixTier {
       const cache = newCache();
       try {
         importChunks(cache, got.slice(0, c), 0);
-        importResumeRows(cache, rows);
+        importResumeRows(cache, c * cache.chunkTokens, rows);
       } catch (e) {
         cache.dispose();
         this.log(`refused ${c} remote chunks and their resume rows: ${(e as Error).message}`);

@@ -87,6 +87,12 @@ export function floatToHalf(value: f32): u32 {
   if (R > 3) store<f32>(o + 3 * os, f32x4.extract_lane(s, 3));
 }
 
+/** The lane sum in hsum4's order, (a0 + a2) + (a1 + a3): a row's dot has the same bits in every pass of dotRows. */
+@inline export function hsumPairs(a: v128): f32 {
+  const p = f32x4.add(a, f32x4.shuffle(a, a, 2, 3, 0, 1));
+  return f32x4.extract_lane(p, 0) + f32x4.extract_lane(p, 1);
+}
+
 @inline export function hsum(a: v128): f32 {
   return f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1) + f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3);
 }
@@ -155,7 +161,7 @@ export function dotRows(q: usize, G: i32, D: i32, rows: usize, T: i32, rowStride
       const k0 = rows + <usize>t * rowStride;
       let a0 = f32x4.splat(0);
       for (let i: usize = 0; i < rowB; i += 16) a0 = f32x4.add(a0, f32x4.mul(v128.load(k0 + i), v128.load(qg + i)));
-      store<f32>(og + (<usize>t << 2), hsum(a0));
+      store<f32>(og + (<usize>t << 2), hsumPairs(a0));
     }
   }
 }

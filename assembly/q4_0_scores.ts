@@ -38,12 +38,13 @@ const TWO_M28: f32 = reinterpret<f32>((127 - 28) << 23);
 }
 
 /**
- * Scores of R prepared rows (pq, pRow bytes apart) against K row kr, stored at o + r*os.
- * Three or four rows: the unpacked values are scaled by d once for all rows (fewer registers live). One or
- * two: each row's block sum is scaled instead (two multiplies, not eight).
+ * Scores of R prepared rows (pq, pRow bytes apart) against K row kr, stored at o + r*os. The unpacked
+ * values are scaled by d once for all rows, whatever R: a row's score has the same bits in a pass of one
+ * row as of four (scaling each row's block sum instead saved multiplies for one or two rows but rounds
+ * differently).
  */
 @inline function rows(R: i32, pq: usize, pRow: usize, kr: usize, nb: i32, o: usize, os: usize): void {
-  const scaled = R > 2;
+  const scaled = true;
   let a0 = f32x4.splat(0);
   let a1 = f32x4.splat(0);
   let a2 = f32x4.splat(0);

@@ -1,6 +1,6 @@
 // Reference attention over a mixed cache view: the definition every fast kernel is tested against.
 import { blockScratch } from '../formats/format.js';
-import { checkView, readTile, tileSpan, type MixedView } from './view.js';
+import { checkView, exactFromOf, readTile, tileSpan, type MixedView } from './view.js';
 import { ShapeError, ArgumentError } from '../errors.js';
 
 export interface AttendArgs {
@@ -50,6 +50,7 @@ export function attendReference(args: AttendArgs): void {
     if (!(pos >= 0 && pos < view.length)) throw new ArgumentError(`attend: query position ${pos} outside [0, ${view.length})`);
     const lo = args.slidingWindow ? Math.max(0, pos - args.slidingWindow + 1) : 0;
     const hi = pos + 1; // exclusive
+    const x = exactFromOf(view, pos);
     for (let h = 0; h < heads; h++) {
       const kvh = Math.floor(h / group);
       const qo = (i * heads + h) * D;
@@ -65,7 +66,7 @@ export function attendReference(args: AttendArgs): void {
           scores[p + t] = s;
           if (s > max) max = s;
         }
-      }, 'k');
+      }, 'k', x);
       let sum = 0;
       for (let p = lo; p < hi; p++) {
         const e = Math.exp(scores[p]! - max);
@@ -79,7 +80,7 @@ export function attendReference(args: AttendArgs): void {
           const w = scores[p + t]!;
           for (let c = 0; c < D; c++) acc[c] += w * tile[t * D + c]!;
         }
-      }, 'v');
+      }, 'v', x);
       for (let c = 0; c < D; c++) out[qo + c] = acc[c]! / sum;
     }
   }
@@ -87,12 +88,12 @@ export function attendReference(args: AttendArgs): void {
 
 type Seg = MixedView['segments'][number];
 
-/** Calls fn(segment, runToken, position, n) over [lo, hi) in tiles no run splits badly. */
-function forEachTile(view: MixedView, lo: number, hi: number, fn: (seg: Seg, runT: number, p: number, n: number) => void, which: 'k' | 'v'): void {
+/** Calls fn(segment, runToken, position, n) over [lo, hi) in tiles no run splits badly, as the query with bound x reads them. */
+function forEachTile(view: MixedView, lo: number, hi: number, fn: (seg: Seg, runT: number, p: number, n: number) => void, which: 'k' | 'v', x: number): void {
   for (const seg of view.segments) {
     const run = seg[which];
-    const a = Math.max(lo, seg.start);
-    const b = Math.min(hi, seg.start + seg.count);
+    const a = Math.max(lo, seg.start, seg.read === 'exact' ? x : -Infinity);
+    const b = Math.min(hi, seg.start + seg.count, seg.read === 'packed' ? x : Infinity);
     let p = a;
     while (p < b) {
       const runT = run.first + (p - seg.start);

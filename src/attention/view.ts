@@ -1,4 +1,6 @@
-// The mixed cache view: positions 0..length-1 of one layer, each read from exactly one packed run.
+// The mixed cache view: positions 0..length-1 of one layer. A position is read from one run for every query
+// (sinks, anchors), or from a packed run by queries whose exact-from bound lies above it and from an exact
+// run by the others: which one a query reads depends on the query's position, never on its batch.
 import { checkScratch, rowBytes, type KvFormat } from '../formats/format.js';
 import { ShapeError } from '../errors.js';
 
@@ -20,6 +22,12 @@ export interface PackedRun {
   readonly first: number;
 }
 
+/**
+ * Who reads a segment: every query (absent), or by the query's exact-from bound x (MixedView.exactFrom):
+ * 'packed' for positions t < x, 'exact' for t >= x.
+ */
+export type SegmentRead = 'packed' | 'exact';
+
 /** Positions [start, start+count) read from runs k and v. `region` names where they live (for audits). */
 export interface Segment {
   readonly start: number;
@@ -27,6 +35,7 @@ export interface Segment {
   readonly k: PackedRun;
   readonly v: PackedRun;
   readonly region: string;
+  readonly read?: SegmentRead;
 }
 
 export interface MixedView {
@@ -35,19 +44,50 @@ export interface MixedView {
   readonly length: number;
   /** First position held (default 0): sliding-window layers drop older ones, which no query may read. */
   readonly start?: number;
-  /** In position order, contiguous, non-overlapping, covering [start, length). */
+  /**
+   * Ordered by start. Each position of [start, length) lies in one segment read by every query, or in a
+   * 'packed' and/or an 'exact' one; each of the three kinds is contiguous-ascending and non-overlapping.
+   */
   readonly segments: readonly Segment[];
+  /**
+   * Exact-from bound of the query at p: it reads 'packed' segments below it, 'exact' ones from it on. The
+   * packed segments cover [start, exactFrom(p)) and the exact ones [exactFrom(p), length) wherever no
+   * segment for every query does. Needed only when a segment has `read`.
+   */
+  readonly exactFrom?: (p: number) => number;
 }
 
-/** Throws ShapeError unless every position in [start, length) is covered exactly once, in order. */
+/** Throws ShapeError unless every position in [start, length) is covered as MixedView.segments says. */
 export function checkView(view: MixedView): void {
-  let next = view.start ?? 0;
+  const lo = view.start ?? 0;
+  const ends: Record<string, number> = { all: -Infinity, packed: -Infinity, exact: -Infinity };
+  // Coverage: [lo, covered) is covered; segments arrive by start, so a gap shows as a start past it.
+  let covered = lo;
+  let prevStart = -Infinity;
   for (const s of view.segments) {
-    if (s.start !== next) throw new ShapeError(`view: segment '${s.region}' starts at ${s.start}, expected ${next}`);
+    const kind = s.read ?? 'all';
     if (s.count <= 0) throw new ShapeError(`view: segment '${s.region}' is empty`);
-    next += s.count;
+    if (s.start < prevStart) throw new ShapeError(`view: segment '${s.region}' at ${s.start} is out of order`);
+    if (s.start < ends[kind]!) throw new ShapeError(`view: segment '${s.region}' at ${s.start} overlaps the previous ${kind} one`);
+    if (kind === 'all' ? s.start < Math.max(ends.packed!, ends.exact!) : s.start < ends.all!) throw new ShapeError(`view: segment '${s.region}' at ${s.start} overlaps one of another kind`);
+    if (s.start !== covered && !(s.start < covered)) throw new ShapeError(`view: segment '${s.region}' starts at ${s.start}, expected ${covered}`);
+    if (s.start < lo) throw new ShapeError(`view: segment '${s.region}' starts at ${s.start}, before the view's start ${lo}`);
+    if (s.read && !view.exactFrom) throw new ShapeError(`view: segment '${s.region}' is read by bound, the view has no exactFrom`);
+    ends[kind] = s.start + s.count;
+    covered = Math.max(covered, s.start + s.count);
+    prevStart = s.start;
   }
-  if (next !== view.length) throw new ShapeError(`view: segments cover ${next} positions, length is ${view.length}`);
+  if (covered !== view.length) throw new ShapeError(`view: segments cover ${covered} positions, length is ${view.length}`);
+}
+
+/** The query at p's bound (no bound: every segment is for every query, any value does). */
+export function exactFromOf(view: MixedView, p: number): number {
+  return view.exactFrom ? view.exactFrom(p) : p + 1;
+}
+
+/** True when the query with bound x reads segment s at position t. */
+export function reads(s: Segment, x: number, t: number): boolean {
+  return s.read === undefined || (s.read === 'packed' ? t < x : t >= x);
 }
 
 /** Byte offset of token t's row (token-axis run) for head h. */

@@ -5,6 +5,7 @@ import { ArgumentError } from '../errors.js';
 import { firstPositionOf, keptStreamStart } from './swa.js';
 import { DEFAULT_CHUNK_TOKENS } from './stream.js';
 import { headPacking } from './head-packing.js';
+import { exactFrom, ringSlots } from './exact-from.js';
 
 export interface KvBytesConfig {
   /** Positions held. */
@@ -72,7 +73,9 @@ export function regionCounts(plan: LayerPlan, n: number, prompt?: number, retent
   const streamLength = plan.windowMode === 'overlay' ? n : w0 - Math.min(plan.sinks, n, w0) - overlap(a0, a1, 0, w0);
   const kept = keptStreamStart(plan, retention.batchStart, streamLength, retention.chunkTokens, a0, a1);
   const e = Math.min(firstPositionOf(plan, kept, a0, a1), n);
-  const v0 = Math.max(w0, e);
+  // The ring rows the queries at n - 1 and later read: the window, plus an open channel group (exact-from.ts).
+  const x0 = n === 0 || ringSlots(plan) === 0 ? n : Math.min(n, exactFrom(plan, n - 1, a0, a1));
+  const v0 = Math.max(x0, e);
   return {
     sinks: overlap(0, plan.sinks, e, n),
     anchors: overlap(a0, a1, e, n),

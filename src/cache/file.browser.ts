@@ -3,7 +3,7 @@
 import { PlatformError } from '../errors.js';
 import type { KvCache, KvCacheOptions } from './kvcache.js';
 
-export const CACHE_FILE_VERSION = 3;
+export const CACHE_FILE_VERSION = 4;
 
 const refuse = (path: string): never => {
   throw new PlatformError(`'${path}': cache files need Node's fs (KvCache.save/restore are not available in a browser)`);

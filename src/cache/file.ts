@@ -13,11 +13,13 @@ import type { CachePolicy } from './policy.js';
  * then the V chunks held. Version 2 adds sliding-window eviction (`evicted`, per-stream `dropped`
  * leading chunks, absent from the payload); version 1 files read as "nothing dropped". Version 3 packs
  * adjacent heads when a block is longer than a head (head-packing.ts); older files of such caches padded
- * each head and are refused.
+ * each head and are refused. Version 4 sizes the window ring for batch-invariant reads (exact-from.ts: the
+ * window plus an open channel group) and keeps the rows the next queries read; older files hold a ring of
+ * W rows filled by the old batch-dependent rule and are refused (re-create the cache).
  */
-export const CACHE_FILE_VERSION = 3;
+export const CACHE_FILE_VERSION = 4;
 /** The frame (io/framed.ts); a header over 16 MiB is not a cache header (guards JSON.parse). */
-const FRAME: FrameSpec = { kind: 'cache file', magic: 'KVPK', versions: [1, 2, 3], maxHeader: 16 << 20, checksum: true };
+const FRAME: FrameSpec = { kind: 'cache file', magic: 'KVPK', versions: [1, 2, 3, 4], maxHeader: 16 << 20, checksum: true };
 
 interface StreamState {
   length: number;
@@ -121,9 +123,9 @@ function build(version: number, h: Header, payload: number, take: (n: number) =>
     if (e instanceof KvpackError) bad(`${path}: header describes an invalid cache (${e.message})`);
     throw e;
   }
-  if (version < 3 && cache.packing.some((p) => p.group > 1)) {
+  if (version < 4) {
     cache.dispose();
-    bad(`${path} (version ${version}) pads each ${h.headDim}-value head to whole blocks; this kvpack packs such heads together: re-create the cache`);
+    bad(`${path} is version ${version}: its window ring predates batch-invariant exact windows (version 4); re-create the cache`);
   }
   try {
     let off = 0;
@@ -135,11 +137,6 @@ function build(version: number, h: Header, payload: number, take: (n: number) =>
     if (!Array.isArray(h.state) || h.state.length !== h.layers) bad(`${path}: header has ${h.state?.length} layer states for ${h.layers} layers`);
     h.state.forEach((st, i) => {
       const l = cache.layerCache(i);
-      // Version 1 predates eviction: nothing was dropped.
-      if (version === 1 && st && typeof st === 'object') {
-        st.evicted = 0;
-        for (const w of ['k', 'v'] as const) if (st[w] && typeof st[w] === 'object') st[w].dropped = 0;
-      }
       checkState(st, i, h, l.bulk.k.staging ? l.bulk.k.stream.format.blockValues : 1, l.bulk.v.staging ? l.bulk.v.stream.format.blockValues : 1, l.plan.slidingWindow, path);
       for (const s of l.stores()) s.raw().set(next(s.bytes));
       for (const w of ['k', 'v'] as const) {

@@ -125,7 +125,8 @@ test('a frozen snapshot writes the cache-file image its live source does, up to 
       live.rewind(128);
       const frozen = snapshot(src, 128);
       const img = encodeCache(frozen);
-      assert.equal(img.length, encodeCache(live).length);
+      // Up to the header's ringLo: a snapshot records the first ring row it keeps (a few digits).
+      assert.ok(Math.abs(img.length - encodeCache(live).length) < 8);
       const back = decodeCache(img, 'frozen image', (o) => new KvCache(o));
       assert.deepEqual(back.nbytes(), live.nbytes());
       assert.deepEqual(attendAll(back), attendAll(live), `${s} ${windowMode}`);

@@ -48,8 +48,13 @@ export interface AttendOptions {
 }
 
 export interface CacheBytes extends RegionBytes {
-  /** Bytes actually allocated in wasm memory (chunks and fixed exact regions). */
+  /** Bytes actually allocated in wasm memory (chunks, fixed exact regions and `transient`). */
   allocated: number;
+  /**
+   * Exact rows kept beside the ring for the last batch only (its queries before the last W + 31 read rows its
+   * own appends overwrote): up to batch - 1 rows per layer, freed by the next append, rewind or freeze.
+   */
+  transient: number;
 }
 
 function positiveInt(name: string, x: unknown): number {
@@ -193,6 +198,7 @@ export class KvCache {
     const kr = rot.k ? this.rotateRows(rot.k, k) : k;
     const vr = rot.v ? this.rotateRows(rot.v, v) : v;
     const batchStart = l.n;
+    l.beginBatch(tokens);
     for (let t = 0; t < tokens; t++) l.append(kr, t * row, vr, t * row);
     l.evict(batchStart, this.chunkTokens);
   }
@@ -244,6 +250,18 @@ export class KvCache {
     return k;
   }
 
+  /**
+   * True when the cache holds positions [0, r) and, in every layer, the exact rows every query at p >= r
+   * reads from positions < r (exact-from.ts), so rewind(r) then appending the same rows gives bit-identical
+   * results. A ring holds the rows of the queries at n - 1 and n: a cache of n positions (also a frozen
+   * one) is resumable at n and n - 1, at more only where the ring has slack (per-channel formats).
+   */
+  resumableAt(r: number): boolean {
+    if (this.disposed) throw new ArgumentError('KvCache: used after dispose()');
+    if (!Number.isInteger(r) || r < 0 || r > this.length) return false;
+    return this.layerCaches.every((l) => l.resumableAt(r));
+  }
+
   /** False when a sliding-window layer already dropped positions that the query at p would read. */
   canRewind(p: number): boolean {
     return this.layerCaches.every((l) => l.canRewind(p));
@@ -279,6 +297,7 @@ export class KvCache {
     return {
       sinks: sum('sinks'), anchors: sum('anchors'), bulk: sum('bulk'), window: sum('window'), staging: sum('staging'), total: sum('total'),
       allocated: this.layerCaches.reduce((s, l) => s + l.allocatedBytes(), 0),
+      transient: this.layerCaches.reduce((s, l) => s + l.transientBytes(), 0),
     };
   }
 

@@ -9,6 +9,14 @@ import { blockScratch, checkScratch } from '../formats/format.js';
 import type { RegionBytes } from './accounting.js';
 import { firstPositionOf, keptStreamStart, streamIndexOf } from './swa.js';
 import { EvictedError } from '../errors.js';
+import { exactFrom, ringSlots } from './exact-from.js';
+
+/** Exact rows of the positions [lo, lo + rows) kept while one batch is appended and attended (see beginBatch). */
+interface Spill {
+  readonly k: RowStore;
+  readonly v: RowStore;
+  readonly lo: number;
+}
 
 /** One tensor's bulk: the encoded stream plus exact float32 staging for channel groups not yet full. */
 export class BulkTensor {
@@ -108,8 +116,10 @@ type Place = 'sinks' | 'anchors' | 'window' | 'bulk';
 const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 
 /**
- * One layer of a KvCache. Positions are absolute; every position in [evicted, n) is read from exactly one
- * place. Sliding-window layers (plan.slidingWindow > 0) free bulk chunks their queries can no longer
+ * One layer of a KvCache. Positions are absolute. The query at p reads the sinks, the anchors and
+ * [exactFrom(p), p] exact and everything else packed (exact-from.ts), whichever way the positions
+ * arrived: the ring keeps the rows the latest queries read, and a batch keeps beside it the rows its
+ * own appends overwrite that its first queries still read (the spill). Sliding-window layers (plan.slidingWindow > 0) free bulk chunks their queries can no longer
  * reach; sinks and anchors keep their few fixed rows (exact while still inside the window, then simply
  * outside the view: freeing and re-allocating them on clear, fork and restore is not worth their size).
  */
@@ -121,7 +131,7 @@ export class LayerCache {
   n = 0;
   /** Prompt length once decoding began (anchors start here); undefined before. */
   prompt: number | undefined;
-  /** Lowest position whose window-ring copy is valid. */
+  /** Lowest position whose ring copy is valid (every non-sink, non-anchor position in [ringLo, n) is in the ring). */
   ringLo = 0;
   /** Residual mode: non-exact positions < streamEnd have left the window for the bulk. */
   streamEnd = 0;
@@ -131,6 +141,8 @@ export class LayerCache {
   readonly anchors: { k: RowStore; v: RowStore } | null;
   readonly ring: { k: RowStore; v: RowStore };
   bulk: { k: BulkTensor; v: BulkTensor };
+  /** Transient: exact rows of the current batch's early queries that its appends pushed out of the ring. */
+  private spill: Spill | null = null;
   /** Set by freeze(): the rows still held, per store of stores() (the stores themselves are freed). */
   private held: HeldRows[] | null = null;
   private readonly arena: Arena;
@@ -145,7 +157,7 @@ export class LayerCache {
     const rows = (f: LayerPlan['exact'], r: number) => ({ k: new RowStore(arena, f.k, heads, headDim, r), v: new RowStore(arena, f.v, heads, headDim, r) });
     this.sinks = rows(plan.exact, plan.sinks);
     this.anchors = plan.anchors ? rows(plan.anchors, plan.anchors.count) : null;
-    this.ring = rows(plan.exact, plan.window);
+    this.ring = rows(plan.exact, ringSlots(plan));
     this.bulk = { k: new BulkTensor(arena, plan, 'k', heads, headDim, chunkTokens), v: new BulkTensor(arena, plan, 'v', heads, headDim, chunkTokens) };
     this.tmp = new Float32Array(2 * heads * headDim);
   }
@@ -184,6 +196,143 @@ export class LayerCache {
     this.evicted = firstPositionOf(this.plan, Math.min(this.bulk.k.stream.start, this.bulk.v.stream.start), a0, a1);
   }
 
+  /** Exact-from bound of the query at p under this layer's plan and anchors (exact-from.ts). */
+  exactFrom(p: number): number {
+    const [a0, a1] = this.anchorRange();
+    return exactFrom(this.plan, p, a0, a1);
+  }
+
+  /** Lowest position whose exact row is readable (ring, or the spill while a batch holds one); n when none. */
+  exactLo(): number {
+    const R = this.ring.k.rows;
+    if (R === 0) return this.n;
+    if (this.spill) return this.spill.lo;
+    return Math.min(this.n, Math.max(this.ringLo, this.n - R));
+  }
+
+  /** First position past the packed ones: overlay holds every position in the bulk, residual those before streamEnd. */
+  private packedEnd(): number {
+    return this.plan.windowMode === 'overlay' ? this.n : this.streamEnd;
+  }
+
+  /**
+   * Before appending `tokens` positions: a spill for the exact rows of [exactFrom(n), ...) that the appends
+   * will overwrite in the ring, so every query of the batch reads what it would alone. Freed by the next
+   * batch, a rewind, a freeze or free().
+   */
+  beginBatch(tokens: number): void {
+    this.dropSpill();
+    const R = this.ring.k.rows;
+    if (R === 0 || this.frozen) return;
+    // Sink positions never enter the ring.
+    const lo = Math.max(this.exactLo(), Math.min(this.n, this.exactFrom(this.n)), this.plan.sinks);
+    const count = this.n + tokens - R - lo;
+    if (count <= 0) return;
+    const store = (f: RowStore) => new RowStore(this.arena, f.format, this.heads, this.headDim, count);
+    const k = store(this.ring.k);
+    let v: RowStore;
+    try {
+      v = store(this.ring.v);
+    } catch (e) {
+      k.free();
+      throw e;
+    }
+    this.spill = { k, v, lo };
+  }
+
+  private dropSpill(): void {
+    if (!this.spill) return;
+    this.spill.k.free();
+    this.spill.v.free();
+    this.spill = null;
+  }
+
+  /** Bytes of the spill (allocated for one batch, not part of the steady state). */
+  transientBytes(): number {
+    return this.spill ? this.spill.k.bytes + this.spill.v.bytes : 0;
+  }
+
+  /** Copies ring slot of position q into the spill if the batch's queries still read it. */
+  private keepForBatch(q: number): void {
+    const s = this.spill;
+    if (!s || q < s.lo || q - s.lo >= s.k.rows) return;
+    const mem = this.arena.u8();
+    const R = this.ring.k.rows;
+    for (const [src, dst] of [[this.ring.k, s.k], [this.ring.v, s.v]] as const) {
+      for (let h = 0; h < this.heads; h++) {
+        const from = src.offset + (h * R + (q % R)) * src.rowBytes;
+        mem.copyWithin(dst.offset + (h * dst.rows + q - s.lo) * dst.rowBytes, from, from + src.rowBytes);
+      }
+    }
+  }
+
+  /**
+   * True when the layer holds [0, r) and the exact rows every query at p >= r reads below r, so rewind(r)
+   * then appending the same rows gives the same bits as never having gone past r.
+   */
+  resumableAt(r: number): boolean {
+    if (!Number.isInteger(r) || r < 0 || r > this.n || !this.canRewind(r)) return false;
+    if (r === 0) return true;
+    const [a0, a1] = this.prompt !== undefined && r >= this.prompt ? this.anchorRange() : [0, 0];
+    const need = Math.min(r, exactFrom(this.plan, r, a0, a1));
+    const R = this.ring.k.rows;
+    const held = R === 0 ? r : Math.max(this.ringLo, this.n - R);
+    if (need < r && held > need) return false;
+    return this.restagesExactly(r);
+  }
+
+  /** True when rewinding to r re-stages no channel group from decoded bytes (BulkTensor.truncate's lossy case). */
+  private restagesExactly(r: number): boolean {
+    let i: number;
+    if (this.plan.windowMode === 'overlay') i = r;
+    else if (r < this.streamEnd) i = this.streamIndex(r);
+    else return true;
+    return [this.bulk.k, this.bulk.v].every((b) => {
+      if (!b.staging || i >= b.length || i >= b.stream.encoded) return true;
+      const B = b.staging.rows;
+      return b.pending === 0 && Math.floor(i / B) * B === b.stream.encoded - B;
+    });
+  }
+
+  /**
+   * Raw exact rows of positions [lo, hi) (ring or spill; no sink or anchor among them), per tensor
+   * [heads][hi - lo][rowBytes]: a shared store's resume rows (store/cache-chunks.ts).
+   */
+  exactRows(lo: number, hi: number): { k: Uint8Array; v: Uint8Array } {
+    const out = { k: new Uint8Array(this.heads * (hi - lo) * this.ring.k.rowBytes), v: new Uint8Array(this.heads * (hi - lo) * this.ring.v.rowBytes) };
+    const mem = this.arena.u8();
+    for (let p = lo; p < hi; ) {
+      const seg = this.exactPiece(p, hi, mem);
+      const m = seg.count;
+      for (const w of ['k', 'v'] as const) {
+        const run = seg[w];
+        const rb = this.ring[w].rowBytes;
+        for (let h = 0; h < this.heads; h++) {
+          const from = run.offset + h * run.headStride + run.first * rb;
+          out[w].set(mem.subarray(from, from + m * rb), (h * (hi - lo) + p - lo) * rb);
+        }
+      }
+      p += m;
+    }
+    return out;
+  }
+
+  /** Writes exactRows() bytes of positions [lo, hi) into their ring slots; the ring then holds [lo, n). */
+  setExactRows(lo: number, hi: number, k: Uint8Array, v: Uint8Array): void {
+    const R = this.ring.k.rows;
+    const mem = this.arena.u8();
+    for (const [w, src] of [['k', k], ['v', v]] as const) {
+      const st = this.ring[w];
+      for (let h = 0; h < this.heads; h++) {
+        for (let p = lo; p < hi; p++) {
+          const from = (h * (hi - lo) + p - lo) * st.rowBytes;
+          mem.set(src.subarray(from, from + st.rowBytes), st.offset + (h * R + (p % R)) * st.rowBytes);
+        }
+      }
+    }
+    this.ringLo = Math.min(this.ringLo, lo);
+  }
+
   /** True when rewinding to p leaves every position the next query (at p) reads. */
   canRewind(p: number): boolean {
     if (p >= this.n || p === 0 || this.evicted === 0) return true;
@@ -220,10 +369,12 @@ export class LayerCache {
     } else if (exact === 'anchors') {
       this.anchors!.k.write(p - a0, k, kOff);
       this.anchors!.v.write(p - a0, v, vOff);
-    } else if (W > 0) {
-      this.ring.k.write(p % W, k, kOff);
-      this.ring.v.write(p % W, v, vOff);
-      this.ringLo = Math.max(this.ringLo, p + 1 - W);
+    } else if (this.ring.k.rows > 0) {
+      const R = this.ring.k.rows;
+      this.keepForBatch(p - R);
+      this.ring.k.write(p % R, k, kOff);
+      this.ring.v.write(p % R, v, vOff);
+      this.ringLo = Math.max(this.ringLo, p + 1 - R);
     }
     this.n = p + 1;
   }
@@ -231,7 +382,7 @@ export class LayerCache {
   private moveFromRing(q: number): void {
     const D = this.headDim;
     const HD = this.heads * D;
-    const slot = q % this.plan.window;
+    const slot = q % this.ring.k.rows;
     for (let h = 0; h < this.heads; h++) {
       this.ring.k.read(slot, h, this.tmp, h * D, this.scratch);
       this.ring.v.read(slot, h, this.tmp, HD + h * D, this.scratch);
@@ -240,16 +391,17 @@ export class LayerCache {
     this.bulk.v.push(this.tmp, HD, HD);
   }
 
-  /** First position read from the window ring. */
+  /** First position of the ring rows held as data: those the queries at n - 1 and later read (the ring may hold older ones). */
   private windowStart(): number {
-    if (this.plan.window === 0) return this.n;
-    if (this.plan.windowMode === 'residual') return this.streamEnd;
-    return Math.max(this.ringLo, this.n - this.plan.window, 0);
+    const n = this.n;
+    if (n === 0 || this.ring.k.rows === 0) return n;
+    return Math.max(Math.min(this.exactFrom(n - 1), n), Math.max(this.ringLo, n - this.ring.k.rows));
   }
 
   /** Keeps positions < n; EvictedError when position n's window was already dropped. */
   rewind(n: number): void {
     if (n >= this.n) return;
+    this.dropSpill();
     if (!this.canRewind(n)) {
       throw new EvictedError(
         `rewind to ${n}: layer ${this.plan.layer} keeps only positions >= ${this.evicted} (sliding window ${this.plan.slidingWindow}), ` +
@@ -273,42 +425,64 @@ export class LayerCache {
     this.n = n;
   }
 
-  /** The mixed view over the positions held, [evicted, n). */
+  /**
+   * The mixed view over the positions held, [evicted, n): sinks and anchors for every query, the bulk as
+   * 'packed' segments, the spill and the ring as 'exact' ones, and each query's bound (exactFrom, clipped
+   * to what is held: after a rewind or an import that lost exact rows, those positions read packed).
+   */
   view(): MixedView {
     const n = this.n;
     const bytes = this.arena.u8();
     const [a0, a1] = this.anchorRange();
-    const w0 = this.windowStart();
+    const xLo = this.exactLo();
+    const pEnd = this.packedEnd();
     const lo0 = Math.min(this.evicted, n);
     const clip = (x: number) => Math.min(Math.max(x, lo0), n);
-    const cuts = [...new Set([lo0, this.plan.sinks, a0, a1, w0, n].map(clip))].sort((x, y) => x - y);
-    const kPieces: Piece[] = [];
-    const vPieces: Piece[] = [];
+    const cuts = [...new Set([lo0, this.plan.sinks, a0, a1, n].map(clip))].sort((x, y) => x - y);
+    const segs: Segment[] = [];
     for (let c = 0; c + 1 < cuts.length; c++) {
       const lo = cuts[c]!;
       const hi = cuts[c + 1]!;
       if (hi <= lo) continue;
-      const place = this.exactPlace(lo, a0, a1) ?? (lo >= w0 ? 'window' : 'bulk');
-      if (place === 'sinks' || place === 'anchors') {
+      const place = this.exactPlace(lo, a0, a1);
+      if (place) {
         const rs = place === 'sinks' ? this.sinks : this.anchors!;
         const first = place === 'sinks' ? lo : lo - a0;
-        kPieces.push({ start: lo, count: hi - lo, run: rs.k.run(first, bytes), region: place });
-        vPieces.push({ start: lo, count: hi - lo, run: rs.v.run(first, bytes), region: place });
-      } else if (place === 'window') {
-        const W = this.plan.window;
-        for (let p = lo; p < hi; ) {
-          const m = Math.min(hi - p, W - (p % W));
-          kPieces.push({ start: p, count: m, run: this.ring.k.run(p % W, bytes), region: 'window' });
-          vPieces.push({ start: p, count: m, run: this.ring.v.run(p % W, bytes), region: 'window' });
-          p += m;
-        }
-      } else {
+        segs.push({ start: lo, count: hi - lo, k: rs.k.run(first, bytes), v: rs.v.run(first, bytes), region: place });
+        continue;
+      }
+      const pHi = Math.min(hi, pEnd);
+      if (pHi > lo) {
+        const kPieces: Piece[] = [];
+        const vPieces: Piece[] = [];
         const i0 = this.streamIndex(lo);
-        bulkPieces(this.bulk.k, lo, hi, i0, bytes, kPieces);
-        bulkPieces(this.bulk.v, lo, hi, i0, bytes, vPieces);
+        bulkPieces(this.bulk.k, lo, pHi, i0, bytes, kPieces);
+        bulkPieces(this.bulk.v, lo, pHi, i0, bytes, vPieces);
+        for (const s of mergePieces(kPieces, vPieces, lo)) segs.push({ ...s, read: 'packed' });
+      }
+      for (let p = Math.max(lo, xLo); p < hi; ) {
+        const m = this.exactPiece(p, hi, bytes);
+        segs.push(m);
+        p += m.count;
       }
     }
-    return { headDim: this.headDim, kvHeads: this.heads, length: n, start: lo0, segments: mergePieces(kPieces, vPieces, lo0) };
+    // By start; a packed segment before an exact one at the same start (a stable sort keeps push order).
+    segs.sort((x, y) => x.start - y.start);
+    const at = (p: number) => Math.max(xLo, Math.min(exactFrom(this.plan, p, a0, a1), pEnd));
+    return { headDim: this.headDim, kvHeads: this.heads, length: n, start: lo0, segments: segs, exactFrom: at };
+  }
+
+  /** The exact segment starting at position p (< hi): from the spill below the ring's rows, else a ring run up to its wrap. */
+  private exactPiece(p: number, hi: number, bytes: Uint8Array): Segment {
+    const R = this.ring.k.rows;
+    const s = this.spill;
+    const ringFrom = Math.max(this.ringLo, this.n - R);
+    if (s && p < ringFrom) {
+      const m = Math.min(hi, ringFrom) - p;
+      return { start: p, count: m, k: s.k.run(p - s.lo, bytes), v: s.v.run(p - s.lo, bytes), region: 'window', read: 'exact' };
+    }
+    const m = Math.min(hi - p, R - (p % R));
+    return { start: p, count: m, k: this.ring.k.run(p % R, bytes), v: this.ring.v.run(p % R, bytes), region: 'window', read: 'exact' };
   }
 
   /** Bytes of data held, by region: positions before `evicted` count nowhere. */
@@ -345,7 +519,7 @@ export class LayerCache {
   /** Bytes actually allocated in wasm memory for this layer. */
   allocatedBytes(): number {
     const exact: { bytes: number }[] = this.held ?? this.stores();
-    return exact.reduce((s, r) => s + r.bytes, 0) + this.bulk.k.stream.allocatedBytes + this.bulk.v.stream.allocatedBytes;
+    return exact.reduce((s, r) => s + r.bytes, 0) + this.bulk.k.stream.allocatedBytes + this.bulk.v.stream.allocatedBytes + this.transientBytes();
   }
 
   get frozen(): boolean {
@@ -358,6 +532,9 @@ export class LayerCache {
    */
   freeze(): void {
     if (this.held) return;
+    this.dropSpill();
+    // The ring rows kept are the data ones: from here on only they are valid.
+    this.ringLo = Math.max(this.ringLo, this.windowStart());
     const stores = this.stores();
     const slots = this.heldSlots();
     const held: HeldRows[] = [];
@@ -379,9 +556,9 @@ export class LayerCache {
     const span = (lo: number, hi: number): [number, number] => [lo, Math.max(0, hi - lo)];
     const sinks = span(e, Math.min(this.plan.sinks, n));
     // The ring's slots p % W for p in [w0, n) (sink positions never enter it; anchors inside are few).
-    const W = this.plan.window;
+    const R = this.ring.k.rows;
     const w0 = Math.max(Math.min(this.windowStart(), n), e, Math.min(this.plan.sinks, n));
-    const ring: [number, number] = W > 0 ? [w0 % W, n - w0] : [0, 0];
+    const ring: [number, number] = R > 0 ? [w0 % R, n - w0] : [0, 0];
     const anchors = span(Math.max(a0, e) - a0, Math.min(a1, n) - a0);
     const out = [sinks, sinks, ring, ring];
     if (this.anchors) out.push(anchors, anchors);
@@ -396,6 +573,7 @@ export class LayerCache {
 
   /** Copies scalar state and exact regions from `src` (live or frozen); shares its bulk chunks (fork). */
   adoptFrom(src: LayerCache, chunkTokens: number): void {
+    this.dropSpill();
     this.n = src.n;
     this.prompt = src.prompt;
     this.ringLo = src.ringLo;
@@ -416,6 +594,7 @@ export class LayerCache {
   }
 
   free(): void {
+    this.dropSpill();
     // stores() already includes the staging buffers (a frozen layer freed them: its held rows go); the streams free their chunks.
     if (this.held) for (const h of this.held) h.free();
     else for (const s of this.stores()) s.free();

@@ -3,7 +3,7 @@
 // in (kernels named by their registry key, bound to callables once per job by bindJob), so the same code
 // runs on the main thread and in pool workers.
 import { getFormat } from '../formats/registry.js';
-import { KernelError } from '../errors.js';
+import { KernelError, ShapeError } from '../errors.js';
 import { refKernel } from './ref-ops.js';
 import { tableRow, type Op } from './table.js';
 import type { Abi } from './abi.js';
@@ -25,9 +25,16 @@ export interface RunPlan {
   readonly table: number;
 }
 
+/** Who reads a segment (attention/view.ts SegmentRead): every row, rows whose bound lies above (packed), at or below (exact). */
+export const READ_ALL = 0;
+export const READ_PACKED = 1;
+export const READ_EXACT = 2;
+
 export interface SegPlan {
   readonly start: number;
   readonly count: number;
+  /** READ_ALL | READ_PACKED | READ_EXACT. */
+  readonly read: number;
   readonly k: RunPlan;
   readonly v: RunPlan;
 }
@@ -41,16 +48,17 @@ export interface AttendJob {
   readonly nq: number;
   /** Queries per unit (rows = qc * G). */
   readonly qc: number;
-  /** Position splits per (kv head, query chunk): > 1 only when threads share one head's sequence. */
+  /** Position splits per (kv head, query chunk): splits [split0 + sp) of SPLIT_POSITIONS each, whatever the threads. */
   readonly splits: number;
-  /** Positions per scores chunk (the online-softmax step). */
+  readonly split0: number;
+  /** Positions per scores chunk (the online-softmax step): CHUNK_POSITIONS, chunks at its multiples. */
   readonly chunk: number;
   /** Scaled q, [kvHeads, nq, G, D] f32. */
   readonly q: number;
   /** Integer q ([kvHeads, nq, G, D] i16) and its block scales ([.., D/32] f32); 0 = f32 scores. */
   readonly qi: number;
   readonly qd: number;
-  /** [nq, 2] i32: visible positions [lo, hi) of each query. */
+  /** [nq, 3] i32: visible positions [lo, hi) of each query and its exact-from bound x. */
   readonly lohi: number;
   readonly softcap: number;
   readonly segs: readonly SegPlan[];
@@ -60,24 +68,38 @@ export interface AttendJob {
   readonly units: number;
 }
 
-/** Per-thread scratch: the kernels' decode tile, the scores chunk [rows, chunk] f32, lohi [rows, 2] i32. */
+/**
+ * Per-thread scratch: the kernels' decode tile, the scores chunk [rows, chunk] f32, the band's second
+ * scores / weights [rows, chunk] f32 (rows whose bound differs: see runUnit), lohi [rows, 2] i32.
+ */
 export interface UnitScratch {
   readonly tile: number;
   readonly scores: number;
+  readonly band: number;
   readonly lohi: number;
 }
 
-/** Scores scratch per thread (bytes); the chunk length is derived from it and the rows per unit. */
-export const SCORES_BYTES = 1 << 20;
-/** Largest rows-per-unit lohi scratch covers. */
-export const MAX_UNIT_ROWS = 1024;
+/**
+ * Positions per online-softmax chunk, at fixed multiples of it: a row's chunks, and so its float order,
+ * do not depend on which rows share its unit (decode's [G, chunk] scores stay in L2 between the passes).
+ */
+export const CHUNK_POSITIONS = 512;
+/**
+ * Positions per split of a head's sequence, at fixed multiples of it whatever the thread count (one thread
+ * runs the same splits); merged in split order. The old per-thread splits were never shorter than this.
+ */
+export const SPLIT_POSITIONS = 1024;
+/** Largest rows per unit (queries x query heads of one kv head) the scratch holds. */
+export const MAX_UNIT_ROWS = 256;
+/** Scores scratch per thread (bytes): the scores and the band buffer, [MAX_UNIT_ROWS, CHUNK_POSITIONS] f32 each. */
+export const SCORES_BYTES = 2 * MAX_UNIT_ROWS * CHUNK_POSITIONS * 4;
 export const LOHI_BYTES = MAX_UNIT_ROWS * 8;
 
 /** Scratch one thread needs for runUnit. */
 export const THREAD_SCRATCH_BYTES = TILE_BYTES + SCORES_BYTES + LOHI_BYTES;
 
 export function scratchAt(base: number): UnitScratch {
-  return { tile: base, scores: base + TILE_BYTES, lohi: base + TILE_BYTES + SCORES_BYTES };
+  return { tile: base, scores: base + TILE_BYTES, band: base + TILE_BYTES + SCORES_BYTES / 2, lohi: base + TILE_BYTES + SCORES_BYTES };
 }
 
 type Fn = (...a: number[]) => void;
@@ -96,20 +118,18 @@ export function unitCoords(job: AttendJob, u: number): { h: number; qci: number;
   return { h: Math.floor(hq / nQC), qci: hq % nQC, sp };
 }
 
-/** Positions [a, b) unit u covers: its query chunk's visible span, split evenly on 32-token boundaries. */
+/** Positions [a, b) unit u covers: its query chunk's visible span within split split0 + sp (fixed boundaries). */
 export function unitSpan(job: AttendJob, lohi: Int32Array, qci: number, sp: number): [number, number] {
   const i0 = qci * job.qc;
   const n = Math.min(job.qc, job.nq - i0);
   let L0 = Infinity;
   let L1 = 0;
   for (let i = i0; i < i0 + n; i++) {
-    L0 = Math.min(L0, lohi[2 * i]!);
-    L1 = Math.max(L1, lohi[2 * i + 1]!);
+    L0 = Math.min(L0, lohi[3 * i]!);
+    L1 = Math.max(L1, lohi[3 * i + 1]!);
   }
-  if (job.splits === 1) return [L0, L1];
-  const step = Math.ceil((L1 - L0) / job.splits / 32) * 32;
-  const a = Math.min(L1, L0 + sp * step);
-  return [a, sp === job.splits - 1 ? L1 : Math.min(L1, a + step)];
+  const s = (job.split0 + sp) * SPLIT_POSITIONS;
+  return [Math.max(L0, s), Math.min(L1, s + SPLIT_POSITIONS)];
 }
 
 /**
@@ -122,8 +142,15 @@ export type UnitKernel = { readonly abi: Abi; readonly name: string } | { readon
 export interface BoundRun extends RunPlan {
   readonly call: UnitKernel;
 }
+export interface BoundSeg {
+  readonly start: number;
+  readonly count: number;
+  readonly read: number;
+  readonly k: BoundRun;
+  readonly v: BoundRun;
+}
 export interface BoundJob extends AttendJob {
-  readonly segs: readonly { readonly start: number; readonly count: number; readonly k: BoundRun; readonly v: BoundRun }[];
+  readonly segs: readonly BoundSeg[];
 }
 
 const refKernels = new Map<string, UnitKernel>();
@@ -152,18 +179,81 @@ export function unitKernel(key: string, ex: Exports, js?: (key: string) => Score
 /** Binds every run to its kernel, once per job (never per unit or block). */
 export function bindSegs(segs: readonly SegPlan[], resolve: (key: string) => UnitKernel): BoundJob['segs'] {
   const bind = (r: RunPlan): BoundRun => ({ ...r, call: resolve(r.kernel) });
-  return segs.map((s) => ({ start: s.start, count: s.count, k: bind(s.k), v: bind(s.v) }));
+  return segs.map((s) => ({ start: s.start, count: s.count, read: s.read, k: bind(s.k), v: bind(s.v) }));
 }
 
 export function bindJob(job: AttendJob, resolve: (key: string) => UnitKernel): BoundJob {
   return { ...job, segs: bindSegs(job.segs, resolve) };
 }
 
-/** Runs unit u: fills its partial slot (acc, m, l) from nothing. */
+/** A stretch [u0, u1) of one chunk read the same way by a whole unit (seg) or, in the band, packed below each row's bound and exact from it (p, e). */
+interface Piece {
+  readonly u0: number;
+  readonly u1: number;
+  readonly seg?: BoundSeg;
+  readonly p?: BoundSeg;
+  readonly e?: BoundSeg;
+}
+
+/**
+ * The pieces of chunk [c0, c1) in position order, for rows whose bounds lie in [xmin, xmax]: below xmin
+ * every row reads packed, from xmax exact; in the band between, rows differ, so both runs are read there.
+ */
+function chunkPieces(segs: readonly BoundSeg[], first: number, c0: number, c1: number, xmin: number, xmax: number): Piece[] {
+  const out: Piece[] = [];
+  const P: Piece[] = [];
+  const E: Piece[] = [];
+  for (let si = first; si < segs.length && segs[si]!.start < c1; si++) {
+    const seg = segs[si]!;
+    const s0 = Math.max(c0, seg.start);
+    const s1 = Math.min(c1, seg.start + seg.count);
+    if (s0 >= s1) continue;
+    if (seg.read === READ_ALL) {
+      out.push({ u0: s0, u1: s1, seg });
+      continue;
+    }
+    const b0 = Math.max(s0, xmin);
+    const b1 = Math.min(s1, xmax);
+    if (seg.read === READ_PACKED) {
+      if (s0 < Math.min(s1, xmin)) out.push({ u0: s0, u1: Math.min(s1, xmin), seg });
+      if (b0 < b1) P.push({ u0: b0, u1: b1, seg });
+    } else {
+      if (Math.max(s0, xmax) < s1) out.push({ u0: Math.max(s0, xmax), u1: s1, seg });
+      if (b0 < b1) E.push({ u0: b0, u1: b1, seg });
+    }
+  }
+  // The band's packed and exact stretches cover the same positions: pair them up at both sets of boundaries.
+  let covered = 0;
+  for (let i = 0, j = 0; i < P.length && j < E.length; ) {
+    const a = P[i]!;
+    const b = E[j]!;
+    const u0 = Math.max(a.u0, b.u0);
+    const u1 = Math.min(a.u1, b.u1);
+    if (u0 < u1) {
+      out.push({ u0, u1, p: a.seg, e: b.seg });
+      covered += u1 - u0;
+    }
+    if (a.u1 <= b.u1) i++;
+    else j++;
+  }
+  const need = (xs: Piece[]) => xs.reduce((n, x) => n + x.u1 - x.u0, 0);
+  if (covered !== need(P) || covered !== need(E)) throw new ShapeError(`attend: packed and exact segments differ in the band [${xmin}, ${xmax})`);
+  // Segment order is by start, but a packed stretch may start below an exact one and end above it.
+  out.sort((x, y) => x.u0 - y.u0);
+  return out;
+}
+
+/**
+ * Runs unit u: fills its partial slot (acc, m, l) from nothing. Every row gets the bits it would get alone:
+ * chunks and splits sit at fixed positions, each kernel computes a row the same whatever the row count, and
+ * accumulation adds token by token in position order, so a zero weight (a position a row does not read)
+ * adds nothing. In the band, rows pick the packed or the exact score per position, and V is accumulated
+ * twice with weights masked per row (packed below the row's bound, then exact from it).
+ */
 export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, u: number, sc: UnitScratch): void {
   const { D, G, qc, nq } = job;
   const buf = memory.buffer;
-  const jl = new Int32Array(buf, job.lohi, nq * 2);
+  const jl = new Int32Array(buf, job.lohi, nq * 3);
   const { h, qci, sp } = unitCoords(job, u);
   const i0 = qci * qc;
   const n = Math.min(qc, nq - i0);
@@ -177,6 +267,13 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
   new Float32Array(buf, mAddr, rows).fill(-Infinity);
   new Float64Array(buf, lAddr, rows).fill(0);
   if (a >= b) return;
+  if (rows > MAX_UNIT_ROWS) throw new ShapeError(`attend: ${rows} rows per unit exceed ${MAX_UNIT_ROWS}`);
+  let xmin = Infinity;
+  let xmax = -Infinity;
+  for (let i = i0; i < i0 + n; i++) {
+    xmin = Math.min(xmin, jl[3 * i + 2]!);
+    xmax = Math.max(xmax, jl[3 * i + 2]!);
+  }
   const qRowsOff = (h * nq + i0) * G * D;
   const qAddr = job.q + qRowsOff * 4;
   const qiAddr = job.qi + qRowsOff * 2;
@@ -184,34 +281,34 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
   const lohi = new Int32Array(buf, sc.lohi, rows * 2);
   const softmaxChunk = ex['softmaxChunk'] as Fn;
   const segs = job.segs;
-  // Segments are in position order: skip those wholly before the unit, then walk them chunk by chunk.
+  const u8 = new Uint8Array(buf);
+  // Segments are ordered by start: skip those wholly before the unit, then walk it chunk by chunk.
   let first = 0;
   while (first < segs.length && segs[first]!.start + segs[first]!.count <= a) first++;
-  for (let c0 = a; c0 < b; c0 += job.chunk) {
-    const c1 = Math.min(b, c0 + job.chunk);
+  for (let c0 = a, c1 = 0; c0 < b; c0 = c1) {
+    c1 = Math.min(b, (Math.floor(c0 / job.chunk) + 1) * job.chunk);
     const span = c1 - c0;
     for (let i = 0; i < n; i++) {
-      const lo = Math.min(span, Math.max(0, jl[2 * (i0 + i)]! - c0));
-      const hi = Math.min(span, Math.max(0, jl[2 * (i0 + i) + 1]! - c0));
+      const lo = Math.min(span, Math.max(0, jl[3 * (i0 + i)]! - c0));
+      const hi = Math.min(span, Math.max(0, jl[3 * (i0 + i) + 1]! - c0));
       for (let g = 0; g < G; g++) {
         lohi[2 * (i * G + g)] = lo;
         lohi[2 * (i * G + g) + 1] = hi;
       }
     }
     while (first < segs.length && segs[first]!.start + segs[first]!.count <= c0) first++;
-    // Scores for the chunk, segment by segment: each K block read once for all rows.
-    for (let si = first; si < segs.length && segs[si]!.start < c1; si++) {
-      const seg = segs[si]!;
-      const s0 = Math.max(c0, seg.start);
-      const s1 = Math.min(c1, seg.start + seg.count);
-      if (s0 >= s1) continue;
+    const pieces = chunkPieces(segs, first, c0, c1, xmin, xmax);
+    const scores = new Float32Array(buf, sc.scores, rows * span);
+    const band = new Float32Array(buf, sc.band, rows * span);
+    // Scores q.k of [s0, s1) into dst ([rows, span] at address dstAddr): each K block read once for all rows.
+    const scoresInto = (seg: BoundSeg, s0: number, s1: number, dstAddr: number, dst: Float32Array) => {
       const k = seg.k;
       const t0 = k.first + (s0 - seg.start);
       const base = k.addr + h * k.headStride;
-      const out = sc.scores + (s0 - c0) * 4;
+      const out = dstAddr + (s0 - c0) * 4;
       const call = k.call;
       if (call.abi === 'js') {
-        (call.fn as ScoresKernel)(new Float32Array(buf, qAddr, rows * D), 0, rows, D, new Uint8Array(buf), base, t0, s1 - s0, new Float32Array(buf, sc.scores, rows * span), s0 - c0, span);
+        (call.fn as ScoresKernel)(new Float32Array(buf, qAddr, rows * D), 0, rows, D, u8, base, t0, s1 - s0, dst, s0 - c0, span);
       } else if (call.abi === 'scores-channel') {
         (ex[call.name] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, k.table);
       } else if (call.abi === 'scores-int') {
@@ -219,26 +316,65 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
       } else {
         (ex[call.name] as Fn)(qAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span, sc.tile);
       }
-    }
-    if (job.softcap) softcapRows(new Float32Array(buf, sc.scores, rows * span), rows, span, lohi, job.softcap);
-    softmaxChunk(sc.scores, rows, span, sc.lohi, mAddr, lAddr, accAddr, D);
-    for (let si = first; si < segs.length && segs[si]!.start < c1; si++) {
-      const seg = segs[si]!;
-      const s0 = Math.max(c0, seg.start);
-      const s1 = Math.min(c1, seg.start + seg.count);
-      if (s0 >= s1) continue;
+    };
+    // acc += weights (src, [rows, span] at srcAddr) x V of [s0, s1), token by token.
+    const accumFrom = (seg: BoundSeg, s0: number, s1: number, srcAddr: number, src: Float32Array) => {
       const v = seg.v;
       const t0 = v.first + (s0 - seg.start);
       const base = v.addr + h * v.headStride;
-      const w = sc.scores + (s0 - c0) * 4;
+      const w = srcAddr + (s0 - c0) * 4;
       const call = v.call;
       if (call.abi === 'js') {
-        (call.fn as AccumulateKernel)(new Float32Array(buf, sc.scores, rows * span), s0 - c0, span, rows, D, new Uint8Array(buf), base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
+        (call.fn as AccumulateKernel)(src, s0 - c0, span, rows, D, u8, base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
       } else if (call.abi === 'accum-channel') {
         (ex[call.name] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, v.table);
       } else {
         (ex[call.name] as Fn)(w, span, rows, D, base + t0 * v.rowBytes, s1 - s0, accAddr, sc.tile);
       }
+    };
+    for (const pc of pieces) {
+      if (pc.seg) {
+        scoresInto(pc.seg, pc.u0, pc.u1, sc.scores, scores);
+      } else {
+        scoresInto(pc.p!, pc.u0, pc.u1, sc.scores, scores);
+        scoresInto(pc.e!, pc.u0, pc.u1, sc.band, band);
+      }
+    }
+    // The band: each row takes the exact score from its bound on.
+    for (const pc of pieces) {
+      if (pc.seg) continue;
+      for (let i = 0; i < n; i++) {
+        const x = jl[3 * (i0 + i) + 2]!;
+        for (let g = 0; g < G; g++) {
+          const r = (i * G + g) * span - c0;
+          for (let t = Math.max(pc.u0, x); t < pc.u1; t++) scores[r + t] = band[r + t]!;
+        }
+      }
+    }
+    if (job.softcap) softcapRows(scores, rows, span, lohi, job.softcap);
+    softmaxChunk(sc.scores, rows, span, sc.lohi, mAddr, lAddr, accAddr, D);
+    for (const pc of pieces) {
+      if (pc.seg) {
+        accumFrom(pc.seg, pc.u0, pc.u1, sc.scores, scores);
+        continue;
+      }
+      // Packed weights below each row's bound, exact ones from it: a row's real adds stay in position order.
+      for (let i = 0; i < n; i++) {
+        const x = jl[3 * (i0 + i) + 2]!;
+        for (let g = 0; g < G; g++) {
+          const r = (i * G + g) * span - c0;
+          for (let t = pc.u0; t < pc.u1; t++) {
+            if (t < x) {
+              band[r + t] = 0;
+            } else {
+              band[r + t] = scores[r + t]!;
+              scores[r + t] = 0;
+            }
+          }
+        }
+      }
+      accumFrom(pc.p!, pc.u0, pc.u1, sc.scores, scores);
+      accumFrom(pc.e!, pc.u0, pc.u1, sc.band, band);
     }
   }
 }

@@ -1,12 +1,12 @@
 // attend(): the entry point the cache and engine call. Over a view whose runs live in arena memory it runs
 // the fast path (registry kernels, wasm where registered); anything else goes to attendReference.
 import { attendReference, type AttendArgs } from '../attention/reference.js';
-import { checkView, type MixedView } from '../attention/view.js';
+import { checkView, exactFromOf, type MixedView } from '../attention/view.js';
 import { ArgumentError, ShapeError } from '../errors.js';
 import { rowBytes } from '../formats/format.js';
 import { route, variantPrecisions, type Route } from './registry.js';
 import { inWasm, tableAddress, wasmKernels, MAX_WASM_HEAD_DIM, type WasmKernels } from './wasm.js';
-import { SCORES_BYTES, THREAD_SCRATCH_BYTES, scratchAt, slotBytes, unitCoords, MAX_UNIT_ROWS, type AttendJob, type BoundJob, type BoundRun } from './attend-unit.js';
+import { CHUNK_POSITIONS, SPLIT_POSITIONS, READ_ALL, READ_EXACT, READ_PACKED, THREAD_SCRATCH_BYTES, scratchAt, slotBytes, unitCoords, MAX_UNIT_ROWS, type AttendJob, type BoundJob, type BoundRun } from './attend-unit.js';
 import { getThreads, runJob } from './pool.js';
 import { spaceOf } from './spaces.js';
 import type { PackedRun } from '../attention/view.js';
@@ -41,8 +41,6 @@ export interface FastAttendArgs extends AttendArgs {
 
 /** Query rows (queries x heads of one GQA group) per unit: their q rows (64 x D f32) stay in L1. */
 const MAX_ROWS = 64;
-/** Longest scores chunk (positions): decode's [G, chunk] scores then stay in L2 between the three passes. */
-const MAX_CHUNK = 4096;
 /**
  * Score evaluations (queries x query heads x visible positions) from which a call uses the pool. Chosen by
  * `npm run bench` (bench/attention.ts probeThreshold: q4_0 decode, 32 heads, pool forced on, second core
@@ -51,10 +49,6 @@ const MAX_CHUNK = 4096;
 export const PARALLEL_MIN_WORK = 1 << 14;
 /** Bytes of partial results per batch of queries (bounds scratch for long prefills). */
 const PART_BUDGET = 16 << 20;
-/** Fewest positions one split of a head's sequence covers (a split costs a merge of D floats per row). */
-const MIN_SPLIT = 1024;
-/** Units (heads x query chunks x splits) per thread a parallel call aims for: finer balance, see splits. */
-const UNITS_PER_THREAD = 8;
 
 /** What an attend() call ran. */
 export interface AttendReport {
@@ -170,13 +164,20 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   const scale = args.scale ?? 1 / Math.sqrt(D);
   const qp = args.qPrecision ?? 'f32';
   const vp = args.vPrecision ?? 'f32';
-  const lohiJs = new Int32Array(nq * 2);
+  // Per query: visible [lo, hi) and its exact-from bound (attention/view.ts).
+  const lohiJs = new Int32Array(nq * 3);
   let work = 0;
+  let minLo = Infinity;
+  let maxHi = 0;
   for (let i = 0; i < nq; i++) {
     const pos = args.positions ? args.positions[i]! : L - 1;
-    lohiJs[2 * i] = args.slidingWindow ? Math.max(0, pos - args.slidingWindow + 1) : 0;
-    lohiJs[2 * i + 1] = pos + 1;
-    work += (lohiJs[2 * i + 1]! - lohiJs[2 * i]!) * heads;
+    const lo = args.slidingWindow ? Math.max(0, pos - args.slidingWindow + 1) : 0;
+    lohiJs[3 * i] = lo;
+    lohiJs[3 * i + 1] = pos + 1;
+    lohiJs[3 * i + 2] = exactFromOf(view, pos);
+    work += (pos + 1 - lo) * heads;
+    minLo = Math.min(minLo, lo);
+    maxHi = Math.max(maxHi, pos + 1);
   }
   const qc = Math.max(1, Math.min(nq, Math.floor(MAX_ROWS / G)));
   const rows = qc * G;
@@ -189,14 +190,16 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
     if (!used.includes(r)) used.push(r);
     return r;
   };
-  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, routeOf(s.k.format, 'scores')), v: runPlan(k, s.v, D, routeOf(s.v.format, 'accumulate')) }));
+  const read = (s: MixedView['segments'][number]) => (s.read === 'packed' ? READ_PACKED : s.read === 'exact' ? READ_EXACT : READ_ALL);
+  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, read: read(s), k: runPlan(k, s.k, D, routeOf(s.k.format, 'scores')), v: runPlan(k, s.v, D, routeOf(s.v.format, 'accumulate')) }));
   // Kernels given to registerKernel live on this thread only.
   const local = used.some((r) => r.custom);
   const nThreads = !local && work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
-  // Split a head's positions until there are UNITS_PER_THREAD units per thread: threads take units as they
-  // finish, so a core that runs slower (a busy or throttled vCPU) takes fewer instead of setting the pace.
-  const splits = nThreads > 1 ? Math.max(1, Math.min(Math.ceil((UNITS_PER_THREAD * nThreads) / (H * nQC)), Math.floor(L / MIN_SPLIT))) : 1;
-  const chunk = Math.max(32, Math.min(MAX_CHUNK, Math.floor(SCORES_BYTES / (rows * 4 * 32)) * 32));
+  // A head's positions split at fixed SPLIT_POSITIONS boundaries whatever the thread count (the merge
+  // order is the split order): threads take units as they finish, one thread runs the same units.
+  const split0 = Math.floor(minLo / SPLIT_POSITIONS);
+  const splits = Math.max(1, Math.ceil(maxHi / SPLIT_POSITIONS) - split0);
+  const chunk = CHUNK_POSITIONS;
   const slot = align(slotBytes(rows, D));
   // Queries per batch: whole query chunks whose partial results fit PART_BUDGET (long prefills run in batches).
   const nb = qc * Math.max(1, Math.floor((args.partBudget ?? PART_BUDGET) / (H * splits * slot)));
@@ -205,7 +208,7 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   const qB = align(qRows * D * 4);
   const qiB = qp === 'f32' ? 0 : align(qRows * D * 2);
   const qdB = qp === 'f32' ? 0 : align(qRows * (D / 32) * 4);
-  const lohiB = align(bq * 8);
+  const lohiB = align(bq * 12);
   const off = ensureScratch(k, THREAD_SCRATCH_BYTES + qB + qiB + qdB + lohiB + H * Math.ceil(bq / qc) * splits * slot);
   const qOff = off + THREAD_SCRATCH_BYTES;
   const qiOff = qOff + qB;
@@ -228,10 +231,10 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
         }
       }
     }
-    new Int32Array(buf, lohiOff, n * 2).set(lohiJs.subarray(2 * b0, 2 * (b0 + n)));
+    new Int32Array(buf, lohiOff, n * 3).set(lohiJs.subarray(3 * b0, 3 * (b0 + n)));
     if (useInt) k.exports.quantizeRows(qOff, H * n * G, D, Q_MAX[qp as Exclude<QPrecision, 'f32'>], qiOff, qdOff);
     const job: BoundJob = {
-      D, G, kvHeads: H, nq: n, qc, splits, chunk, q: qOff, qi: useInt ? qiOff : 0, qd: useInt ? qdOff : 0, lohi: lohiOff,
+      D, G, kvHeads: H, nq: n, qc, splits, split0, chunk, q: qOff, qi: useInt ? qiOff : 0, qd: useInt ? qdOff : 0, lohi: lohiOff,
       softcap: args.softcap ?? 0, segs, part: partOff, slotBytes: slot, units: H * Math.ceil(n / qc) * splits,
     };
     runJob(k, job, scratchAt(off), nThreads);

@@ -6,7 +6,7 @@ import type { CachePolicy } from '../cache/policy.js';
 import { attendAll } from '../../test/fixtures/attend-all.js';
 import { Prng } from '../numeric/prng.js';
 import { ArgumentError, EvictedError, FileFormatError } from '../errors.js';
-import { exportChunk, importChunks } from './cache-chunks.js';
+import { exportChunk, exportResumeRows, importChunks, importResumeRows } from './cache-chunks.js';
 import { decodeChunk, encodeChunk } from './chunk-codec.js';
 
 const H = 2;
@@ -28,13 +28,23 @@ function fill(cache: KvCache, from: number, to: number): void {
   }
 }
 
+/** Attention of fixed random queries (4 heads) at `positions`, every layer. */
+function attendAt(cache: KvCache, positions: number[]): Float32Array[] {
+  const q = new Prng(8).normals(positions.length * 4 * D);
+  return Array.from({ length: LAYERS }, (_, l) => {
+    const out = new Float32Array(q.length);
+    cache.attend(l, q, out, { positions });
+    return out;
+  });
+}
 
 for (const scheme of ['f16', 'q8_0', 'q4_0', 'q2k', 'kivi2']) {
   test(`${scheme}: imported chunks attend exactly like the source cache rewound to them, before and after more tokens`, () => {
     const policy = schemePolicy(scheme, { window: W, sinks: 4 });
     const a = make(policy);
-    // Past 2 chunks + the window, so the rewound fork reads its window from the bulk too.
-    fill(a, 0, 2 * C + W + 8);
+    // Past 2 chunks + the ring (the window, or 31 rows of an open channel group), so the rewound fork has lost
+    // the exact rows below 2C too and reads them from the bulk, as chunks without resume rows do.
+    fill(a, 0, 2 * C + Math.max(W, 31) + 8);
     const chunks = [exportChunk(a, 0), exportChunk(a, 1)];
     const ref = a.fork();
     ref.rewind(2 * C);
@@ -107,3 +117,32 @@ test('import refuses chunks of another shape or policy, garbage, and caches not 
   assert.throws(() => importChunks(small, [chunk, chunk]), /capacity/);
   for (const x of [a, other, deeper, b, small]) x.dispose();
 });
+
+for (const scheme of ['q8_0', 'q4_0', 'q2k', 'kivi2']) {
+  test(`${scheme}: chunks + resume rows at a boundary continue bit for bit like the cache they came from (negative control: chunks alone do not)`, () => {
+    const policy = schemePolicy(scheme, { window: W, sinks: 4 });
+    const n = 2 * C + W + 8;
+    const a = make(policy);
+    fill(a, 0, n); // one batch: the rows below 2C its first queries read are still in its spill
+    const chunks = [exportChunk(a, 0), exportChunk(a, 1)];
+    const rows = exportResumeRows(a, 2 * C);
+    const b = make(policy);
+    importChunks(b, chunks);
+    assert.equal(b.resumableAt(2 * C), false);
+    importResumeRows(b, 2 * C, rows);
+    assert.equal(b.resumableAt(2 * C), true);
+    fill(b, 2 * C, n);
+    // The queries just past the boundary read exact rows below it.
+    const at = Array.from({ length: W + 4 }, (_, i) => 2 * C + i);
+    assert.deepEqual(attendAt(b, at), attendAt(a, at));
+    const bare = make(policy);
+    importChunks(bare, chunks);
+    fill(bare, 2 * C, n);
+    assert.notDeepEqual(attendAt(bare, at), attendAt(a, at));
+    // Once a later batch freed the spill, the rows are gone: export refuses rather than guess.
+    fill(a, n, n + 1);
+    assert.throws(() => exportResumeRows(a, 2 * C), EvictedError);
+    assert.throws(() => importResumeRows(make(policy), 2 * C, rows), /holds 0 positions/);
+    for (const x of [a, b, bare]) x.dispose();
+  });
+}

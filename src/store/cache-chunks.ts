@@ -116,3 +116,57 @@ export function importChunks(cache: KvCache, chunks: readonly Uint8Array[], firs
     l.ringLo = n1;
   }
 }
+
+/**
+ * Resume rows at position r: per layer the exact rows [max(sinks, exactFrom(r)), r) (cache/exact-from.ts),
+ * the rows the query at r and later read exact below r. Recomputing positions cannot regenerate them (a
+ * row's K/V depend on exact rows further back at every lower layer), so a store that resumes at r keeps
+ * them beside the packed chunks. Cost per layer: about W - 1 rows (up to 31 more over a per-channel bulk)
+ * x kvHeads x (exact K + exact V row bytes), e.g. W 128, f16, 8 x 128: 127 x 8 x 512 = 508 KiB.
+ */
+function resumeRange(l: LayerCache, r: number): [number, number] {
+  return [Math.min(r, Math.max(l.plan.sinks, l.exactFrom(r))), r];
+}
+
+/** Parts per layer of a resume-rows image, in this order. */
+const RESUME_PARTS = ['exactK', 'exactV'] as const;
+
+/** The resume rows at position r of every layer (encodeChunk layout); the cache must still hold them. */
+export function exportResumeRows(cache: KvCache, r: number): Buffer {
+  checkOverlay(cache, 'exportResumeRows');
+  if (!Number.isInteger(r) || r < 0 || r > cache.length) throw new ArgumentError(`exportResumeRows: position must be an integer in [0, ${cache.length}], got ${r}`);
+  const layers: Uint8Array[][] = [];
+  for (let i = 0; i < cache.layers; i++) {
+    const l = cache.layerCache(i);
+    const [lo, hi] = resumeRange(l, r);
+    if (lo < hi && l.exactLo() > lo) throw new EvictedError(`exportResumeRows: layer ${i} no longer holds the exact rows ${lo}..${hi - 1} (it holds from ${l.exactLo()}); export right after the batch that reached ${r}`);
+    const [a0, a1] = l.anchorRange();
+    if (lo < hi && a0 < hi && a1 > lo) throw new ArgumentError(`exportResumeRows: layer ${i} holds anchors inside ${lo}..${hi - 1} (the cache began decoding)`);
+    const rows = l.exactRows(lo, hi);
+    layers.push([rows.k, rows.v]);
+  }
+  return encodeChunk(layers);
+}
+
+/**
+ * Writes exportResumeRows(…, r) bytes into a cache holding exactly r positions (after importChunks), so it
+ * is resumableAt(r): appending the positions from r on gives the bits of the cache the rows came from.
+ */
+export function importResumeRows(cache: KvCache, r: number, bytes: Uint8Array): void {
+  checkOverlay(cache, 'importResumeRows');
+  if (cache.length !== r) throw new ArgumentError(`importResumeRows: cache holds ${cache.length} positions, the rows are for position ${r}`);
+  const layers = decodeChunk(bytes);
+  if (layers.length !== cache.layers) throw new FileFormatError('kv resume rows', `${layers.length} layers, the cache has ${cache.layers}`);
+  layers.forEach((parts, i) => {
+    const l = cache.layerCache(i);
+    const [lo, hi] = resumeRange(l, r);
+    const want = [l.ring.k, l.ring.v].map((s) => s.heads * (hi - lo) * s.rowBytes);
+    const sizes = parts.map((p) => p.length);
+    if (sizes.join() !== want.join()) throw new FileFormatError('kv resume rows', `layer ${i}: parts of ${sizes.join('/')} bytes, this cache needs ${want.join('/')} (${RESUME_PARTS.join('/')})`);
+  });
+  layers.forEach(([k, v], i) => {
+    const l = cache.layerCache(i);
+    const [lo, hi] = resumeRange(l, r);
+    if (lo < hi) l.setExactRows(lo, hi, k!, v!);
+  });
+}

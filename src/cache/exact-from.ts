@@ -1,0 +1,35 @@
+// Which positions a query reads exact, as a function of its position alone (never of its batch): the live
+// cache (layer.ts), the accounting (accounting.ts) and the resume rows (store/cache-chunks.ts) share it.
+import type { LayerPlan } from './policy.js';
+import { firstPositionOf, streamIndexOf } from './swa.js';
+
+/**
+ * The exact-from bound of the query at p: it reads exact every position in [x, p] (besides the sinks and
+ * anchors, exact for everyone), packed the ones below. x = p - W + 1, lowered over a per-channel bulk to
+ * the first position of the group still open at p: stream positions that entered the bulk by p (overlay:
+ * every position <= p; residual: those before the window) but whose group is not complete counting only
+ * those. Nothing packed can hold them yet, so they stay exact.
+ */
+export function exactFrom(plan: LayerPlan, p: number, a0: number, a1: number): number {
+  const base = Math.max(0, p - plan.window + 1);
+  let x = base;
+  for (const f of [plan.k, plan.v]) {
+    if (f.axis !== 'channel') continue;
+    const entered = plan.windowMode === 'overlay' ? p + 1 : streamIndexOf(plan, base, a0, a1);
+    const open = Math.floor(entered / f.blockValues) * f.blockValues;
+    if (open < entered) x = Math.min(x, firstPositionOf(plan, open, a0, a1));
+  }
+  return x;
+}
+
+/**
+ * Slots of the exact ring: a query at p reads [exactFrom(p), p] from it (slot = position mod slots), so
+ * the ring spans the window plus, over a per-channel bulk, an open group of up to blockValues - 1 stream
+ * positions (residual mode: spread past the sinks and anchors between them).
+ */
+export function ringSlots(plan: LayerPlan): number {
+  const B = Math.max(...[plan.k, plan.v].map((f) => (f.axis === 'channel' ? f.blockValues : 0)));
+  if (B === 0) return plan.window;
+  if (plan.windowMode === 'overlay') return Math.max(plan.window, B - 1);
+  return plan.window + B - 1 + plan.sinks + (plan.anchors?.count ?? 0);
+}

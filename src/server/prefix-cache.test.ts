@@ -76,23 +76,24 @@ test('entries of one conversation share chunks (counted once); LRU evicts within
   const convs = [1, 2, 3].map((s) => seq(100, s));
   const caches = convs.map((t) => filled(t));
   const probe = new PrefixCache({ budgetBytes: 1 << 30, chunkTokens: C });
-  probe.insert(KEY, convs[0]!, 96, caches[0]!);
+  probe.insert(KEY, convs[0]!, 100, caches[0]!);
   const one = probe.bytes;
   probe.clear();
   const pc = new PrefixCache({ budgetBytes: Math.floor(2.5 * one), chunkTokens: C });
-  pc.insert(KEY, convs[0]!, 96, caches[0]!);
-  pc.insert(KEY, convs[1]!, 96, caches[1]!);
+  pc.insert(KEY, convs[0]!, 100, caches[0]!);
+  pc.insert(KEY, convs[1]!, 100, caches[1]!);
   // Touch conversation 0 (pinned, as while a slot restores from it): conversation 1 is evicted instead.
-  const hit0 = pc.lookup(KEY, pc.hashesFor(KEY, convs[0]!), [...convs[0]!.slice(0, 96), 1]).hit!;
+  const next0 = [...convs[0]!, 1];
+  const hit0 = pc.lookup(KEY, pc.hashesFor(KEY, next0), next0).hit!;
   pc.pin(hit0.entry);
-  pc.insert(KEY, convs[2]!, 96, caches[2]!);
+  pc.insert(KEY, convs[2]!, 100, caches[2]!);
   assert.equal(pc.size, 2);
   assert.ok(pc.bytes <= pc.o.budgetBytes);
   assert.ok(pc.lookup(KEY, pc.hashesFor(KEY, convs[0]!), convs[0]!).matched > 0);
   assert.equal(pc.lookup(KEY, pc.hashesFor(KEY, convs[1]!), convs[1]!).matched, 0);
   // A budget smaller than one entry keeps only pinned ones.
   const tiny = new PrefixCache({ budgetBytes: 1, chunkTokens: C });
-  tiny.insert(KEY, convs[0]!, 96, caches[0]!);
+  tiny.insert(KEY, convs[0]!, 100, caches[0]!);
   assert.equal(tiny.size, 0);
   pc.unpin(hit0.entry);
   for (const x of [...caches, c]) x.dispose();

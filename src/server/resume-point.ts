@@ -25,14 +25,8 @@ const frozenPoints = new WeakMap<KvCache, number[]>();
 /** The resume points in [1, top], descending (all of them, or only the first found). */
 function scan(cache: KvCache, top: number, all: boolean): number[] {
   const out: number[] = [];
-  for (let r = top; r > 0 && (all || out.length === 0); r--) if (resumableAt(cache, r)) out.push(r);
+  for (let r = top; r > 0 && (all || out.length === 0); r--) if (cache.resumableAt(r)) out.push(r);
   return out;
-}
-
-// TODO(a1 merge): KvCache.resumableAt; until then its contract for a W-row ring (the cache's end and one before).
-function resumableAt(cache: KvCache, r: number): boolean {
-  const own = (cache as unknown as { resumableAt?: (r: number) => boolean }).resumableAt;
-  return own ? own.call(cache, r) : r === cache.length || r === cache.length - 1;
 }
 
 /**

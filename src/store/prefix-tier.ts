@@ -4,19 +4,7 @@
 // end of chunk c (the exact rows a query there reads, cache-chunks.ts) live under resumeKey(h_c): a chain
 // is resumable only where they were stored.
 import type { KvCache } from '../cache/kvcache.js';
-import * as chunkIo from './cache-chunks.js';
-import { exportChunk, importChunks } from './cache-chunks.js';
-
-// TODO(a1 merge): cache-chunks.ts's resume-row export/import, called directly.
-const io = chunkIo as unknown as { exportResumeRows?: (c: KvCache, r: number) => Buffer; importResumeRows?: (c: KvCache, r: number, b: Uint8Array) => void };
-const exportResumeRows = (c: KvCache, r: number): Buffer => {
-  if (!io.exportResumeRows) throw new Error('resume rows are not exportable yet');
-  return io.exportResumeRows(c, r);
-};
-const importResumeRows = (c: KvCache, r: number, b: Uint8Array): void => {
-  if (!io.importResumeRows) throw new Error('resume rows are not importable yet');
-  io.importResumeRows(c, r, b);
-};
+import { exportChunk, exportResumeRows, importChunks, importResumeRows } from './cache-chunks.js';
 import type { ChunkStore } from './redis-store.js';
 
 /** The store key of the resume rows at the end of the chunk whose chain hash is h. */

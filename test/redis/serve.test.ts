@@ -151,12 +151,14 @@ test('Redis killed mid-stream: the stream finishes and requests are served witho
 
 test('Redis evicting past maxmemory: partial hits and misses, no errors, the tokens of a cold prefill', { skip }, () =>
   withServers(async (r, open) => {
-    const [a, b, cold] = [await open(r.url), await open(r.url), await open(null)];
+    // Resume rows every 2 chunks: a chain cut short by eviction still resumes at a boundary below the cut.
+    const [a, b, cold] = [await open(r.url, { resumeEvery: 2 }), await open(r.url, { resumeEvery: 2 }), await open(null)];
     const admin = r.admin();
     const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
-    // Room for a few prefixes' chunks (each 10 chunks of ~4.6 KB, plus the clients' buffers); 12 are written.
-    await admin.config('SET', 'maxmemory', String(used + (256 << 10)));
+    // Room for a few prefixes (each 10 chunks of ~4.6 KB and 5 resume rows of ~4 KB, plus the clients'
+    // buffers); 12 are written.
+    await admin.config('SET', 'maxmemory', String(used + (384 << 10)));
     const prefixes = Array.from({ length: 12 }, (_, i) => ids(300, 20 + i));
     for (const pre of prefixes) {
       await complete(a, [...pre, ...ids(40, 2)]);

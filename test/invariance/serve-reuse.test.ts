@@ -39,12 +39,14 @@ async function reuseMismatches(s: TestServer, ref: TestServer, tag: string): Pro
   // The prompt-end snapshot: a repeat resumes one token before the end (its logits are recomputed).
   await check('repeat on the same slot', P, await answer(s, P, { id_slot: 0 }), P.length - 1);
   await check('repeat on another slot', P, await answer(s, P, { id_slot: 1 }), P.length - 1);
+  // Over an exact bulk (f16) there are no exact regions: every position of an entry is a resume point.
+  const exactBulk = s.server.ctx.engine!.scheduler.slots[0]!.cache.plans.every((l) => l.window === 0 && l.sinks === 0);
   for (const d of [40, 75, 110]) {
     // The first diverging prompt is computed cold and stops at the chunk boundary below d; the next resumes there.
     const q1 = [...P.slice(0, d), ...ids(30, d)];
     const q2 = [...P.slice(0, d), ...ids(25, d + 1)];
     await check(`diverging at ${d}`, q1, await answer(s, q1, { id_slot: 0 }));
-    await check(`prefix hit at depth ${d}`, q2, await answer(s, q2, { id_slot: 1 }), Math.floor(d / C) * C);
+    await check(`prefix hit at depth ${d}`, q2, await answer(s, q2, { id_slot: 1 }), exactBulk ? d : Math.floor(d / C) * C);
   }
   // A conversation continued after a slot file round trip: the slot resumes at its own end.
   await answer(s, P, { id_slot: 0 });

@@ -23,13 +23,26 @@ export function exactFrom(plan: LayerPlan, p: number, a0: number, a1: number): n
 }
 
 /**
- * Slots of the exact ring: a query at p reads [exactFrom(p), p] from it (slot = position mod slots), so
- * the ring spans the window plus, over a per-channel bulk, an open group of up to blockValues - 1 stream
- * positions (residual mode: spread past the sinks and anchors between them).
+ * Ring index of position p (not a sink or anchor): the positions before it that enter the ring, counted.
+ * Sinks [0, S) and anchors [a0, a1) (a0 >= S) never do, so the ring's rows are consecutive in ring index.
+ */
+export function ringIndexOf(plan: LayerPlan, p: number, a0: number, a1: number): number {
+  return p - Math.min(p, plan.sinks) - Math.max(0, Math.min(a1, p) - a0);
+}
+
+/** The position with ring index i (the inverse of ringIndexOf on positions that enter the ring). */
+export function positionOfRingIndex(plan: LayerPlan, i: number, a0: number, a1: number): number {
+  const p = plan.sinks + i;
+  return a1 > a0 && p >= a0 ? p + (a1 - a0) : p;
+}
+
+/**
+ * Slots of the exact ring (slot = ring index mod slots): a query at p reads [exactFrom(p), p] from it, the
+ * window plus, over a per-channel bulk, an open group of up to blockValues - 1 stream positions.
  */
 export function ringSlots(plan: LayerPlan): number {
   const B = Math.max(...[plan.k, plan.v].map((f) => (f.axis === 'channel' ? f.blockValues : 0)));
   if (B === 0) return plan.window;
   if (plan.windowMode === 'overlay') return Math.max(plan.window, B - 1);
-  return plan.window + B - 1 + plan.sinks + (plan.anchors?.count ?? 0);
+  return plan.window + B - 1;
 }

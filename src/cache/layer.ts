@@ -9,7 +9,14 @@ import { blockScratch, checkScratch } from '../formats/format.js';
 import type { RegionBytes } from './accounting.js';
 import { firstPositionOf, keptStreamStart, streamIndexOf } from './swa.js';
 import { EvictedError } from '../errors.js';
-import { exactFrom, ringSlots } from './exact-from.js';
+import { exactFrom, positionOfRingIndex, ringIndexOf, ringSlots } from './exact-from.js';
+
+/**
+ * Negative control for the invariance suite (test/invariance): when on, every query of a view reads with the
+ * bound of the last position held, the old batch-dependent rule (a batch [s, e) read positions before
+ * e - W packed). Never set outside tests.
+ */
+export const batchDependentWindowForTests = { on: false };
 
 /** Exact rows of the positions [lo, lo + rows) kept while one batch is appended and attended (see beginBatch). */
 interface Spill {
@@ -206,8 +213,21 @@ export class LayerCache {
   exactLo(): number {
     const R = this.ring.k.rows;
     if (R === 0) return this.n;
-    if (this.spill) return this.spill.lo;
-    return Math.min(this.n, Math.max(this.ringLo, this.n - R));
+    if (this.spill) return Math.min(this.spill.lo, this.ringLo);
+    return Math.min(this.n, this.ringLo);
+  }
+
+  /** Ring slot of position p (no sink or anchor): its ring index (positions that enter the ring, counted) mod the slots. */
+  private slot(p: number): number {
+    const [a0, a1] = this.anchorRange();
+    return ringIndexOf(this.plan, p, a0, a1) % this.ring.k.rows;
+  }
+
+  /** First position whose ring copy survives the write of position p. */
+  private ringLoAfter(p: number): number {
+    const [a0, a1] = this.anchorRange();
+    const i = ringIndexOf(this.plan, p, a0, a1) + 1 - this.ring.k.rows;
+    return i <= 0 ? 0 : positionOfRingIndex(this.plan, i, a0, a1);
   }
 
   /** First position past the packed ones: overlay holds every position in the bulk, residual those before streamEnd. */
@@ -252,15 +272,23 @@ export class LayerCache {
     return this.spill ? this.spill.k.bytes + this.spill.v.bytes : 0;
   }
 
-  /** Copies ring slot of position q into the spill if the batch's queries still read it. */
-  private keepForBatch(q: number): void {
+  /**
+   * Before position p is written to the ring: copies the slot's occupant (ring index R back) into the spill
+   * if the batch's queries still read it.
+   */
+  private keepForBatch(p: number): void {
     const s = this.spill;
-    if (!s || q < s.lo || q - s.lo >= s.k.rows) return;
-    const mem = this.arena.u8();
+    if (!s) return;
     const R = this.ring.k.rows;
+    const [a0, a1] = this.anchorRange();
+    const i = ringIndexOf(this.plan, p, a0, a1) - R;
+    if (i < 0) return;
+    const q = positionOfRingIndex(this.plan, i, a0, a1);
+    if (q < s.lo || q - s.lo >= s.k.rows) return;
+    const mem = this.arena.u8();
     for (const [src, dst] of [[this.ring.k, s.k], [this.ring.v, s.v]] as const) {
       for (let h = 0; h < this.heads; h++) {
-        const from = src.offset + (h * R + (q % R)) * src.rowBytes;
+        const from = src.offset + (h * R + (i % R)) * src.rowBytes;
         mem.copyWithin(dst.offset + (h * dst.rows + q - s.lo) * dst.rowBytes, from, from + src.rowBytes);
       }
     }
@@ -276,7 +304,7 @@ export class LayerCache {
     const [a0, a1] = this.prompt !== undefined && r >= this.prompt ? this.anchorRange() : [0, 0];
     const need = Math.min(r, exactFrom(this.plan, r, a0, a1));
     const R = this.ring.k.rows;
-    const held = R === 0 ? r : Math.max(this.ringLo, this.n - R);
+    const held = R === 0 ? r : this.ringLo;
     if (need < r && held > need) return false;
     return this.restagesExactly(r);
   }
@@ -326,7 +354,7 @@ export class LayerCache {
       for (let h = 0; h < this.heads; h++) {
         for (let p = lo; p < hi; p++) {
           const from = (h * (hi - lo) + p - lo) * st.rowBytes;
-          mem.set(src.subarray(from, from + st.rowBytes), st.offset + (h * R + (p % R)) * st.rowBytes);
+          mem.set(src.subarray(from, from + st.rowBytes), st.offset + (h * R + this.slot(p)) * st.rowBytes);
         }
       }
     }
@@ -370,11 +398,10 @@ export class LayerCache {
       this.anchors!.k.write(p - a0, k, kOff);
       this.anchors!.v.write(p - a0, v, vOff);
     } else if (this.ring.k.rows > 0) {
-      const R = this.ring.k.rows;
-      this.keepForBatch(p - R);
-      this.ring.k.write(p % R, k, kOff);
-      this.ring.v.write(p % R, v, vOff);
-      this.ringLo = Math.max(this.ringLo, p + 1 - R);
+      this.keepForBatch(p);
+      this.ring.k.write(this.slot(p), k, kOff);
+      this.ring.v.write(this.slot(p), v, vOff);
+      this.ringLo = Math.max(this.ringLo, this.ringLoAfter(p));
     }
     this.n = p + 1;
   }
@@ -382,7 +409,7 @@ export class LayerCache {
   private moveFromRing(q: number): void {
     const D = this.headDim;
     const HD = this.heads * D;
-    const slot = q % this.ring.k.rows;
+    const slot = this.slot(q);
     for (let h = 0; h < this.heads; h++) {
       this.ring.k.read(slot, h, this.tmp, h * D, this.scratch);
       this.ring.v.read(slot, h, this.tmp, HD + h * D, this.scratch);
@@ -395,7 +422,7 @@ export class LayerCache {
   private windowStart(): number {
     const n = this.n;
     if (n === 0 || this.ring.k.rows === 0) return n;
-    return Math.max(Math.min(this.exactFrom(n - 1), n), Math.max(this.ringLo, n - this.ring.k.rows));
+    return Math.max(Math.min(this.exactFrom(n - 1), n), this.ringLo);
   }
 
   /** Keeps positions < n; EvictedError when position n's window was already dropped. */
@@ -468,7 +495,8 @@ export class LayerCache {
     }
     // By start; a packed segment before an exact one at the same start (a stable sort keeps push order).
     segs.sort((x, y) => x.start - y.start);
-    const at = (p: number) => Math.max(xLo, Math.min(exactFrom(this.plan, p, a0, a1), pEnd));
+    const rule = (p: number) => exactFrom(this.plan, batchDependentWindowForTests.on ? n - 1 : p, a0, a1);
+    const at = (p: number) => Math.max(xLo, Math.min(rule(p), pEnd));
     return { headDim: this.headDim, kvHeads: this.heads, length: n, start: lo0, segments: segs, exactFrom: at };
   }
 
@@ -476,13 +504,15 @@ export class LayerCache {
   private exactPiece(p: number, hi: number, bytes: Uint8Array): Segment {
     const R = this.ring.k.rows;
     const s = this.spill;
-    const ringFrom = Math.max(this.ringLo, this.n - R);
+    const ringFrom = this.ringLo;
     if (s && p < ringFrom) {
       const m = Math.min(hi, ringFrom) - p;
       return { start: p, count: m, k: s.k.run(p - s.lo, bytes), v: s.v.run(p - s.lo, bytes), region: 'window', read: 'exact' };
     }
-    const m = Math.min(hi - p, R - (p % R));
-    return { start: p, count: m, k: this.ring.k.run(p % R, bytes), v: this.ring.v.run(p % R, bytes), region: 'window', read: 'exact' };
+    // [p, hi) holds no sink or anchor (view() cuts there): consecutive slots up to the wrap.
+    const slot = this.slot(p);
+    const m = Math.min(hi - p, R - slot);
+    return { start: p, count: m, k: this.ring.k.run(slot, bytes), v: this.ring.v.run(slot, bytes), region: 'window', read: 'exact' };
   }
 
   /** Bytes of data held, by region: positions before `evicted` count nowhere. */
@@ -555,10 +585,11 @@ export class LayerCache {
     const [a0, a1] = this.anchorRange();
     const span = (lo: number, hi: number): [number, number] => [lo, Math.max(0, hi - lo)];
     const sinks = span(e, Math.min(this.plan.sinks, n));
-    // The ring's slots p % W for p in [w0, n) (sink positions never enter it; anchors inside are few).
+    // The ring's slots of the positions in [w0, n) that enter it (consecutive ring indices).
     const R = this.ring.k.rows;
     const w0 = Math.max(Math.min(this.windowStart(), n), e, Math.min(this.plan.sinks, n));
-    const ring: [number, number] = R > 0 ? [w0 % R, n - w0] : [0, 0];
+    const ri = (p: number) => ringIndexOf(this.plan, p, a0, a1);
+    const ring: [number, number] = R > 0 ? [ri(w0) % R, ri(n) - ri(w0)] : [0, 0];
     const anchors = span(Math.max(a0, e) - a0, Math.min(a1, n) - a0);
     const out = [sinks, sinks, ring, ring];
     if (this.anchors) out.push(anchors, anchors);

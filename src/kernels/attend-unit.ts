@@ -186,60 +186,41 @@ export function bindJob(job: AttendJob, resolve: (key: string) => UnitKernel): B
   return { ...job, segs: bindSegs(job.segs, resolve) };
 }
 
-/** A stretch [u0, u1) of one chunk read the same way by a whole unit (seg) or, in the band, packed below each row's bound and exact from it (p, e). */
-interface Piece {
+/** A run's stretch [u0, u1) of one chunk. */
+interface Part {
+  readonly seg: BoundSeg;
   readonly u0: number;
   readonly u1: number;
-  readonly seg?: BoundSeg;
-  readonly p?: BoundSeg;
-  readonly e?: BoundSeg;
 }
 
+/** One chunk in position order: segments every row reads, and between them the packed and exact stretches. */
+type Group = { readonly all: Part } | { readonly packed: Part[]; readonly exact: Part[] };
+
 /**
- * The pieces of chunk [c0, c1) in position order, for rows whose bounds lie in [xmin, xmax]: below xmin
- * every row reads packed, from xmax exact; in the band between, rows differ, so both runs are read there.
+ * The groups of chunk [c0, c1) for rows whose bounds lie in [xmin, xmax]: a packed run is read below xmax,
+ * an exact one from xmin (rows between pick per position). Sinks and anchors cut the free stretches, so
+ * within a group every row's packed positions come before its exact ones.
  */
-function chunkPieces(segs: readonly BoundSeg[], first: number, c0: number, c1: number, xmin: number, xmax: number): Piece[] {
-  const out: Piece[] = [];
-  const P: Piece[] = [];
-  const E: Piece[] = [];
+function chunkGroups(segs: readonly BoundSeg[], first: number, c0: number, c1: number, xmin: number, xmax: number): Group[] {
+  const out: Group[] = [];
+  let free: { packed: Part[]; exact: Part[] } | null = null;
   for (let si = first; si < segs.length && segs[si]!.start < c1; si++) {
     const seg = segs[si]!;
     const s0 = Math.max(c0, seg.start);
     const s1 = Math.min(c1, seg.start + seg.count);
     if (s0 >= s1) continue;
     if (seg.read === READ_ALL) {
-      out.push({ u0: s0, u1: s1, seg });
+      free = null;
+      out.push({ all: { seg, u0: s0, u1: s1 } });
       continue;
     }
-    const b0 = Math.max(s0, xmin);
-    const b1 = Math.min(s1, xmax);
+    if (!free) out.push((free = { packed: [], exact: [] }));
     if (seg.read === READ_PACKED) {
-      if (s0 < Math.min(s1, xmin)) out.push({ u0: s0, u1: Math.min(s1, xmin), seg });
-      if (b0 < b1) P.push({ u0: b0, u1: b1, seg });
-    } else {
-      if (Math.max(s0, xmax) < s1) out.push({ u0: Math.max(s0, xmax), u1: s1, seg });
-      if (b0 < b1) E.push({ u0: b0, u1: b1, seg });
+      if (s0 < Math.min(s1, xmax)) free.packed.push({ seg, u0: s0, u1: Math.min(s1, xmax) });
+    } else if (Math.max(s0, xmin) < s1) {
+      free.exact.push({ seg, u0: Math.max(s0, xmin), u1: s1 });
     }
   }
-  // The band's packed and exact stretches cover the same positions: pair them up at both sets of boundaries.
-  let covered = 0;
-  for (let i = 0, j = 0; i < P.length && j < E.length; ) {
-    const a = P[i]!;
-    const b = E[j]!;
-    const u0 = Math.max(a.u0, b.u0);
-    const u1 = Math.min(a.u1, b.u1);
-    if (u0 < u1) {
-      out.push({ u0, u1, p: a.seg, e: b.seg });
-      covered += u1 - u0;
-    }
-    if (a.u1 <= b.u1) i++;
-    else j++;
-  }
-  const need = (xs: Piece[]) => xs.reduce((n, x) => n + x.u1 - x.u0, 0);
-  if (covered !== need(P) || covered !== need(E)) throw new ShapeError(`attend: packed and exact segments differ in the band [${xmin}, ${xmax})`);
-  // Segment order is by start, but a packed stretch may start below an exact one and end above it.
-  out.sort((x, y) => x.u0 - y.u0);
   return out;
 }
 
@@ -297,11 +278,14 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
       }
     }
     while (first < segs.length && segs[first]!.start + segs[first]!.count <= c0) first++;
-    const pieces = chunkPieces(segs, first, c0, c1, xmin, xmax);
+    const groups = chunkGroups(segs, first, c0, c1, xmin, xmax);
     const scores = new Float32Array(buf, sc.scores, rows * span);
     const band = new Float32Array(buf, sc.band, rows * span);
+    // Rows of this unit whose bounds differ: exact scores and weights go to the band buffer, each row picks.
+    const mixed = xmin < xmax;
     // Scores q.k of [s0, s1) into dst ([rows, span] at address dstAddr): each K block read once for all rows.
-    const scoresInto = (seg: BoundSeg, s0: number, s1: number, dstAddr: number, dst: Float32Array) => {
+    const scoresInto = (pt: Part, dstAddr: number, dst: Float32Array) => {
+      const { seg, u0: s0, u1: s1 } = pt;
       const k = seg.k;
       const t0 = k.first + (s0 - seg.start);
       const base = k.addr + h * k.headStride;
@@ -318,7 +302,8 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
       }
     };
     // acc += weights (src, [rows, span] at srcAddr) x V of [s0, s1), token by token.
-    const accumFrom = (seg: BoundSeg, s0: number, s1: number, srcAddr: number, src: Float32Array) => {
+    const accumFrom = (pt: Part, srcAddr: number, src: Float32Array) => {
+      const { seg, u0: s0, u1: s1 } = pt;
       const v = seg.v;
       const t0 = v.first + (s0 - seg.start);
       const base = v.addr + h * v.headStride;
@@ -332,49 +317,38 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
         (ex[call.name] as Fn)(w, span, rows, D, base + t0 * v.rowBytes, s1 - s0, accAddr, sc.tile);
       }
     };
-    for (const pc of pieces) {
-      if (pc.seg) {
-        scoresInto(pc.seg, pc.u0, pc.u1, sc.scores, scores);
-      } else {
-        scoresInto(pc.p!, pc.u0, pc.u1, sc.scores, scores);
-        scoresInto(pc.e!, pc.u0, pc.u1, sc.band, band);
-      }
-    }
-    // The band: each row takes the exact score from its bound on.
-    for (const pc of pieces) {
-      if (pc.seg) continue;
+    /** fn(row offset into a [rows, span] buffer minus c0, the row's bound) for every row. */
+    const eachRow = (fn: (r: number, x: number) => void) => {
       for (let i = 0; i < n; i++) {
         const x = jl[3 * (i0 + i) + 2]!;
-        for (let g = 0; g < G; g++) {
-          const r = (i * G + g) * span - c0;
-          for (let t = Math.max(pc.u0, x); t < pc.u1; t++) scores[r + t] = band[r + t]!;
-        }
+        for (let g = 0; g < G; g++) fn((i * G + g) * span - c0, x);
       }
+    };
+    for (const gr of groups) {
+      if ('all' in gr) {
+        scoresInto(gr.all, sc.scores, scores);
+        continue;
+      }
+      for (const pt of gr.packed) scoresInto(pt, sc.scores, scores);
+      for (const pt of gr.exact) scoresInto(pt, mixed ? sc.band : sc.scores, mixed ? band : scores);
+      // Each row takes the exact score from its bound on.
+      if (mixed) for (const pt of gr.exact) eachRow((r, x) => { for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = band[r + t]!; });
     }
     if (job.softcap) softcapRows(scores, rows, span, lohi, job.softcap);
     softmaxChunk(sc.scores, rows, span, sc.lohi, mAddr, lAddr, accAddr, D);
-    for (const pc of pieces) {
-      if (pc.seg) {
-        accumFrom(pc.seg, pc.u0, pc.u1, sc.scores, scores);
+    for (const gr of groups) {
+      if ('all' in gr) {
+        accumFrom(gr.all, sc.scores, scores);
         continue;
       }
-      // Packed weights below each row's bound, exact ones from it: a row's real adds stay in position order.
-      for (let i = 0; i < n; i++) {
-        const x = jl[3 * (i0 + i) + 2]!;
-        for (let g = 0; g < G; g++) {
-          const r = (i * G + g) * span - c0;
-          for (let t = pc.u0; t < pc.u1; t++) {
-            if (t < x) {
-              band[r + t] = 0;
-            } else {
-              band[r + t] = scores[r + t]!;
-              scores[r + t] = 0;
-            }
-          }
-        }
+      if (mixed) {
+        // Exact weights from each row's bound on, then packed ones below it: zero weights add nothing, so a
+        // row's real adds are its packed positions, then its exact ones, in position order, as alone.
+        for (const pt of gr.exact) eachRow((r, x) => { for (let t = pt.u0; t < pt.u1; t++) band[r + t] = t >= x ? scores[r + t]! : 0; });
+        for (const pt of gr.packed) eachRow((r, x) => { for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = 0; });
       }
-      accumFrom(pc.p!, pc.u0, pc.u1, sc.scores, scores);
-      accumFrom(pc.e!, pc.u0, pc.u1, sc.band, band);
+      for (const pt of gr.packed) accumFrom(pt, sc.scores, scores);
+      for (const pt of gr.exact) accumFrom(pt, mixed ? sc.band : sc.scores, mixed ? band : scores);
     }
   }
 }

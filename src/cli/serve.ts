@@ -6,8 +6,13 @@ import { startServer } from '../server/server.js';
 import { intArg } from './args.js';
 import { addCacheFlags, attentionFromFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
 import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
-import { DEFAULT_CHUNK_TOKENS } from '../cache/stream.js';
 
+
+/**
+ * Prefix-cache granularity: 64 gave the most reuse of a shared system prompt for the least stored bytes of
+ * 32, 64, 128, 256 (README, `npm run bench:prefix`); 256 never resumed a prompt under 257 tokens.
+ */
+const SERVE_CHUNK_TOKENS = 64;
 
 interface ServeFlags extends CacheFlags, ThreadsFlag {
   model: string;
@@ -48,7 +53,7 @@ export function register(program: Command): void {
     .option('--timeout <s>', 'socket inactivity and request-receive timeout in seconds (-to)', intArg('--timeout', 1), 600)
     .option('--no-cont-batching', 'decode each slot in its own forward pass (-nocb; for comparison)')
     .option('--ubatch-size <n>', 'prompt tokens per prefill step, interleaved with decoding (-ub)', intArg('--ubatch-size', 1), 128)
-    .option('--chunk-tokens <n>', `cache chunk size = prefix-cache granularity (multiple of 32)`, intArg('--chunk-tokens', 32), DEFAULT_CHUNK_TOKENS)
+    .option('--chunk-tokens <n>', `cache chunk size = prefix-cache granularity (multiple of 32)`, intArg('--chunk-tokens', 32), SERVE_CHUNK_TOKENS)
     .option('--resume-every <chunks>', 'also keep resume rows every N chunks of a prompt, locally and in --kv-store (0 = only at prompt ends and where prompts diverged)', intArg('--resume-every', 0), 0)
     .option('--max-queue <n>', 'requests waiting for a slot before 429', intArg('--max-queue', 0), 64)
     .option('--body-limit <bytes>', 'largest request body (413 above)', intArg('--body-limit', 1024), 8 << 20)

@@ -220,3 +220,21 @@ test('remote tier: another instance imports the chain with its resume rows and c
   a.clear();
   b.clear();
 });
+
+test('remote tier: resume rows at a boundary inside the first window (r < W + sinks) make the import resumable', { todo: 'cache (A1): importResumeRows below W + sinks leaves ringLo above the sinks, so resumableAt(r) stays false' }, () => {
+  const policy: CachePolicy = { k: 'q8_0', v: 'q8_0', window: 128, sinks: 4 };
+  const toks = seq(64);
+  const a = filled(toks, policy);
+  const store = new MemoryChunkStore();
+  const newCache = () => model.createCache({ policy, capacity: 256, chunkTokens: C });
+  const tier = new RemotePrefixTier(store, { log: () => {} });
+  tier.offerResumable(new PrefixCache({ budgetBytes: 0, chunkTokens: C }).hashesFor(KEY, [...toks, 0]), a);
+  const pc = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C });
+  const b = new RemotePrefixes(new RemotePrefixTier(store, { log: () => {} }), pc, newCache);
+  const prompt = [...toks, 0];
+  return b.fetch(KEY, prompt).then((f) => {
+    a.dispose();
+    assert.equal(f.entry?.cache.length, 64);
+    assert.equal(pc.lookup(KEY, pc.hashesFor(KEY, prompt), prompt).hit?.keep, 64);
+  });
+});

@@ -13,7 +13,7 @@ for (const [file, prompt] of [['stories260K.gguf', STORY_260K], ['tinystories-65
   const path = fromRoot('..', 'shared', 'models', file);
   const skip = existsSync(path) ? false : `${path} is absent (../shared/models not checked out)`;
   test(`${file} --kv q2k -np 1 -c 512: the same request three times gives three identical answers`, { skip }, async () => {
-    const s = await spawnServe(['-m', path, '--kv', 'q2k', '-np', '1', '-c', '512', ...(process.env.A2_CT ? ['--chunk-tokens', process.env.A2_CT] : [])]);
+    const s = await spawnServe(['-m', path, '--kv', 'q2k', '-np', '1', '-c', '512']);
     try {
       const body = { model: 'x', prompt, max_tokens: 150, temperature: 0, ignore_eos: true, logprobs: 1 } as OpenAI.CompletionCreateParamsNonStreaming;
       const got: { text: string; logprobs: (number | null)[]; cached: number }[] = [];

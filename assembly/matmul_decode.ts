@@ -17,6 +17,11 @@ export const T_Q6_K: i32 = 14;
 export const T_IQ4_NL: i32 = 20;
 export const T_BF16: i32 = 30;
 
+/** Sum of the four i32 lanes. */
+@inline export function hsumi(a: v128): i32 {
+  return i32x4.extract_lane(a, 0) + i32x4.extract_lane(a, 1) + i32x4.extract_lane(a, 2) + i32x4.extract_lane(a, 3);
+}
+
 @inline function f16at(p: usize): f32 {
   return halfToFloat(<u32>load<u16>(p));
 }
@@ -174,6 +179,34 @@ export function decodeRowI8(type: i32, w: usize, cols: i32, q: usize, sc: usize,
   }
   unreachable();
   return false;
+}
+
+/**
+ * A K-quant row's integer scales (the tiled kernel's exact form, matmul_tile.ts): isc [cols/32] i32 (q6_K:
+ * [cols/16], signed) sub-block scales, imn [cols/32] i32 mins (q4_K / q5_K), dd [cols/256][2] f32 d and dmin.
+ */
+export function kScales(type: i32, w: usize, cols: i32, isc: usize, imn: usize, dd: usize): void {
+  const nb = <usize>(cols >> 8);
+  if (type == T_Q6_K) {
+    for (let b: usize = 0; b < nb; b++) {
+      const p = w + b * 210;
+      store<f32>(dd + (b << 3), f16at(p + 208));
+      store<f32>(dd + (b << 3), 0, 4);
+      for (let g: usize = 0; g < 16; g++) store<i32>(isc + (((b << 4) + g) << 2), <i32>load<i8>(p + 192 + g));
+    }
+    return;
+  }
+  const bs: usize = type == T_Q5_K ? 176 : 144;
+  for (let b: usize = 0; b < nb; b++) {
+    const p = w + b * bs;
+    store<f32>(dd + (b << 3), f16at(p));
+    store<f32>(dd + (b << 3), f16at(p + 2), 4);
+    for (let j: usize = 0; j < 8; j++) {
+      const smv = scaleMinK4(p + 4, j);
+      store<i32>(isc + (((b << 3) + j) << 2), <i32>(smv & 0xffff));
+      store<i32>(imn + (((b << 3) + j) << 2), <i32>(smv >>> 16));
+    }
+  }
 }
 
 /** The int8 row as f32 values sc*q (+ mn): f [cols] f32. */

@@ -5,15 +5,13 @@
 // count, and the rest of the job is read only after a unit is taken: a worker that woke for an old job
 // cannot take a unit of a newer one under the old one's arguments, and the caller rewrites a job only once
 // every unit of the one before is done.
-import { matmulF32Act, matmulQ8Act } from './matmul';
-import { matmulF32Tiled, matmulQ8Tiled } from './matmul_tile';
+import { matmulQ8Tiled } from './matmul_tile';
+import { matmulF32Tiled } from './matmul_tile_f32';
 import { matmulVec } from './matmul_vec';
 import { keep } from './touch';
 
 // Kernel ids (src/model/matmul-wasm.ts names them).
 export const K_VEC: i32 = 0;
-export const K_Q8_ACT: i32 = 1;
-export const K_F32_ACT: i32 = 2;
 export const K_Q8_TILED: i32 = 3;
 export const K_F32_TILED: i32 = 4;
 /** Reads a unit's weight rows without computing: pulls them into cache ahead of their matmul (matmulPrefetch). */
@@ -161,8 +159,6 @@ export function matmulRun(job: usize, thread: i32): i32 {
     const w = <usize>field(f, 2) + <usize>r0 * <usize>rowBytes;
     const y = <usize>field(f, 10) + (<usize>r0 << 2);
     if (kernel == K_VEC) matmulVec(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride);
-    else if (kernel == K_Q8_ACT) matmulQ8Act(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride, scratch);
-    else if (kernel == K_F32_ACT) matmulF32Act(type, w, rowBytes, nr, cols, xq, n, y, yStride, scratch);
     else if (kernel == K_Q8_TILED) matmulQ8Tiled(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride, scratch);
     else if (kernel == K_F32_TILED) matmulF32Tiled(type, w, rowBytes, nr, cols, xq, n, y, yStride, scratch);
     else keep(touchRange(w, <usize>nr * <usize>rowBytes));

@@ -7,7 +7,7 @@
 // (i32x4.dot_i16x8_s). q8_0 / q4_0 run four rows at once, one per lane (measured 1.24x one row at a time:
 // each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum, hsum4i, round8 } from './common';
-import { halfToFloat4s, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './matmul_decode';
+import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './matmul_decode';
 import { dotOther, hasMin, otherBlockBytes, otherBlocks } from './matmul_vec_blocks';
 import { packActQ6K, rowQ6K } from './matmul_vec_q6k';
 import { keep, touch } from './touch';
@@ -37,7 +37,7 @@ export function vecOrder(type: i32): i32 {
 
 /**
  * Most tokens a call of this type runs through the one-token kernel (once per token, re-reading the rows)
- * before the tiled or row kernels pay. Measured on [2048, 768] and [768, 2048], one core, CPU time:
+ * before the tiled ones pay (the row kernels compared here were removed: the tiles now take every other size). Measured on [2048, 768] and [768, 2048], one core, CPU time:
  * q8_0 at 3 tokens 290 vs 473 us (row kernel), at 4 384 vs 369 (tiled); q4_0 / q4_K at 6 543 / 651 vs
  * 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; q6_K at 3 530 vs 653 (row kernel), at 4 702 vs 494
  * (tiled); f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531 vs 563, at 6 793 vs 760 (f32 row kernel);
@@ -72,7 +72,7 @@ export function vecMaxTokens(type: i32): i32 {
 /**
  * One token x [cols] f32 -> xq [cols] i16 in `order`, one scale amax/127 per qb values (256 for
  * ORDER_NIB256, else 32) in xd [cols/qb] f32, and the sum of each 32 quantized values in xs [cols/32] i16.
- * cols % qb == 0. Same rounding as quantizeActs (round to nearest even of x / d).
+ * cols % qb == 0. Same rounding as packActQ8 (matmul_tile.ts) (round to nearest even of x / d).
  */
 export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize, xs: usize): void {
   if (order == ORDER_HALVES) {
@@ -120,13 +120,10 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
 }
 
 
-@inline function hsumi(a: v128): i32 {
-  return i32x4.extract_lane(a, 0) + i32x4.extract_lane(a, 1) + i32x4.extract_lane(a, 2) + i32x4.extract_lane(a, 3);
-}
 
 /**
  * The f16 scales at p0..p3 as f32x4, for finite scales (Inf/NaN would turn finite: weights that have any
- * take the exact row kernels instead, see vecScalesFinite).
+ * take the exact tiled kernel instead, see vecScalesFinite).
  */
 @inline function scales4(p0: usize, p1: usize, p2: usize, p3: usize): v128 {
   let h = v128.load16_lane(p0, i16x8.splat(0), 0);
@@ -216,36 +213,22 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     keep(sink);
     v128.store(y + (<usize>r << 2), acc);
   }
-  // Leftover rows one at a time, four blocks per step (their sums in block lanes).
+  // Leftover rows one at a time, each with the operations of a lane of the four-row groups (scalars: the
+  // same float ops), so every row's output is the same wherever it sits (the tiles match this order).
   for (; r < rows; r++) {
-    const p0 = w + <usize>r * rb;
-    let acc = f32x4.splat(0);
-    let b: usize = 0;
-    for (; b + 4 <= nb; b += 4) {
-      const p = p0 + b * bs;
+    let p = w + <usize>r * rb;
+    let acc: f32 = 0;
+    for (let b: usize = 0; b < nb; b++) {
       const x = xq + (b << 6);
-      let s = hsum4i(one(type, p, x), one(type, p + bs, x + 64), one(type, p + 2 * bs, x + 128), one(type, p + 3 * bs, x + 192));
-      if (type == T_Q4_0) s = i32x4.sub(s, i32x4.shl(v128.load16x4_s(xs + (b << 1)), 3));
-      const dx = v128.load(xd + (b << 2));
-      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(scales4(p, p + bs, p + 2 * bs, p + 3 * bs), dx)));
-      if (mins) acc = f32x4.add(acc, f32x4.mul(scales4(p + 2, p + bs + 2, p + 2 * bs + 2, p + 3 * bs + 2), f32x4.mul(dx, f32x4.convert_i32x4_s(v128.load16x4_s(xs + (b << 1))))));
-    }
-    let t = hsum(acc);
-    for (; b < nb; b++) {
-      const p = p0 + b * bs;
-      let s = hsumi(one(type, p, xq + (b << 6)));
+      let s = hsumi(dotBlock(type, p, v128.load(x), v128.load(x, 16), v128.load(x, 32), v128.load(x, 48)));
       if (type == T_Q4_0) s -= <i32>load<i16>(xs + (b << 1)) << 3;
       const dx = load<f32>(xd + (b << 2));
-      t += <f32>s * (halfToFloat(<u32>load<u16>(p)) * dx);
-      if (mins) t += halfToFloat(<u32>load<u16>(p + 2)) * (dx * <f32>load<i16>(xs + (b << 1)));
+      acc += <f32>s * (halfToFloat(<u32>load<u16>(p)) * dx);
+      if (mins) acc += halfToFloat(<u32>load<u16>(p + 2)) * (dx * <f32>load<i16>(xs + (b << 1)));
+      p += bs;
     }
-    store<f32>(y + (<usize>r << 2), t);
+    store<f32>(y + (<usize>r << 2), acc);
   }
-}
-
-/** One block's dot against the 32 activations at x. */
-@inline function one(type: i32, p: usize, x: usize): v128 {
-  return dotBlock(type, p, v128.load(x), v128.load(x, 16), v128.load(x, 32), v128.load(x, 48));
 }
 
 /**
@@ -267,7 +250,7 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
  * once by d and dmin times x's block scale. Touches the row that starts at `ahead` as it goes (never past `last`).
  */
 @inline function rowQK(five: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize, ahead: usize, last: usize): f32 {
-  let acc = f32x4.splat(0);
+  let acc: f32 = 0;
   const m4 = i16x8.splat(0x0f);
   const bs: usize = five ? 176 : 144;
   // Touching 8 rows ahead (touch.ts), q4_K [14336, 4096] cycled through 1 GiB (DRAM), in-process A/B:
@@ -325,10 +308,15 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     const dx = load<f32>(xd + (b << 2));
     const d = halfToFloat(<u32>load<u16>(p)) * dx;
     const dmin = halfToFloat(<u32>load<u16>(p + 2)) * dx;
-    acc = f32x4.add(acc, f32x4.sub(f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(lo, hi)), f32x4.splat(d)), f32x4.mul(f32x4.convert_i32x4_s(mins), f32x4.splat(dmin))));
+    // One float step per 256 values on the block's exact integer sums I, M (matmul_tile.ts tileK does the
+    // same): lanes [I, I, M, M] by two pairwise steps, then I * d - M * dmin.
+    const a = i32x4.add(lo, hi);
+    const ab = i32x4.add(i32x4.shuffle(a, mins, 0, 1, 4, 5), i32x4.shuffle(a, mins, 2, 3, 6, 7));
+    const f = f32x4.mul(f32x4.convert_i32x4_s(i32x4.add(ab, i32x4.shuffle(ab, ab, 1, 0, 3, 2))), f32x4.shuffle(f32x4.splat(d), f32x4.splat(dmin), 0, 1, 4, 5));
+    acc += f32x4.extract_lane(f, 0) - f32x4.extract_lane(f, 2);
   }
   keep(sink);
-  return hsum(acc);
+  return acc;
 }
 
 /** Bytes of one token's packed x in xq / xd / xs for rows of `cols` values (packActVec's layout). */

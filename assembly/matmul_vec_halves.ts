@@ -20,13 +20,13 @@ import { keep, touch } from './touch';
 }
 
 /** The even (low) halves of v's 32-bit lanes as f32x4 (f16: finite halves exact; Inf/NaN are loaded as f32 weights). */
-@inline function evenHalves(bf: bool, v: v128): v128 {
+@inline export function evenHalves(bf: bool, v: v128): v128 {
   if (bf) return i32x4.shl(v, 16);
   return v128.or(magToFloat(v128.and(i32x4.shl(v, 13), i32x4.splat(0x0fffe000))), v128.and(i32x4.shl(v, 16), i32x4.splat(0x80000000)));
 }
 
 /** The odd (high) halves of v's 32-bit lanes as f32x4. */
-@inline function oddHalves(bf: bool, v: v128): v128 {
+@inline export function oddHalves(bf: bool, v: v128): v128 {
   if (bf) return v128.and(v, i32x4.splat(0xffff0000));
   return v128.or(magToFloat(v128.and(i32x4.shr_u(v, 3), i32x4.splat(0x0fffe000))), v128.and(v, i32x4.splat(0x80000000)));
 }
@@ -97,7 +97,8 @@ export function packActHalves(x: usize, cols: i32, xe: usize): void {
       a = f32x4.add(a, f32x4.add(f32x4.mul(evenHalves(bf, v), v128.load(x)), f32x4.mul(oddHalves(bf, v), v128.load(x, 16))));
       p += 16;
     }
-    const s = hsum4(a, a, a, a);
-    store<f32>(y + (<usize>r << 2), f32x4.extract_lane(s, 0) + tail(bf, w + <usize>r * rb, c8, cols, xe));
+    // As a lane of the four-row path (and matmul_tile_f32.ts): the tail added only when there is one.
+    const s = f32x4.extract_lane(hsum4(a, a, a, a), 0);
+    store<f32>(y + (<usize>r << 2), c8 < <usize>cols ? s + tail(bf, w + <usize>r * rb, c8, cols, xe) : s);
   }
 }

@@ -3,13 +3,13 @@
 // The 16-byte ql / qh loads split into 16-bit lanes by shifts and masks: lane k of a load holds values 2k
 // and 2k + 1 of its 16, so x comes per 16 values as the 8 even ones then the 8 odd ones (packActQ6K), with
 // its per-16 sums for the -32 (sum_g sc_g (q . x)_g - 32 sum_g sc_g sum(x)_g, all in integers).
-import { halfToFloat, hsum, hsum4i, round8 } from './common';
+import { halfToFloat, hsum4i, round8 } from './common';
 import { keep, touch } from './touch';
 
 
 /**
  * One token x [cols] f32 -> xq [cols] i16 (per 16 values: the 8 even, then the 8 odd), one scale amax/127
- * per 256 values in xd [cols/256] f32, each 16 values' sum in xs [cols/16] i16. Same rounding as quantizeActs.
+ * per 256 values in xd [cols/256] f32, each 16 values' sum in xs [cols/16] i16. Same rounding as packActQ8 (matmul_tile.ts).
  */
 export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize): void {
   for (let b0: usize = 0; b0 < <usize>cols; b0 += 256) {
@@ -48,7 +48,7 @@ export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize)
  * H's bit pairs 0-1 / 2-3 / 4-5 / 6-7 on top (src/gguf/kquants.ts).
  */
 @inline export function rowQ6K(w: usize, nb: usize, xq: usize, xd: usize, xs: usize, ahead: usize, last: usize): f32 {
-  let acc = f32x4.splat(0);
+  let acc: f32 = 0;
   const m4 = i16x8.splat(0x0f);
   const m2 = i16x8.splat(0x30);
   let sink: u32 = 0;
@@ -87,8 +87,11 @@ export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize)
     const xsum = xs + (b << 5);
     const corr = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(sc), v128.load(xsum)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(sc), v128.load(xsum, 16)));
     t = i32x4.sub(t, i32x4.shl(corr, 5));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(t), f32x4.splat(halfToFloat(<u32>load<u16>(p + 208)) * load<f32>(xd + (b << 2)))));
+    // One float step per 256 values on the block's exact integer sum (matmul_tile.ts tileK does the same).
+    const u = i32x4.add(t, i32x4.shuffle(t, t, 2, 3, 0, 1));
+    const T = f32x4.convert_i32x4_s(i32x4.add(u, i32x4.shuffle(u, u, 1, 0, 3, 2)));
+    acc += f32x4.extract_lane(f32x4.mul(T, f32x4.splat(halfToFloat(<u32>load<u16>(p + 208)) * load<f32>(xd + (b << 2)))), 0);
   }
   keep(sink);
-  return hsum(acc);
+  return acc;
 }

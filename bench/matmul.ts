@@ -1,7 +1,6 @@
 // Matmul micro-benchmark: the engine bench's shapes per weight type and token count, every variant timed
-// call by call in alternation (the shared machine drifts; medians). Variants: wasmMatmul at 1 and N threads,
-// and the kernels it replaced ('row kernel': quantizeActs + matmulQ8Act, one token; N threads: the old
-// static split, one half of the rows per thread through runCalls). `--cold` rotates through enough copies
+// call by call in alternation (the shared machine drifts; medians). Variants: wasmMatmul at 1 and N threads
+// (kernels against another build of them: bench/matmul-ab.ts). `--cold` rotates through enough copies
 // of the weight (> L3) that every call streams its bytes from DRAM, as a decode step over a model does.
 // `--cpu`: one-thread variants only, timed by this process's CPU time (batches of calls, alternated): on a
 // machine other processes keep busy, wall time measures the scheduler as much as the kernel.
@@ -11,7 +10,6 @@ import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
 import { configureMatmul, matmulKernelFor, matmulSplitStats, wasmMatmul } from '../src/model/matmul-wasm.js';
 import { availableCores } from '../src/model/threads.js';
-import { runCalls } from '../src/kernels/pool.js';
 import { wasmKernels } from '../src/kernels/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import os from 'node:os';
@@ -61,7 +59,6 @@ function cpuInterleaved(fns: ReadonlyArray<() => void>, budget: number): number[
 export function benchMatmulKernels(types: string[], shapes: [number, number][], ns: number[], cold: boolean, budget: number, log: (s: string) => void = () => {}, cpu = false, coldBytes = COLD_BYTES): MatmulRow[] {
   const k = wasmKernels();
   if (!k) throw new Error('wasm kernels unavailable');
-  const e = k.exports;
   const rng = new Prng(5);
   const out: MatmulRow[] = [];
   const all = availableCores();
@@ -82,35 +79,6 @@ export function benchMatmulKernels(types: string[], shapes: [number, number][], 
           variants.push({ name: `wasmMatmul (${matmulKernelFor(ws[0]!, n)})`, threads, fn: () => {
             configureMatmul({ threads, threadChoice: 'always' });
             wasmMatmul(w(), x, n, y);
-          } });
-        }
-        // The row kernel wasmMatmul used for one token before the one-token kernels, its static split.
-        if (n === 1 && type !== GGML.F16 && type !== GGML.F32) {
-          const qb = K_TYPES.has(type) ? 256 : 32;
-          const a = k.arena;
-          const xp = a.alloc(cols * 4), xq = a.alloc(cols), xd = a.alloc(cols), xs = a.alloc(cols), yp = a.alloc(rows * 4);
-          const scratch = a.alloc(2 * (e['matmulScratchBytes']!(cols) as number));
-          new Float32Array(a.memory.buffer, xp, cols).set(x);
-          const half = Math.ceil(rows / 2 / 4) * 4;
-          for (const threads of all > 1 ? [1, 2] : [1]) {
-            variants.push({ name: 'row kernel (quantizeActs + matmulQ8Act)', threads, fn: () => {
-              const p = w();
-              e['quantizeActs']!(xp, 1, cols, qb, xq, xd, xs);
-              if (threads === 1) e['matmulQ8Act']!(type, p.ptr, p.rowBytes, rows, cols, xq, xd, xs, 1, yp, rows, scratch);
-              else runCalls(k, [
-                ['matmulQ8Act', [type, p.ptr, p.rowBytes, half, cols, xq, xd, xs, 1, yp, rows, scratch]],
-                ['matmulQ8Act', [type, p.ptr + half * p.rowBytes, p.rowBytes, rows - half, cols, xq, xd, xs, 1, yp + half * 4, rows, scratch + (e['matmulScratchBytes']!(cols) as number)]],
-              ]);
-            } });
-          }
-        }
-        if (n === 1 && type === GGML.F16) {
-          const a = k.arena;
-          const xp = a.alloc(cols * 4), yp = a.alloc(rows * 4);
-          new Float32Array(a.memory.buffer, xp, cols).set(x);
-          variants.push({ name: 'row kernel (matmulF32Act)', threads: 1, fn: () => {
-            const p = w();
-            e['matmulF32Act']!(type, p.ptr, p.rowBytes, rows, cols, xp, 1, yp, rows, 0);
           } });
         }
         if (cpu) variants.splice(0, variants.length, ...variants.filter((v) => v.threads === 1));

@@ -215,8 +215,9 @@ export function prefetchWeights(ws: readonly Weight[]): void {
 }
 
 /**
- * y[t, yCol + r] = w[r] . x[t] for r < nr rows of length cols. Four tokens share each weight load
- * (prefill); a lone token uses four partial sums to break the add chain (decode).
+ * y[t, yCol + r] = w[r] . x[t] for r < nr rows of length cols. Every token is summed in one order (four
+ * partial sums over columns c % 4, the last cols % 4 into the first, then s0 + s1 + s2 + s3), so a token's
+ * output has the same bits in a batch of any size; four tokens share each weight load (prefill).
  */
 function dotRows(w: Float32Array, wOff: number, nr: number, cols: number, x: Float32Array, n: number, y: Float32Array, yStride: number, yCol: number): void {
   const c4 = cols & ~3;
@@ -225,19 +226,25 @@ function dotRows(w: Float32Array, wOff: number, nr: number, cols: number, x: Flo
     const wo = wOff + r * cols;
     for (let t = 0; t < n4; t += 4) {
       const x0 = t * cols, x1 = x0 + cols, x2 = x1 + cols, x3 = x2 + cols;
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (let c = 0; c < cols; c++) {
+      let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+      let c0 = 0, c1 = 0, c2 = 0, c3 = 0, d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+      let c = 0;
+      for (; c < c4; c += 4) {
+        const w0 = w[wo + c]!, w1 = w[wo + c + 1]!, w2 = w[wo + c + 2]!, w3 = w[wo + c + 3]!;
+        a0 += w0 * x[x0 + c]!; a1 += w1 * x[x0 + c + 1]!; a2 += w2 * x[x0 + c + 2]!; a3 += w3 * x[x0 + c + 3]!;
+        b0 += w0 * x[x1 + c]!; b1 += w1 * x[x1 + c + 1]!; b2 += w2 * x[x1 + c + 2]!; b3 += w3 * x[x1 + c + 3]!;
+        c0 += w0 * x[x2 + c]!; c1 += w1 * x[x2 + c + 1]!; c2 += w2 * x[x2 + c + 2]!; c3 += w3 * x[x2 + c + 3]!;
+        d0 += w0 * x[x3 + c]!; d1 += w1 * x[x3 + c + 1]!; d2 += w2 * x[x3 + c + 2]!; d3 += w3 * x[x3 + c + 3]!;
+      }
+      for (; c < cols; c++) {
         const wc = w[wo + c]!;
-        s0 += wc * x[x0 + c]!;
-        s1 += wc * x[x1 + c]!;
-        s2 += wc * x[x2 + c]!;
-        s3 += wc * x[x3 + c]!;
+        a0 += wc * x[x0 + c]!; b0 += wc * x[x1 + c]!; c0 += wc * x[x2 + c]!; d0 += wc * x[x3 + c]!;
       }
       const yo = t * yStride + yCol + r;
-      y[yo] = s0;
-      y[yo + yStride] = s1;
-      y[yo + 2 * yStride] = s2;
-      y[yo + 3 * yStride] = s3;
+      y[yo] = a0 + a1 + a2 + a3;
+      y[yo + yStride] = b0 + b1 + b2 + b3;
+      y[yo + 2 * yStride] = c0 + c1 + c2 + c3;
+      y[yo + 3 * yStride] = d0 + d1 + d2 + d3;
     }
     for (let t = n4; t < n; t++) {
       const xo = t * cols;

@@ -48,7 +48,7 @@ test('f16 / bf16: the one-token kernel runs at n = 1 and matches the reference o
   }
 });
 
-test('32-value block weights with an Inf or NaN block scale or min run the exact row kernel and keep it', { skip }, () => {
+test('32-value block weights with an Inf or NaN block scale or min run the exact tiled kernel and keep it', { skip }, () => {
   const rng = new Prng(9);
   const withMin = new Set<number>([GGML.Q4_1, GGML.Q5_1]);
   for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL]) {

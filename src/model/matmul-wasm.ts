@@ -131,7 +131,7 @@ const WASM_TYPES: ReadonlySet<number> = new Set([GGML.F32, GGML.F16, GGML.BF16, 
 const FLOAT_TYPES: ReadonlySet<number> = new Set([GGML.F32, GGML.F16, GGML.BF16]);
 const K_TYPES: ReadonlySet<number> = new Set([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
 /** Kernel ids of assembly/matmul_run.ts. */
-const KERNEL_IDS = { matmulVec: 0, matmulQ8Act: 1, matmulF32Act: 2, matmulQ8Tiled: 3, matmulF32Tiled: 4 } as const;
+const KERNEL_IDS = { matmulVec: 0, matmulQ8Tiled: 3, matmulF32Tiled: 4 } as const;
 type KernelName = keyof typeof KERNEL_IDS;
 /** The job kernel that only reads weight rows into cache (matmulPrefetch). */
 const K_TOUCH = 5;
@@ -235,19 +235,19 @@ function workspace(k: WasmKernels): Workspace {
 }
 
 /**
- * From this many tokens a call runs the tiled kernels (assembly/matmul_tile.ts: 4 rows x 8 tokens, token
- * lanes). Measured on [2048, 768] weights, one thread, tiled vs row kernels: q8 activations 1.2x at n = 4,
- * 1.6x at 8, 1.9x from 64; f32 activations (f16 weights) 0.9x at 4, 1.2x at 8, 1.3x from 64.
+ * Kept for bench labels (bench/engine.ts): from this many tokens the int8 (q8_0) and f16 calls leave the
+ * one-token kernels for the tiled ones; every other size runs the tiles.
  */
 export const TILE_MIN_TOKENS_Q8 = 4;
-export const TILE_MIN_TOKENS_F32 = 8;
+export const TILE_MIN_TOKENS_F32 = 2;
 
 /**
  * Activation layouts a call may need; one weight group packs each at most once. vec*: one token in the order
  * a type's one-token kernel reads (assembly/matmul_vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32
- * for f16 / bf16; int16 even/odd per 16 for q6_K).
+ * for f16 / bf16, which the f32 tile reads too; int16 even/odd per 16 for q6_K); tiles*: token quads for the
+ * int8 tile; raw: x as it is (the f32 tile of f32 and quantized weights).
  */
-type Layout = 'raw' | 'rows32' | 'rows256' | 'tiles32' | 'tiles256' | 'tilesF32' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4';
+type Layout = 'raw' | 'tiles32' | 'tiles256' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4';
 
 interface Plan {
   kernel: KernelName;
@@ -258,7 +258,7 @@ interface Plan {
  * The one-token layout order for this weight and these activations, or -1: the type has a one-token kernel
  * (vecOrder: int8 orders only with 'q8' activations; f16 computes in f32 either way), and for the 32-value
  * block types (whose kernels convert block scales four at a time, Inf/NaN not kept) every scale is finite. The
- * scale check runs once per weight; a weight with a non-finite scale runs the exact row kernel.
+ * scale check runs once per weight; a weight with a non-finite scale runs the exact tiled kernel at every size.
  */
 const vecChecked = new WeakMap<PackedWeight, number>();
 function vecOrder(e: WasmKernels['exports'], w: PackedWeight, activations: Activations): number {
@@ -271,14 +271,18 @@ function vecOrder(e: WasmKernels['exports'], w: PackedWeight, activations: Activ
   return order < 0 || (activations !== 'q8' && !FLOAT_TYPES.has(w.type)) ? -1 : order;
 }
 
+/**
+ * The kernel and layout for n tokens. Every kernel of a type sums each output in the same order
+ * (assembly/matmul_tile*.ts), so the choice by n changes speed, never bits.
+ */
 function plan(e: WasmKernels['exports'], w: PackedWeight, n: number, activations: Activations): Plan {
   const type = w.type;
   const order = n <= (e['vecMaxTokens']!(type) as number) ? vecOrder(e, w, activations) : -1;
   if (order >= 0) return { kernel: 'matmulVec', layout: `vec${order as 0 | 1 | 2 | 3 | 4}` };
-  const quantized = activations === 'q8' && !FLOAT_TYPES.has(type);
-  const qb = K_TYPES.has(type) ? 256 : 32;
-  if (quantized) return n >= TILE_MIN_TOKENS_Q8 ? { kernel: 'matmulQ8Tiled', layout: `tiles${qb}` } : { kernel: 'matmulQ8Act', layout: `rows${qb}` };
-  return n >= TILE_MIN_TOKENS_F32 ? { kernel: 'matmulF32Tiled', layout: 'tilesF32' } : { kernel: 'matmulF32Act', layout: 'raw' };
+  // f16 / bf16: x in the one-token kernel's even/odd order, which the f32 tile's decoded rows follow.
+  if (type === GGML.F16 || type === GGML.BF16) return { kernel: 'matmulF32Tiled', layout: 'vec3' };
+  if (activations === 'q8' && !FLOAT_TYPES.has(type)) return { kernel: 'matmulQ8Tiled', layout: K_TYPES.has(type) ? 'tiles256' : 'tiles32' };
+  return { kernel: 'matmulF32Tiled', layout: 'raw' };
 }
 
 /** The kernel a call of n tokens runs for this weight (tests prove the fast paths ran). */
@@ -299,9 +303,7 @@ function layoutBytes(layout: Layout, n: number, cols: number): [number, number, 
   const nq = Math.ceil(n / 4);
   switch (layout) {
     case 'raw': return [0, 0, 0];
-    case 'rows32': case 'rows256': return [n * cols, n * ng * 4, n * ng * 4];
     case 'tiles32': case 'tiles256': return [nq * cols * 8, nq * ng * 16, nq * ng * 16];
-    case 'tilesF32': return [nq * cols * 16, 0, 0];
     case 'vec0': case 'vec1': case 'vec2': return [n * cols * 2, n * Math.ceil(cols / 32) * 4, n * Math.ceil(cols / 32) * 2];
     case 'vec3': return [n * cols * 4, 0, 0];
     case 'vec4': return [n * cols * 2, n * Math.ceil(cols / 256) * 4, n * Math.ceil(cols / 16) * 2];
@@ -403,7 +405,7 @@ function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, 
   const plans = group.map((w) => plan(e, w, n, activations));
   const maxThreads = Math.min(config.threads, availableCores());
   // One scratch per thread, 64-byte aligned apart; the one-token kernels need none.
-  const stride = plans.every((p) => p.kernel === 'matmulVec') ? 0 : Math.ceil(Math.max(e['matmulScratchBytes']!(cols) as number, e['matmulTileScratchBytes']!(cols) as number) / 64) * 64;
+  const stride = plans.every((p) => p.kernel === 'matmulVec') ? 0 : Math.ceil((e['matmulTileScratchBytes']!(cols) as number) / 64) * 64;
   // Workspace regions only: the kernels take addresses, so a memory grow here stales no view.
   const scratch = stride ? ws.get('scratch', stride * maxThreads) : 0;
   const packed = new Map<Layout, Packed>();
@@ -412,9 +414,7 @@ function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, 
     const [q, d, s] = layoutBytes(layout, n, cols);
     const p = { q: q ? ws.get(`${layout}:q`, q) : xPtr, d: d ? ws.get(`${layout}:d`, d) : 0, s: s ? ws.get(`${layout}:s`, s) : 0 };
     packed.set(layout, p);
-    if (layout === 'rows32' || layout === 'rows256') e['quantizeActs']!(xPtr, n, cols, layout === 'rows32' ? 32 : 256, p.q, p.d, p.s);
-    else if (layout === 'tiles32' || layout === 'tiles256') e['packActQ8']!(xPtr, n, cols, layout === 'tiles32' ? 32 : 256, p.q, p.d, p.s);
-    else if (layout === 'tilesF32') e['packActF32']!(xPtr, n, cols, p.q);
+    if (layout === 'tiles32' || layout === 'tiles256') e['packActQ8']!(xPtr, n, cols, layout === 'tiles32' ? 32 : 256, p.q, p.d, p.s);
     else if (layout !== 'raw') e['packActVecN']!(xPtr, n, cols, Number(layout[3]), p.q, p.d, p.s);
   }
   // Weights per job: one part each, and one more for the last weight's final rows (runJob).

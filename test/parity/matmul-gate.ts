@@ -24,7 +24,7 @@ export interface MatmulGrid {
 }
 
 /** Kernels the gate must see run (src/model/matmul-wasm.ts plans). */
-export const MATMUL_KERNELS = ['matmulVec', 'matmulQ8Act', 'matmulF32Act', 'matmulQ8Tiled', 'matmulF32Tiled'] as const;
+export const MATMUL_KERNELS = ['matmulVec', 'matmulQ8Tiled', 'matmulF32Tiled'] as const;
 
 /** The npm-test grid: leftover rows of four-row groups and strips, every token path (~2 s). */
 export const SMALL_MATMUL_GRID: MatmulGrid = { rows: [3, 6, 37], tokens: [1, 2, 3, 4, 7, 9], floatCols: [37, 130], blockCols: [96, 288], kCols: [256, 768] };

@@ -2,7 +2,7 @@
 // mixed in for a bounded time (default 2 min), then reports errors, slot leaks, resident memory against
 // model + slots + --cache-ram, and TTFT / inter-token p50 and p99. Exits 1 on any error or leak.
 // Flags: --model PATH (default ../shared/models/stories260K.gguf, else a tiny model written here),
-// --seconds N, --clients N, --parallel N, --kv SCHEME, --cache-ram MiB.
+// --seconds N, --clients N, --parallel N, --kv SCHEME, --cache-ram MiB, --chunk-tokens N.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -21,6 +21,8 @@ export interface LoadRunOptions {
   kv: string;
   cacheRamMiB: number;
   ctx: number;
+  /** --chunk-tokens of the server (default 32). */
+  chunkTokens?: number;
 }
 
 export interface LoadReport extends LoadResult {
@@ -41,7 +43,7 @@ function rssOf(pid: number): number {
 }
 
 async function startChild(o: LoadRunOptions): Promise<{ child: ChildProcess; url: string }> {
-  const args = [fromRoot('bin', 'kvpack.js'), 'serve', '-m', o.model, '--port', '0', '-np', String(o.parallel), '-c', String(o.ctx), '--kv', o.kv, '--cache-ram', String(o.cacheRamMiB), '--body-limit', String(BODY_LIMIT), '--max-queue', String(4 * o.clients), '--chunk-tokens', '32'];
+  const args = [fromRoot('bin', 'kvpack.js'), 'serve', '-m', o.model, '--port', '0', '-np', String(o.parallel), '-c', String(o.ctx), '--kv', o.kv, '--cache-ram', String(o.cacheRamMiB), '--body-limit', String(BODY_LIMIT), '--max-queue', String(4 * o.clients), '--chunk-tokens', String(o.chunkTokens ?? 32)];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -130,6 +132,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     kv: option('--kv') ?? 'q8_0',
     cacheRamMiB: Number(option('--cache-ram') ?? 64),
     ctx: Number(option('--ctx') ?? 512),
+    chunkTokens: Number(option('--chunk-tokens') ?? 32),
   };
   const r = await loadRun(o);
   printReport(o, r);

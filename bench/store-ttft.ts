@@ -56,7 +56,8 @@ async function firstToken(s: RunningServer, prompt: number[]): Promise<{ ms: num
 
 export async function measureTtft(scheme: string, modelPath: string, tokens: number, url: string, flush: () => Promise<void>): Promise<TtftRow> {
   await flush();
-  // The question is longer than the exact window (128), so B resumes at the whole prefix (exact-resume.ts).
+  // A's deepest chunk boundary before its prompt end is the prefix end: its resume rows there let B resume
+  // at the whole prefix (the question is shorter than a chunk).
   const question = 160;
   const lines: string[] = [];
   const start = () => startServer({

@@ -16,7 +16,7 @@ import { schemePolicy } from '../src/cache/schemes.js';
 import { Prng } from '../src/numeric/prng.js';
 import { readGguf } from '../src/gguf/reader.js';
 import { readHparams } from '../src/gguf/model.js';
-import { exportChunk, importChunks } from '../src/store/cache-chunks.js';
+import { exportChunk, exportResumeRows, importChunks } from '../src/store/cache-chunks.js';
 import { RedisChunkStore } from '../src/store/redis-store.js';
 import { RedisServer, redisMissing } from '../test/redis/harness.js';
 import { flag, median, option, printTable } from './harness.js';
@@ -35,6 +35,8 @@ export interface StoreRow {
   chunks: number;
   /** Payload bytes of one chunk (every layer's packed K and V, chunk codec header included). */
   chunkBytes: number;
+  /** Payload bytes of the resume rows at the prefix end (the exact rows a query there reads: about W - 1 per layer). */
+  resumeBytes: number;
   /** Bytes sent to / read from Redis for the whole prefix (values with their store header and checksum). */
   prefixBytesMoved: number;
   /** used_memory growth in Redis for one prefix. */
@@ -82,6 +84,7 @@ async function measure(scheme: string, shape: Shape, tokens: number, url: string
   const cache = filledCache(scheme, shape, tokens);
   const C = cache.chunkTokens;
   const chunks = Array.from({ length: tokens / C }, (_, c) => exportChunk(cache, c));
+  const resumeBytes = exportResumeRows(cache, tokens).length;
   const keys = chunks.map((_, c) => createHash('sha256').update(`${scheme}/${c}`).digest('hex'));
   cache.dispose();
   // Big queue so the bench measures Redis, not drops; a generous timeout for f16's large values.
@@ -115,6 +118,7 @@ async function measure(scheme: string, shape: Shape, tokens: number, url: string
     chunkTokens: C,
     chunks: chunks.length,
     chunkBytes: chunks[0]!.length,
+    resumeBytes,
     prefixBytesMoved: s.writtenBytes,
     redisBytesPerPrefix: perPrefix,
     prefixesPerGiB: 2 ** 30 / perPrefix,
@@ -149,10 +153,12 @@ export async function benchStore(): Promise<{ rows: StoreRow[]; ttft: TtftRow[] 
     for (const scheme of schemeList) rows.push(await measure(scheme, shape, tokens, url, admin));
     const f16 = rows.find((r) => r.scheme === 'f16');
     printTable(
-      ['scheme', 'bytes/chunk', 'MiB moved/prefix', 'vs f16', 'Redis MiB/prefix', 'prefixes/GiB', 'vs f16', 'fetch ms', 'import ms'],
+      ['scheme', 'bytes/chunk', 'resume rows B', 'in chunks', 'MiB moved/prefix', 'vs f16', 'Redis MiB/prefix', 'prefixes/GiB', 'vs f16', 'fetch ms', 'import ms'],
       rows.map((r) => [
         r.scheme,
         String(r.chunkBytes),
+        String(r.resumeBytes),
+        (r.resumeBytes / r.chunkBytes).toFixed(2),
         (r.prefixBytesMoved / 2 ** 20).toFixed(2),
         f16 ? `${(f16.prefixBytesMoved / r.prefixBytesMoved).toFixed(2)}x` : '-',
         (r.redisBytesPerPrefix / 2 ** 20).toFixed(2),

@@ -6,9 +6,13 @@ import { startServer } from '../server/server.js';
 import { intArg } from './args.js';
 import { addCacheFlags, attentionFromFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
 import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
-import { DEFAULT_CHUNK_TOKENS } from '../cache/stream.js';
-import { exactResumePossible } from '../server/exact-resume.js';
 
+
+/**
+ * Prefix-cache granularity: 64 gave the most reuse of a shared system prompt for the least stored bytes of
+ * 32, 64, 128, 256 (README, `npm run bench:prefix`); 256 never resumed a prompt under 257 tokens.
+ */
+const SERVE_CHUNK_TOKENS = 64;
 
 interface ServeFlags extends CacheFlags, ThreadsFlag {
   model: string;
@@ -24,6 +28,7 @@ interface ServeFlags extends CacheFlags, ThreadsFlag {
   contBatching: boolean;
   ubatchSize: number;
   chunkTokens: number;
+  resumeEvery: number;
   maxQueue: number;
   bodyLimit: number;
   drainTimeout: number;
@@ -48,7 +53,8 @@ export function register(program: Command): void {
     .option('--timeout <s>', 'socket inactivity and request-receive timeout in seconds (-to)', intArg('--timeout', 1), 600)
     .option('--no-cont-batching', 'decode each slot in its own forward pass (-nocb; for comparison)')
     .option('--ubatch-size <n>', 'prompt tokens per prefill step, interleaved with decoding (-ub)', intArg('--ubatch-size', 1), 128)
-    .option('--chunk-tokens <n>', `cache chunk size = prefix-cache granularity (multiple of 32)`, intArg('--chunk-tokens', 32), DEFAULT_CHUNK_TOKENS)
+    .option('--chunk-tokens <n>', `cache chunk size = prefix-cache granularity (multiple of 32)`, intArg('--chunk-tokens', 32), SERVE_CHUNK_TOKENS)
+    .option('--resume-every <chunks>', 'also keep resume rows every N chunks of a prompt, locally and in --kv-store (0 = only at prompt ends and where prompts diverged)', intArg('--resume-every', 0), 0)
     .option('--max-queue <n>', 'requests waiting for a slot before 429', intArg('--max-queue', 0), 64)
     .option('--body-limit <bytes>', 'largest request body (413 above)', intArg('--body-limit', 1024), 8 << 20)
     .option('--drain-timeout <s>', 'on SIGTERM, longest wait for in-flight requests', intArg('--drain-timeout', 0), 30)
@@ -65,7 +71,7 @@ async function serveCommand(o: ServeFlags): Promise<void> {
   applyThreads(o);
   const server = await startServer({
     modelPath: o.model, alias: o.alias, host: o.host, port: o.port, parallel: o.parallel, ctx: o.ctxSize,
-    policy, attention, chunkTokens: o.chunkTokens, cacheRamBytes: o.cacheRam * 2 ** 20, queueMax: o.maxQueue,
+    policy, attention, chunkTokens: o.chunkTokens, resumeEvery: o.resumeEvery, cacheRamBytes: o.cacheRam * 2 ** 20, queueMax: o.maxQueue,
     batching: o.contBatching, prefillChunk: o.ubatchSize, slotSavePath: o.slotSavePath, apiKey: o.apiKey,
     timeoutS: o.timeout, bodyLimit: o.bodyLimit, drainTimeoutMs: o.drainTimeout * 1000,
     kvStore: o.kvStore, kvStoreTtlS: o.kvStoreTtl, kvStoreTimeoutMs: o.kvStoreTimeout,
@@ -87,10 +93,6 @@ async function serveCommand(o: ServeFlags): Promise<void> {
   const e = server.ctx.engine!;
   console.error(`kvpack serve: ${server.url} (${server.ctx.modelName}; ${o.parallel} slot(s) x ${e.o.ctx} positions; K ${e.policy.k} / V ${e.policy.v}; prefix cache ${o.cacheRam} MiB${o.kvStore ? `; remote store ${redactUrl(o.kvStore)}` : ''})`);
   if (e.remoteProblem) console.error(`kvpack serve: ${e.remoteProblem}`);
-  if (!exactResumePossible(e.rule)) {
-    const why = e.rule.overlay ? `--ubatch-size ${e.rule.prefillChunk} < exact window ${e.rule.window}` : 'residual window mode';
-    console.error(`kvpack serve: ${why}: prefix-cache hits resume at the whole match and may differ slightly from a cold prefill${e.rule.overlay ? ' (-ub >= the window makes them exact)' : ''}`);
-  }
   await stopped;
   console.error('kvpack serve: stopped');
 }

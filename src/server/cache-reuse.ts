@@ -1,7 +1,9 @@
-// Reusing a cache's positions for a new request: rewind to the shared prefix, and forget where the previous
-// request's decode began, so the new prompt's positions are not taken for that request's decode anchors.
+// Reusing a cache's positions for a new request: rewind to the deepest resumable point of the shared prefix,
+// and forget where the previous request's decode began, so the new prompt's positions are not taken for that
+// request's decode anchors.
 import type { KvCache } from '../cache/kvcache.js';
 import { rewindForReuse } from '../model/generate.js';
+import type { ResumeRule } from './resume-point.js';
 
 /**
  * Clears each layer's decode start when it is at or past the cache's length: positions appended next
@@ -16,17 +18,24 @@ export function dropDecodeStart(cache: KvCache): void {
 }
 
 /**
- * Positions of `cached` (the tokens `cache` holds) a request for `prompt` can keep: the common prefix, at
- * least one prompt token left to feed, and with decode anchors never past the previous request's prompt
- * (`decodeStart`), whose anchors a new prompt must not continue. Rewinds the cache there and returns it
- * (0 when sliding-window layers already dropped what that position needs: see rewindForReuse).
+ * The positions of `cached` (the tokens `cache` holds) a request for `prompt` may keep: the common prefix, at
+ * least one prompt token left to feed, with decode anchors never past the previous request's prompt
+ * (`decodeStart`, whose anchors a new prompt must not continue), down to where `resume` says the cache is
+ * resumable. The caller rewinds there (0: a cold start).
  */
-export function reuseCached(cache: KvCache, cached: readonly number[], prompt: readonly number[], decodeStart: number | undefined): number {
-  let keep = commonPrefix(cached, prompt, Math.min(cache.length, prompt.length - 1));
-  if (cache.policy.anchors && decodeStart !== undefined) keep = Math.min(keep, decodeStart);
-  keep = rewindForReuse(cache, keep);
+export function reusable(cache: KvCache, cached: readonly number[], prompt: readonly number[], decodeStart: number | undefined, resume: ResumeRule): { matched: number; keep: number } {
+  let matched = commonPrefix(cached, prompt, Math.min(cache.length, prompt.length - 1));
+  // The cache's own decode start counts too: a restored slot file carries its anchors but no decodeStart.
+  const anchored = decodeStart ?? cache.layerCache(0).prompt;
+  if (cache.policy.anchors && anchored !== undefined) matched = Math.min(matched, anchored);
+  return { matched, keep: resume(cache, matched) };
+}
+
+/** Rewinds a cache to `keep` for a new prompt (clears it when that fails: see rewindForReuse); returns what is kept. */
+export function rewindTo(cache: KvCache, keep: number): number {
+  const kept = rewindForReuse(cache, keep);
   dropDecodeStart(cache);
-  return keep;
+  return kept;
 }
 
 export function commonPrefix(a: readonly number[], b: readonly number[], max = Infinity): number {

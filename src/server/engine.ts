@@ -7,11 +7,11 @@ import type { Model } from '../model/model.js';
 import { registerStoreMetrics } from '../store/counters.js';
 import { RemotePrefixTier } from '../store/prefix-tier.js';
 import type { ChunkStore } from '../store/redis-store.js';
-import { exactResumePoint, exactResumePossible, type ResumeRule } from './exact-resume.js';
 import { ServerMetrics } from './metrics.js';
 import { PrefixCache } from './prefix-cache.js';
 import { prefixRoot } from './prefix-key.js';
 import { RemotePrefixes } from './remote-prefix.js';
+import { deepestResumable, type ResumeRule } from './resume-point.js';
 import { Scheduler, type StepRunner } from './scheduler.js';
 
 export interface EngineOptions {
@@ -26,7 +26,11 @@ export interface EngineOptions {
   queueMax: number;
   batching: boolean;
   prefillChunk: number;
+  /** Also leave a resume point every this many chunks of a prompt (0: the prompt end and divergence points only). */
+  resumeEvery?: number;
   runner?: StepRunner;
+  /** Test-only: replaces where caches resume (negative controls: an unsafe rule must change answers). */
+  resumeRule?: ResumeRule;
   /** The remote tier's store (e.g. a RedisChunkStore), shared with other instances. */
   chunkStore?: ChunkStore;
   /** Where the remote tier reports (default stderr). */
@@ -39,8 +43,6 @@ export class Engine {
   readonly metrics: ServerMetrics;
   /** The policy slots actually use (the model's sliding windows applied): part of every prefix key. */
   readonly policy: CachePolicy;
-  /** When prefix-cache hits resume a prompt exactly as a cold prefill would (exact-resume.ts). */
-  readonly rule: ResumeRule;
   /** Why the remote tier is off although a store was given (e.g. residual window mode), else ''. */
   readonly remoteProblem: string = '';
 
@@ -48,13 +50,8 @@ export class Engine {
     const probe = model.createCache({ policy: o.policy, capacity: o.ctx, chunkTokens: o.chunkTokens, attention: o.attention });
     this.policy = probe.policy;
     const overlay = probe.plans.every((p) => p.windowMode === 'overlay');
-    this.rule = { chunkTokens: o.chunkTokens, prefillChunk: o.prefillChunk, window: Math.max(...probe.plans.map((p) => p.window)), overlay };
     probe.dispose();
-    const rule = this.rule;
-    // Hits resume where a cold prefill would compute the same; with U < W (or in residual mode) no such point
-    // exists and a hit resumes at the whole match (its first batch then reads the window packed).
-    const resume = exactResumePossible(rule) ? (matched: number, exact: number, n: number) => exactResumePoint(rule, Math.min(matched, exact), n) : undefined;
-    this.prefix = new PrefixCache({ budgetBytes: o.cacheRamBytes, chunkTokens: o.chunkTokens, resume });
+    this.prefix = new PrefixCache({ budgetBytes: o.cacheRamBytes, chunkTokens: o.chunkTokens, resume: o.resumeRule ?? deepestResumable });
     const hp = model.hp;
     this.metrics = new ServerMetrics({
       slotCaches: () => this.scheduler.slots.map((s) => ({ bytes: s.cache.nbytes(), positions: s.cache.length })),
@@ -63,7 +60,7 @@ export class Engine {
       deferred: () => this.scheduler.deferred,
       prefix: () => ({ entries: this.prefix.size, bytes: this.prefix.bytes, packed: this.prefix.packedBytes }),
     });
-    this.scheduler = new Scheduler(model, { ...o }, this.prefix, this.metrics, rule);
+    this.scheduler = new Scheduler(model, { ...o }, this.prefix, this.metrics);
     const store = o.chunkStore;
     if (store) {
       if (store.counters) registerStoreMetrics(this.metrics.registry, store.counters, { chunkTokens: o.chunkTokens, queueBytes: () => store.pending?.().bytes ?? 0 });
@@ -77,11 +74,11 @@ export class Engine {
   }
 
   /**
-   * The prefix key of a request: model digest, effective policy, how prompts are computed (attention
-   * precision and prefill batch: both change the KV a prefill writes), chunking and its salt.
+   * The prefix key of a request: model digest, effective policy, attention precision (it changes the KV a
+   * prefill writes), chunking and its salt. Not -ub: results do not depend on how prompts are batched.
    */
   keyFor(salt?: string): string {
-    const computation = { policy: this.policy, attention: this.o.attention, prefillChunk: this.o.prefillChunk };
+    const computation = { policy: this.policy, attention: this.o.attention };
     return prefixRoot(this.modelDigest, computation, this.o.chunkTokens, salt ?? '');
   }
 

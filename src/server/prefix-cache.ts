@@ -1,21 +1,23 @@
-// The compressed prefix cache: forks of finished slots' packed caches, found by the hash chain of their
-// token chunks (prefix-key.ts), bounded by bytes, evicted least recently used, never while pinned by a slot
-// that is restoring from it. Bytes are the packed bytes the entries hold (chunks shared between entries
-// count once). A remote tier (remote-prefix.ts) adds entries built from chunks other instances computed.
+// The compressed prefix cache: frozen forks of slots' packed caches (a finished slot, and snapshots taken
+// during prefills at the points a later prompt may resume from), found by the hash chain of their token
+// chunks (prefix-key.ts), bounded by bytes, evicted least recently used, never while pinned by a slot that is
+// restoring from it. Bytes are the packed bytes the entries hold (chunks shared between entries count once,
+// so a snapshot costs its exact rows). A hit resumes where the entry's cache is resumable (resume-point.ts).
+// A remote tier (remote-prefix.ts) adds entries built from chunks and resume rows other instances computed.
 import type { KvCache } from '../cache/kvcache.js';
 import type { Chunk } from '../cache/stream.js';
 import { chunkHashes } from './prefix-key.js';
-import { dropDecodeStart } from './cache-reuse.js';
+import { commonPrefix, dropDecodeStart } from './cache-reuse.js';
+import { deepestResumable, type ResumeRule } from './resume-point.js';
 
 export interface PrefixEntry {
   /** Chain root (model, policy, salt). */
   readonly key: string;
+  /** Chain hashes of the whole chunks of `tokens`. */
   readonly hashes: readonly string[];
-  /** The tokens whose KV the cache holds: hashes.length whole chunks. */
+  /** The tokens whose KV the cache holds (any length of at least one chunk). */
   readonly tokens: readonly number[];
   readonly cache: KvCache;
-  /** Leading positions holding a cold prefill's KV (exact-resume.ts): hits resume only within them. */
-  readonly exact: number;
   /** Built from chunks fetched from the remote tier (for /metrics). */
   readonly remote: boolean;
   /** Bytes outside the shared bulk chunks (exact regions, staging), allocated per entry. */
@@ -28,20 +30,24 @@ export interface PrefixEntry {
 
 export interface PrefixHit {
   entry: PrefixEntry;
-  /** Whole chunks matched. */
-  depth: number;
-  /** Where a prefill restored from it resumes (the options' resume rule; 0 is never returned as a hit). */
+  /** Tokens of the prompt the entry holds (at most the prompt length - 1: one token is always fed). */
+  matched: number;
+  /** Where a prefill restored from it resumes: the deepest resumable point <= matched (never 0 for a hit). */
   keep: number;
 }
 
-/** Where a hit of `matched` tokens on an entry with `exact` exact positions resumes a prompt of `promptLength`. */
-export type ResumeAt = (matched: number, exact: number, promptLength: number) => number;
+export interface PrefixLookup {
+  /** The entry that lets the prompt resume deepest, or null. */
+  hit: PrefixHit | null;
+  /** The longest match of any entry, resumable or not: where a snapshot would serve the next such prompt. */
+  matched: number;
+}
 
 export interface PrefixCacheOptions {
   budgetBytes: number;
   chunkTokens: number;
-  /** Default: the whole match (no exactness requirement). */
-  resume?: ResumeAt;
+  /** Where an entry's cache resumes (default deepestResumable; tests swap in an unsafe rule). */
+  resume?: ResumeRule;
 }
 
 export class PrefixCache {
@@ -55,10 +61,10 @@ export class PrefixCache {
   hitTokens = 0;
   misses = 0;
 
-  private readonly resumeAt: ResumeAt;
+  readonly resumeAt: ResumeRule;
 
   constructor(readonly o: PrefixCacheOptions) {
-    this.resumeAt = o.resume ?? ((matched) => matched);
+    this.resumeAt = o.resume ?? deepestResumable;
   }
 
   get enabled(): boolean {
@@ -76,7 +82,7 @@ export class PrefixCache {
     return own + this.chunkBytes;
   }
 
-  /** Bytes of packed K/V data the entries hold (entries end on chunk boundaries: their chunks are full). */
+  /** Bytes of K/V data the entries hold (bulk chunks counted whole, as allocated). */
   get packedBytes(): number {
     let own = 0;
     for (const e of this.entries) own += e.ownPacked;
@@ -88,30 +94,27 @@ export class PrefixCache {
     return chunkHashes(key, tokens, this.o.chunkTokens, Math.floor((tokens.length - 1) / this.o.chunkTokens));
   }
 
-  /** Where a prompt resumes from a match of `depth` chunks on an entry (0: not usable). */
-  resumeFor(depth: number, exact: number, promptLength: number): number {
-    return depth > 0 ? this.resumeAt(depth * this.o.chunkTokens, exact, promptLength) : 0;
-  }
-
   /**
    * The local entry under `key` whose tokens start `tokens` that lets the prompt resume deepest (ties: the
-   * deeper match, then the most recently used); hashes from hashesFor.
+   * longer match, then the most recently used), and the longest match of any; hashes from hashesFor.
    */
-  lookup(key: string, hashes: readonly string[], tokens: readonly number[]): PrefixHit | null {
-    let best: PrefixHit | null = null;
+  lookup(key: string, hashes: readonly string[], tokens: readonly number[]): PrefixLookup {
+    let hit: PrefixHit | null = null;
+    let matched = 0;
     const seen = new Set<PrefixEntry>();
     for (let d = hashes.length; d > 0; d--) {
       const set = this.index.get(hashes[d - 1]!);
       if (!set) continue;
       for (const e of set) {
-        // An entry's deepest match is its best one (the resume point never falls as the match grows).
         if (seen.has(e) || e.key !== key || !samePrefix(e.tokens, tokens, d * this.o.chunkTokens)) continue;
         seen.add(e);
-        const keep = this.resumeFor(d, e.exact, tokens.length);
-        if (keep > 0 && (!best || keep > best.keep || (keep === best.keep && (d > best.depth || (d === best.depth && e.used > best.entry.used))))) best = { entry: e, depth: d, keep };
+        const m = commonPrefix(e.tokens, tokens, tokens.length - 1);
+        matched = Math.max(matched, m);
+        const keep = this.resumeAt(e.cache, m);
+        if (keep > 0 && (!hit || keep > hit.keep || (keep === hit.keep && (m > hit.matched || (m === hit.matched && e.used > hit.entry.used))))) hit = { entry: e, matched: m, keep };
       }
     }
-    return best;
+    return { hit, matched };
   }
 
   /** Pins an entry while a slot copies from it; unpin() when done. */
@@ -126,44 +129,42 @@ export class PrefixCache {
   }
 
   /**
-   * Adds a fork of `cache` holding its first `aligned` positions (a multiple of chunkTokens) whose tokens are
-   * tokens[0, aligned), the first `exact` of them a cold prefill's. An entry already covering them (as long
-   * or longer, as exact or more) is only touched.
+   * Adds a frozen fork of `cache` holding its first n positions (tokens[0, n), at least one chunk). An entry
+   * holding exactly these tokens is only touched. Callers pass n = cache.length: a fork rewound deeper keeps
+   * no exact rows to resume from (lookups only resume where resumableAt holds, so it would serve nothing).
    */
-  insert(key: string, tokens: readonly number[], aligned: number, cache: KvCache, exact = 0): void {
+  insert(key: string, tokens: readonly number[], n: number, cache: KvCache): void {
     const C = this.o.chunkTokens;
-    if (!this.enabled || aligned < C || aligned % C !== 0 || aligned > cache.length || !cache.canRewind(aligned)) return;
-    const hashes = chunkHashes(key, tokens, C, aligned / C);
-    const ex = Math.min(exact, aligned);
-    const set = this.index.get(hashes[hashes.length - 1]!);
-    for (const e of set ?? []) {
-      if (e.key === key && e.exact >= ex && samePrefix(e.tokens, tokens, aligned)) {
+    if (!this.enabled || n < C || n > cache.length || n > tokens.length || !cache.canRewind(n)) return;
+    const hashes = chunkHashes(key, tokens, C, Math.floor(n / C));
+    for (const e of this.index.get(hashes[hashes.length - 1]!) ?? []) {
+      if (e.key === key && e.tokens.length === n && samePrefix(e.tokens, tokens, n)) {
         e.used = ++this.clock;
         return;
       }
     }
     const fork = cache.fork();
-    fork.rewind(aligned);
+    if (fork.length > n) fork.rewind(n);
     dropDecodeStart(fork);
-    this.add(key, hashes, tokens.slice(0, aligned), fork, ex, false, false);
+    this.add(key, hashes, tokens.slice(0, n), fork, false, false);
   }
 
   /**
-   * Takes `cache` (its positions are tokens[0, cache.length), whole chunks, all of them a cold prefill's) as
-   * an entry built from remote chunks, pinned (unpin() when done: beyond the budget it goes then).
+   * Takes `cache` (its positions are tokens[0, cache.length), whole chunks plus the resume rows at their end,
+   * imported from the remote tier) as an entry, pinned (unpin() when done: beyond the budget it goes then).
    */
   adopt(key: string, hashes: string[], tokens: readonly number[], cache: KvCache): PrefixEntry {
-    return this.add(key, hashes, tokens, cache, cache.length, true, true)!;
+    return this.add(key, hashes, tokens, cache, true, true)!;
   }
 
-  private add(key: string, hashes: string[], tokens: readonly number[], cache: KvCache, exact: number, remote: boolean, pinned: boolean): PrefixEntry | null {
+  private add(key: string, hashes: string[], tokens: readonly number[], cache: KvCache, remote: boolean, pinned: boolean): PrefixEntry | null {
     // Entries are only forked, saved and measured: frozen, their exact regions allocate only the rows they hold.
     cache.freeze();
     let shared = 0;
     const chunks = bulkChunks(cache);
     for (const c of chunks) shared += c.bytes;
     const nb = cache.nbytes();
-    const e: PrefixEntry = { key, hashes, tokens, cache, exact, remote, ownBytes: nb.allocated - shared, ownPacked: nb.total - nb.bulk, pins: pinned ? 1 : 0, used: ++this.clock };
+    const e: PrefixEntry = { key, hashes, tokens, cache, remote, ownBytes: nb.allocated - shared, ownPacked: nb.total - nb.bulk, pins: pinned ? 1 : 0, used: ++this.clock };
     this.entries.add(e);
     for (const h of hashes) {
       let s = this.index.get(h);

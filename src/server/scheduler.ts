@@ -2,16 +2,17 @@
 // A step feeds every decoding slot's next token in one batched forward pass (continuous batching), then one
 // prefill chunk of one prefilling slot, so a new prompt never stalls running streams for more than a chunk.
 // A failing forward pass is retried slot by slot, so an exception fails only the request that caused it.
+// A prompt resumes at the deepest point its slot's own cache or a prefix-cache entry is resumable at
+// (resume-point.ts), and its prefill stops at a few marks to leave resume points for later prompts.
 import type { AttentionPrecision, KvCache } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
 import { forwardBatch, type BatchSeq } from '../model/forward.js';
 import type { Model } from '../model/model.js';
-import { commonPrefix, dropDecodeStart, reuseCached } from './cache-reuse.js';
+import { commonPrefix, dropDecodeStart, reusable, rewindTo } from './cache-reuse.js';
 import { HttpError } from './http-error.js';
 import type { ServerMetrics } from './metrics.js';
 import type { PrefixCache, PrefixEntry } from './prefix-cache.js';
-import type { RemotePrefixes } from './remote-prefix.js';
-import { isExactResume, type ResumeRule } from './exact-resume.js';
+import type { RemoteFetch, RemotePrefixes } from './remote-prefix.js';
 import { Slot } from './slot.js';
 import { Task, type TaskParams, type TaskSink } from './task.js';
 
@@ -29,8 +30,10 @@ export interface SchedulerOptions {
   queueMax: number;
   /** Decode all active slots in one forward pass (false: one pass per slot, for comparison). */
   batching: boolean;
-  /** Prompt tokens per prefill step. */
+  /** Prompt tokens per prefill step (at most: steps also end at resume marks). */
   prefillChunk: number;
+  /** Also leave a resume point every this many chunks of a prompt (0: only the prompt end and where prompts diverged). */
+  resumeEvery?: number;
   runner?: StepRunner;
 }
 
@@ -43,12 +46,12 @@ export class Scheduler {
   private clock = 0;
   private idleWaiters: (() => void)[] = [];
   private readonly runner: StepRunner;
-  /** Entries the remote tier fetched for queued tasks, pinned until the task starts (or ends unstarted). */
-  private readonly held = new Map<Task, PrefixEntry>();
+  /** What the remote tier found for queued tasks (its entry pinned) until the task starts (or ends unstarted). */
+  private readonly held = new Map<Task, RemoteFetch>();
   /** Set once the engine wires a remote tier. */
   remote: RemotePrefixes | null = null;
 
-  constructor(readonly model: Model, readonly o: SchedulerOptions, readonly prefix: PrefixCache, readonly metrics: ServerMetrics, readonly rule: ResumeRule) {
+  constructor(readonly model: Model, readonly o: SchedulerOptions, readonly prefix: PrefixCache, readonly metrics: ServerMetrics) {
     this.slots = Array.from({ length: o.parallel }, (_, i) => new Slot(i, this.newCache()));
     this.runner = o.runner ?? ((m, seqs) => forwardBatch(m, seqs));
   }
@@ -79,10 +82,9 @@ export class Scheduler {
       task.ready = false;
       this.remote
         .fetch(params.key, params.prompt)
-        .then((e) => {
-          if (!e) return;
-          if (task.state === 'queued' && !task.cancelled) this.held.set(task, e);
-          else this.prefix.unpin(e);
+        .then((f) => {
+          if (task.state === 'queued' && !task.cancelled) this.held.set(task, f);
+          else if (f.entry) this.prefix.unpin(f.entry);
         })
         .catch(() => {})
         .finally(() => {
@@ -96,10 +98,10 @@ export class Scheduler {
 
   /** Unpins the entry fetched for a task (it started, or ended without starting). */
   private unhold(task: Task): void {
-    const e = this.held.get(task);
-    if (!e) return;
+    const f = this.held.get(task);
+    if (!f) return;
     this.held.delete(task);
-    this.prefix.unpin(e);
+    if (f.entry) this.prefix.unpin(f.entry);
   }
 
   /** Refuses new tasks from now on; resolves when every queued and running task has ended. */
@@ -170,7 +172,7 @@ export class Scheduler {
     }
   }
 
-  /** The idle slot a task should take, or null. */
+  /** The idle slot a task should take (the longest shared prefix, then the least recently used), or null. */
   private slotFor(task: Task): Slot | null {
     if (task.params.slot !== undefined) {
       const s = this.slots[task.params.slot]!;
@@ -180,7 +182,8 @@ export class Scheduler {
     let bestKeep = -1;
     for (const s of this.slots) {
       if (!s.idle) continue;
-      const keep = s.key === task.params.key ? sharedLength(s.tokens, task.params.prompt) : 0;
+      // The shared prefix as a preference only (start() finds where the cache is resumable): this runs every step.
+      const keep = s.key === task.params.key ? commonPrefix(s.tokens, task.params.prompt, task.params.prompt.length - 1) : 0;
       if (keep > bestKeep || (keep === bestKeep && s.used < best!.used)) {
         best = s;
         bestKeep = keep;
@@ -189,13 +192,17 @@ export class Scheduler {
     return best;
   }
 
+  private ownResume(s: Slot, prompt: readonly number[]): { matched: number; keep: number } {
+    return reusable(s.cache, s.tokens, prompt, s.decodeStart, this.prefix.resumeAt);
+  }
+
   private start(slot: Slot, task: Task): void {
     const { prompt, key } = task.params;
-    const own = slot.key === key ? sharedLength(slot.tokens, prompt) : 0;
-    const hit = this.prefix.lookup(key, this.prefix.hashesFor(key, prompt), prompt);
+    const own = slot.key === key ? this.ownResume(slot, prompt) : { matched: 0, keep: 0 };
+    const { hit, matched } = this.prefix.lookup(key, this.prefix.hashesFor(key, prompt), prompt);
+    const remoteMatched = this.held.get(task)?.matched ?? 0;
     let keep: number;
-    let exact: number;
-    if (hit && hit.keep > own) {
+    if (hit && hit.keep > own.keep) {
       // Restore from the prefix cache: a fork shares the entry's packed chunks (copy-on-write).
       keep = hit.keep;
       const c = hit.entry.cache.fork();
@@ -204,22 +211,18 @@ export class Scheduler {
       slot.replaceCache(c, prompt.slice(0, keep), key);
       this.prefix.pin(hit.entry);
       slot.entry = hit.entry;
-      exact = hit.entry.exact;
       if (hit.entry.remote) this.metrics.remoteHits.inc(keep);
-    } else if (slot.key === key) {
-      keep = reuseCached(slot.cache, slot.tokens, prompt, slot.decodeStart);
+    } else if (own.keep > 0) {
+      keep = rewindTo(slot.cache, own.keep);
       slot.tokens.length = keep;
-      exact = slot.exact;
     } else {
-      // Another key's KV is never read: empty the slot first.
+      // A cold start (another key's KV is never read; an unresumable cache is no use): empty the slot first.
       slot.erase();
       keep = 0;
-      exact = 0;
     }
     this.unhold(task);
-    slot.exact = Math.min(exact, keep);
-    slot.onColdBatches = isExactResume(this.rule, keep, exact, prompt.length);
     slot.key = key;
+    slot.marks = this.resumeMarks(prompt.length, keep, Math.max(own.matched, matched, remoteMatched));
     slot.used = ++this.clock;
     slot.task = task;
     slot.remaining = prompt.slice(keep);
@@ -230,6 +233,24 @@ export class Scheduler {
     this.metrics.prefixQueries.inc(prompt.length);
     if (keep > 0) this.metrics.prefixHits.inc(keep);
     else this.metrics.prefixMisses.inc();
+  }
+
+  /**
+   * Where a prefill of `n` prompt tokens resuming at `keep` stops to leave resume points (ascending, > keep):
+   * the prompt end (a repeat resumes at n - 1), the deepest chunk boundary a match with another prompt
+   * reached (`matched`: the next prompt sharing that prefix resumes there), every resumeEvery-th chunk
+   * boundary, and with a remote tier the deepest chunk boundary before the prompt end (where another
+   * instance importing this prompt's chain resumes).
+   */
+  private resumeMarks(n: number, keep: number, matched: number): number[] {
+    if (!this.prefix.enabled && !this.remote) return [];
+    const C = this.o.chunkTokens;
+    const down = (p: number) => Math.floor(p / C) * C;
+    const marks = new Set([n, down(Math.min(matched, n - 1))]);
+    if (this.remote) marks.add(down(n - 1));
+    const every = (this.o.resumeEvery ?? 0) * C;
+    if (every > 0) for (let b = every; b < n; b += every) marks.add(b);
+    return [...marks].filter((b) => b > keep && b >= C).sort((x, y) => x - y);
   }
 
   /** Every decoding slot's pending token through one forward pass (or one pass each without batching). */
@@ -275,25 +296,24 @@ export class Scheduler {
     if (waiting.length === 0) return;
     const s = waiting[this.prefillTurn++ % waiting.length]!;
     const task = s.task!;
-    const chunk = s.remaining.slice(0, this.o.prefillChunk);
     const at = s.cache.length;
+    // Results do not depend on where batches end (the cache is batch-invariant): stop at the next mark.
+    const mark = s.marks.find((b) => b > at) ?? Infinity;
+    const chunk = s.remaining.slice(0, Math.min(this.o.prefillChunk, mark - at));
     const t0 = performance.now();
     const logits = this.runOne(s, { tokens: chunk, cache: s.cache });
     if (!logits) return;
-    // A full batch on a cold prefill's boundaries, right after exact positions, computes exact positions.
-    if (s.onColdBatches && at === s.exact && chunk.length === this.o.prefillChunk) s.exact = at + chunk.length;
-    else s.onColdBatches = false;
     this.metrics.promptTokens.inc(chunk.length);
     this.metrics.promptSeconds.inc((performance.now() - t0) / 1000);
     this.metrics.decodeCalls.inc();
     s.tokens.push(...chunk);
     s.remaining = s.remaining.slice(chunk.length);
+    if (s.cache.length === mark) this.leaveResumePoint(s, s.remaining.length > 0);
     if (s.remaining.length > 0) return;
     // The prompt is in: decode anchors (seed 002) start at the first generated position.
     s.cache.beginDecode();
     s.decodeStart = s.cache.length;
     task.state = 'decode';
-    const key = s.key;
     if (task.params.maxTokens === 0) this.release(s, () => task.finish('length'));
     else {
       this.release(s, () => {
@@ -302,8 +322,18 @@ export class Scheduler {
         return going;
       }, false);
     }
-    // Write-behind once the first token is out: the bytes are copied now, sent in the background.
-    if (this.remote && key) this.remote.offer(key, s.tokens, s.exact, s.cache);
+  }
+
+  /**
+   * A frozen snapshot of the slot's cache into the prefix cache (it shares the bulk chunks: only its exact
+   * rows are new), and inside the prompt on a chunk boundary its chain and resume rows to the remote tier
+   * (copied now, written behind).
+   */
+  private leaveResumePoint(s: Slot, insidePrompt: boolean): void {
+    const n = s.cache.length;
+    if (!s.key) return;
+    this.prefix.insert(s.key, s.tokens, n, s.cache);
+    if (this.remote && insidePrompt && n % this.o.chunkTokens === 0) this.remote.offer(s.key, s.tokens, s.cache);
   }
 
   /**
@@ -328,10 +358,10 @@ export class Scheduler {
       this.prefix.unpin(s.entry);
       s.entry = null;
     }
-    // Offer the slot's cached prefix (whole chunks) to the prefix cache; with decode anchors only the prompt.
-    const limit = this.o.policy.anchors && s.decodeStart !== undefined ? Math.min(s.decodeStart, s.tokens.length) : s.tokens.length;
-    const aligned = Math.floor(limit / this.o.chunkTokens) * this.o.chunkTokens;
-    if (s.key && aligned > 0) this.prefix.insert(s.key, s.tokens, aligned, s.cache, s.exact);
+    s.marks = [];
+    // The finished slot's cache as an entry (a conversation continued on another slot resumes at its end).
+    // With decode anchors a new prompt may not read past the last prompt: its prompt-end snapshot serves it.
+    if (s.key && !(this.o.policy.anchors && s.decodeStart !== undefined)) this.prefix.insert(s.key, s.tokens, s.tokens.length, s.cache);
     this.wake();
   }
 
@@ -339,8 +369,6 @@ export class Scheduler {
     s.task?.fail(e);
     // The forward pass rewound the cache to before the failed call: tokens stays in step with it.
     s.tokens.length = s.cache.length;
-    s.exact = Math.min(s.exact, s.cache.length);
-    s.onColdBatches = false;
     this.release(s);
   }
 
@@ -351,5 +379,3 @@ export class Scheduler {
   }
 }
 
-/** Common prefix of a slot's tokens and a prompt, leaving one prompt token to feed. */
-const sharedLength = (tokens: readonly number[], prompt: readonly number[]) => commonPrefix(tokens, prompt, prompt.length - 1);

@@ -16,13 +16,11 @@ export class Slot {
   remaining: number[] = [];
   /** The prefix entry this task was restored from, pinned until the task ends. */
   entry: PrefixEntry | null = null;
-  /** Leading positions holding a cold prefill's KV (exact-resume.ts): what may be shared, and resumed from. */
-  exact = 0;
   /**
-   * The current prompt is prefilled on a cold prefill's batch boundaries from an exact resume point, so each
-   * full batch extends `exact` (false after a partial batch, an inexact resume or a failure).
+   * Positions of the current prompt, ascending, at which the prefill stops to leave a resume point: a frozen
+   * snapshot for the prefix cache (and, on chunk boundaries, chunks and resume rows for the remote tier).
    */
-  onColdBatches = false;
+  marks: number[] = [];
   /** Last time a task started here (least recently used slots are given away first). */
   used = 0;
 
@@ -39,8 +37,7 @@ export class Slot {
     this.tokens = tokens;
     this.key = key;
     this.decodeStart = undefined;
-    this.exact = 0;
-    this.onColdBatches = false;
+    this.marks = [];
   }
 
   erase(): void {
@@ -48,7 +45,6 @@ export class Slot {
     this.tokens = [];
     this.key = null;
     this.decodeStart = undefined;
-    this.exact = 0;
-    this.onColdBatches = false;
+    this.marks = [];
   }
 }

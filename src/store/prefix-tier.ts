@@ -1,9 +1,23 @@
 // The remote tier of the prefix cache, chunk by chunk: chunk c of a prefix lives under its chain hash h_c
 // (which binds model, policy, salt and every token up to it), so instances share exactly the chunks that
-// are byte-for-byte valid for both, and a lookup is one pipelined walk of the chain.
+// are byte-for-byte valid for both, and a lookup is one pipelined walk of the chain. The resume rows at the
+// end of chunk c (the exact rows a query there reads, cache-chunks.ts) live under resumeKey(h_c): a chain
+// is resumable only where they were stored.
 import type { KvCache } from '../cache/kvcache.js';
-import { exportChunk, importChunks } from './cache-chunks.js';
+import { exportChunk, exportResumeRows, importChunks, importResumeRows } from './cache-chunks.js';
 import type { ChunkStore } from './redis-store.js';
+
+/** The store key of the resume rows at the end of the chunk whose chain hash is h. */
+export const resumeKey = (h: string): string => `${h}:resume`;
+
+/** A chain imported from the store: `cache` holds its first `depth` chunks and is resumable there. */
+export interface ResumableChain {
+  /** Null when no boundary probed had resume rows (or the import was refused). */
+  cache: KvCache | null;
+  depth: number;
+  /** Chunks of the chain the store holds (resume rows or not). */
+  chain: number;
+}
 
 export interface PrefixTierOptions {
   /** Chain hashes remembered as written, so a growing conversation does not resend its old chunks (default 65536). */
@@ -33,6 +47,30 @@ export class RemotePrefixTier {
    * cache cannot export (incomplete, or dropped by a sliding-window layer): the chain is only useful up to there.
    */
   offer(hashes: readonly string[], cache: KvCache, from = 0): number {
+    return this.offerChunks(hashes, cache, from).queued;
+  }
+
+  /**
+   * offer() for all of hashes, then the resume rows at their end (cache.length must be that boundary, and
+   * the cache resumable there); returns the values queued.
+   */
+  offerResumable(hashes: readonly string[], cache: KvCache): number {
+    const { queued, complete } = this.offerChunks(hashes, cache, 0);
+    const rk = resumeKey(hashes[hashes.length - 1]!);
+    if (!complete || this.recent.has(rk)) return queued;
+    let bytes: Buffer;
+    try {
+      bytes = exportResumeRows(cache, cache.length);
+    } catch (e) {
+      this.log(`not storing resume rows at ${cache.length}: ${(e as Error).message}`);
+      return queued;
+    }
+    this.store.put(rk, bytes);
+    this.remember(rk);
+    return queued + 1;
+  }
+
+  private offerChunks(hashes: readonly string[], cache: KvCache, from: number): { queued: number; complete: boolean } {
     let queued = 0;
     this.checkGeneration();
     for (let c = from; c < hashes.length; c++) {
@@ -43,13 +81,46 @@ export class RemotePrefixTier {
         bytes = exportChunk(cache, c);
       } catch (e) {
         this.log(`not storing chunks from ${c} on: ${(e as Error).message}`);
-        break;
+        return { queued, complete: false };
       }
       this.store.put(h, bytes);
       this.remember(h);
       queued++;
     }
-    return queued;
+    return { queued, complete: true };
+  }
+
+  /**
+   * Walks the chain (one pipelined lookup), then probes the resume rows of its deepest `probes` boundaries
+   * above minDepth chunks, deepest first, and imports the chain up to the first boundary that has them into
+   * a cache from newCache(). Never rejects (faults are misses; a refused import is logged).
+   */
+  async fetchResumable(newCache: () => KvCache, hashes: readonly string[], minDepth: number, probes: number): Promise<ResumableChain> {
+    const got = await this.store.getChain(hashes);
+    for (let c = got.length; c < hashes.length; c++) this.recent.delete(hashes[c]!);
+    const chain = got.length;
+    for (let c = chain; c > minDepth && c > chain - probes; c--) {
+      const rk = resumeKey(hashes[c - 1]!);
+      const [rows] = await this.store.getChain([rk]);
+      if (!rows) {
+        this.recent.delete(rk);
+        continue;
+      }
+      const cache = newCache();
+      try {
+        importChunks(cache, got.slice(0, c), 0);
+        importResumeRows(cache, c * cache.chunkTokens, rows);
+        if (!cache.resumableAt(c * cache.chunkTokens)) throw new Error(`the imported cache is not resumable at ${c * cache.chunkTokens}`);
+      } catch (e) {
+        cache.dispose();
+        this.log(`refused ${c} remote chunks and their resume rows: ${(e as Error).message}`);
+        return { cache: null, depth: 0, chain };
+      }
+      for (let i = 0; i < c; i++) this.remember(hashes[i]!);
+      this.remember(rk);
+      return { cache, depth: c, chain };
+    }
+    return { cache: null, depth: 0, chain };
   }
 
   /**

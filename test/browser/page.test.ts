@@ -1,6 +1,6 @@
 // The `kvpack web` page in real Chromium: greedy tokens under f16 and q2k equal the Node engine's (`kvpack
 // run`) with and without threads, the cache-bytes readout equals `kvpack memory` for that shape, compare
-// mode finds the first divergence, a picked local file loads, a page without COOP/COEP runs on one thread,
+// mode finds the first divergence, a prompt over 256 tokens gives run's tokens, a picked local file loads, a page without COOP/COEP runs on one thread,
 // and the parity gate passes in the browser. Saves screenshots under test-artifacts/browser/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +21,8 @@ const skip = chromiumMissing() || false;
 if (skip) console.log(`# browser tests skipped: ${skip}`);
 
 const PROMPT = 'Once upon a time';
+/** Over 256 tokens: prefilled in more than one batch, packed reads before the window (issue 20). */
+const LONG_PROMPT = 'Once upon a time there was a little girl who liked to walk in the woods near her house. She saw a bird, a cat and a dog. '.repeat(12);
 const N = 40;
 const WINDOW = 16;
 const SINKS = 4;
@@ -50,6 +52,7 @@ before(async () => {
   for (const scheme of ['f16', 'q2k']) node.set(scheme, run(scheme));
   node.set('q2k anchors', run('q2k', '--anchors', String(ANCHORS)));
   for (const scheme of ['f16', 'q2k']) node.set(`${scheme} long`, run(scheme, '-n', String(N_COMPARE)));
+  node.set('q2k long prompt', JSON.parse(kvpack('run', '-m', join(model.dir, model.name), '-p', LONG_PROMPT, '--kv', 'q2k', '--kv-window', String(WINDOW), '--sinks', String(SINKS), '--temp', '0', '--json', '-n', '16')));
   isolated = await startWebServer({ port: 0, host: '127.0.0.1', models: model.dir });
   plain = await startWebServer({ port: 0, host: '127.0.0.1', models: model.dir, isolation: false });
   browser = await launchChromium();
@@ -102,6 +105,17 @@ for (const threads of [1, 2]) {
     }
   });
 }
+
+test('page: a prompt over 256 tokens under q2k gives kvpack run\'s tokens (batch-invariant prefill)', { skip }, async () => {
+  const want = node.get('q2k long prompt')!;
+  assert.ok(want.promptTokens.length > 256, `${want.promptTokens.length} prompt tokens`);
+  const { page, errors } = await openPage(browser, isolated.url + query({ model: model.name, prompt: LONG_PROMPT, n: 16, scheme: 'q2k', window: WINDOW, sinks: SINKS, threads: 2, autorun: 1 }));
+  const r = await readRun(page);
+  await page.close();
+  assert.equal(r.state, 'done', r.status);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(r.tokens, want.tokens);
+});
 
 test('page: compare mode shows where q2k first leaves f16 (screenshot saved)', { skip }, async () => {
   const { page, errors } = await openPage(browser, isolated.url + runQuery('q2k', 2, { compare: 1, n: N_COMPARE }));

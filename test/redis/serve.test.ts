@@ -1,6 +1,7 @@
 // Two `kvpack serve` instances sharing prefix chunks through a real redis-server, driven with the official
-// openai client: B serves a prefix A prefilled with cached_tokens covering those chunks and exactly the
-// tokens (and logprobs) of a cold prefill; nothing crosses models, policies or salts; Redis killed,
+// openai client: B serves a prompt A prefilled from the chunks and resume rows A stored, with exactly the
+// tokens (and logprobs) of a cold prefill, and a prompt sharing a prefix once one instance left resume rows
+// where prompts diverged; nothing crosses models, policies or salts; Redis killed,
 // restarted, evicting or holding a corrupted value never fails a request or changes its tokens.
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,13 +11,14 @@ import { RedisCluster, RedisServer, reportSkip } from './harness.js';
 import { chatModelPath, metric, serve, tmp, type TestServer } from '../server/harness.js';
 import { fromRoot } from '../paths.js';
 import { writeChatModel } from '../fixtures/chat-model.js';
-import { exactResumePoint } from '../../src/server/exact-resume.js';
 import { chunkHashes } from '../../src/server/prefix-key.js';
 import type { RedisChunkStore } from '../../src/store/redis-store.js';
 import type { ServeOptions } from '../../src/server/server.js';
 
 const skip = reportSkip('test/redis/serve.test.ts');
-// The server harness's defaults: chunks of 32, prefill batches of 64, exact window 16.
+// The server harness's defaults: chunks of 32, prefill batches of 64, exact window 16. A prompt of n tokens
+// leaves its chunks and resume rows at the deepest chunk boundary below n (and where it diverged from what
+// the store held).
 const C = 32;
 
 /** Token ids (prompts as ids: lengths and chunk boundaries are exact). */
@@ -56,42 +58,45 @@ async function withServers(fn: (r: RedisServer, open: (url: string | null, o?: P
   }
 }
 
-test('two instances, one Redis: B serves the prefix A prefilled from the store, with exactly the tokens of a cold prefill', { skip }, () =>
+test('two instances, one Redis: B serves A\'s prompt and, once resume rows exist where prompts diverge, a shared prefix, with the tokens of a cold prefill', { skip }, () =>
   withServers(async (r, open) => {
-    const [a, b, cold] = [await open(r.url), await open(r.url), await open(null)];
+    const [a, b, c, cold] = [await open(r.url), await open(r.url), await open(r.url), await open(null)];
     const shared = ids(300, 1);
     const pa = [...shared, ...ids(40, 2)];
-    const pb = [...shared, ...ids(30, 3)];
     assert.equal(cached(await complete(a, pa)), 0);
     await store(a).flush();
-    // A's exact positions are its full prefill batches [0, 320): 10 chunks, written behind its response.
-    assert.equal(await metric(a.url, 'kvpack:remote_store_written_chunks_total'), 10);
-    assert.equal(await r.admin().dbsize(), 10);
+    // A's chunks below 320 and its resume rows at 320, written behind its response.
+    assert.equal(await metric(a.url, 'kvpack:remote_store_written_chunks_total'), 11);
+    assert.equal(await r.admin().dbsize(), 11);
     const before = await metric(b.url, 'llamacpp:prompt_tokens_total');
-    const rb = await complete(b, pb);
+    const rb = await complete(b, pa);
     const evaluated = (await metric(b.url, 'llamacpp:prompt_tokens_total')) - before;
-    // Chunks 0..8 are shared (chunk 9 holds A's own tokens): B resumes at the exact point within them.
-    const keep = exactResumePoint(b.server.ctx.engine!.rule, 9 * C, pb.length);
-    assert.equal(keep, 256);
-    assert.equal(cached(rb), keep);
-    assert.equal(evaluated, pb.length - keep);
-    assert.equal(await metric(b.url, 'kvpack:remote_store_hit_tokens_total'), 9 * C);
-    assert.equal(await metric(b.url, 'kvpack:prefix_cache_remote_hits_tokens_total'), keep);
+    assert.equal(cached(rb), 320);
+    assert.equal(evaluated, pa.length - 320);
+    assert.equal(await metric(b.url, 'kvpack:prefix_cache_remote_hits_tokens_total'), 320);
     assert.ok((await metric(b.url, 'kvpack:remote_store_read_bytes_total')) > 0);
     assert.ok((await metric(b.url, 'kvpack:remote_store_latency_seconds_count', 'op="get"')) > 0);
     assert.equal(await metric(b.url, 'kvpack:remote_store_errors_total'), 0);
-    // The same request computed cold, on an instance without the store: every prompt token evaluated.
-    const rc = await complete(cold, pb);
-    assert.equal(cached(rc), 0);
-    assert.deepEqual(output(rb), output(rc));
-    // Streaming from B again (now a local hit on the fetched entry) still finishes normally.
+    assert.deepEqual(output(rb), output(await complete(cold, pa)));
+    // A prompt sharing 300 tokens: the chain's 9 chunks match but have no resume rows at 288, so B computes
+    // it cold and stores resume rows there; C then resumes at 288.
+    const pb = [...shared, ...ids(30, 3)];
+    const rb2 = await complete(b, pb);
+    assert.equal(cached(rb2), 0);
+    await store(b).flush();
+    const pc = [...shared, ...ids(25, 4)];
+    const rc = await complete(c, pc);
+    assert.equal(cached(rc), 288);
+    assert.deepEqual(output(rb2), output(await complete(cold, pb)));
+    assert.deepEqual(output(rc), output(await complete(cold, pc)));
+    // Streaming from C again (now a local hit on the fetched entry) still finishes normally.
     const chunks: string[] = [];
-    const again = { model: 'x', prompt: pb, max_tokens: 8, temperature: 0, ignore_eos: true, stream: true } as OpenAI.CompletionCreateParamsStreaming;
-    for await (const ch of await b.client.completions.create(again)) chunks.push(ch.choices[0]?.text ?? '');
+    const again = { model: 'x', prompt: pc, max_tokens: 8, temperature: 0, ignore_eos: true, stream: true } as OpenAI.CompletionCreateParamsStreaming;
+    for await (const ch of await c.client.completions.create(again)) chunks.push(ch.choices[0]?.text ?? '');
     assert.ok(chunks.length >= 8);
   }));
 
-test('isolation: another model file, cache policy, prefill batch or salt finds nothing of A\'s in the store', { skip }, () =>
+test('isolation: another model file, cache policy or salt finds nothing of A\'s in the store; another -ub does', { skip }, () =>
   withServers(async (r, open) => {
     const a = await open(r.url);
     const p = [...ids(300, 4), ...ids(20, 5)];
@@ -99,7 +104,7 @@ test('isolation: another model file, cache policy, prefill batch or salt finds n
     await complete(a, [...ids(300, 6), ...ids(20, 5)], { cache_salt: 'alice' });
     await store(a).flush();
     const other = writeChatModel(tmp, 'tiny-chat-store-other', { seed: 99 });
-    for (const o of [{ modelPath: other }, { policy: { k: 'f16', v: 'f16', window: 16, sinks: 4 } }, { prefillChunk: 128 }] as Partial<ServeOptions>[]) {
+    for (const o of [{ modelPath: other }, { policy: { k: 'f16', v: 'f16', window: 16, sinks: 4 } }] as Partial<ServeOptions>[]) {
       const b = await open(r.url, o);
       assert.equal(cached(await complete(b, p)), 0, JSON.stringify(o));
       assert.equal(await metric(b.url, 'kvpack:remote_store_hit_tokens_total'), 0);
@@ -107,7 +112,9 @@ test('isolation: another model file, cache policy, prefill batch or salt finds n
     const b = await open(r.url);
     assert.equal(cached(await complete(b, p, { cache_salt: 'bob' })), 0, 'another salt');
     assert.equal(cached(await complete(b, [...ids(300, 6), ...ids(20, 7)])), 0, 'a salted prefix without the salt');
-    // Positive controls: the same settings find the public prefix, and the salted one under its salt.
+    // Positive controls: the same settings (any -ub: results do not depend on it) find the public prefix,
+    // and the salted one under its salt (A's resume rows at 288, below the shared 300 tokens).
+    assert.equal(cached(await complete(await open(r.url, { prefillChunk: 7 }), p)), 288);
     assert.ok(cached(await complete(b, p)) >= 256);
     assert.ok(cached(await complete(b, [...ids(300, 6), ...ids(20, 8)], { cache_salt: 'alice' })) >= 256);
   }));
@@ -144,23 +151,25 @@ test('Redis killed mid-stream: the stream finishes and requests are served witho
 
 test('Redis evicting past maxmemory: partial hits and misses, no errors, the tokens of a cold prefill', { skip }, () =>
   withServers(async (r, open) => {
-    const [a, b, cold] = [await open(r.url), await open(r.url), await open(null)];
+    // Resume rows every 2 chunks: a chain cut short by eviction still resumes at a boundary below the cut.
+    const [a, b, cold] = [await open(r.url, { resumeEvery: 2 }), await open(r.url, { resumeEvery: 2 }), await open(null)];
     const admin = r.admin();
     const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
-    // Room for a few prefixes' chunks (each 10 chunks of ~4.6 KB, plus the clients' buffers); 12 are written.
-    await admin.config('SET', 'maxmemory', String(used + (256 << 10)));
+    // Room for a few prefixes (each 10 chunks of ~4.6 KB and 5 resume rows of ~4 KB, plus the clients'
+    // buffers); 12 are written.
+    await admin.config('SET', 'maxmemory', String(used + (384 << 10)));
     const prefixes = Array.from({ length: 12 }, (_, i) => ids(300, 20 + i));
     for (const pre of prefixes) {
       await complete(a, [...pre, ...ids(40, 2)]);
       await store(a).flush();
     }
     assert.ok(Number(/evicted_keys:(\d+)/.exec(await admin.info('stats'))![1]) > 0, 'Redis evicted (else this test proves nothing)');
-    const full = exactResumePoint(b.server.ctx.engine!.rule, 9 * C, 330);
+    const full = 320;
     const got: number[] = [];
-    // Newest first: B's own write-behind evicts the oldest keys as it goes.
+    // Newest first: B's own write-behind evicts the oldest keys as it goes. B asks A's prompts: resume rows at 320.
     for (const pre of [...prefixes].reverse()) {
-      const p = [...pre, ...ids(30, 3)];
+      const p = [...pre, ...ids(40, 2)];
       const rb = await complete(b, p);
       got.push(cached(rb));
       assert.deepEqual(output(rb), output(await complete(cold, p)));
@@ -185,14 +194,13 @@ test('a flipped byte in a stored chunk: the chain ends there (logged, deleted), 
     const value = Buffer.from(sound);
     value[value.length >> 1] ^= 0x10;
     await admin.set(key, value);
-    const pb = [...shared, ...ids(30, 3)];
+    const pb = pa;
     const rb = await complete(b, pb);
-    // Chunks 0..3 are sound: the exact point within 128 positions.
-    assert.equal(cached(rb), exactResumePoint(b.server.ctx.engine!.rule, 4 * C, pb.length));
-    assert.equal(cached(rb), 128);
+    // Chunks 0..3 are sound but hold no resume rows at 128: computed cold.
+    assert.equal(cached(rb), 0);
     assert.deepEqual(output(rb), output(await complete(cold, pb)));
     assert.equal(await metric(b.url, 'kvpack:remote_store_corrupt_total'), 1);
-    // Deleted, then written again by B's own exact prefill: byte for byte what A had written.
+    // Deleted, then written again by B's own prefill: byte for byte what A had written.
     await store(b).flush();
     assert.deepEqual(await admin.getBuffer(key), sound);
     assert.match(b.lines.join('\n'), /refused .*checksum mismatch.*deleted/);
@@ -209,8 +217,8 @@ test('redis-cluster://: two instances share a prefix through a 3-node cluster', 
     await complete(a, [...shared, ...ids(40, 2)]);
     await store(a).flush();
     const perNode = await Promise.all(cluster.nodes.map((n) => n.admin().dbsize()));
-    assert.equal(perNode.reduce((x, y) => x + y, 0), 10, `keys per node ${perNode}`);
-    assert.equal(cached(await complete(b, [...shared, ...ids(30, 3)])), 256);
+    assert.equal(perNode.reduce((x, y) => x + y, 0), 11, `keys per node ${perNode}`);
+    assert.equal(cached(await complete(b, [...shared, ...ids(40, 2)])), 320);
   } finally {
     for (const s of opened) await s.close();
     await cluster.stop();
@@ -237,11 +245,11 @@ test('kvpack serve --kv-store as users run it: password from KVPACK_REDIS_PASSWO
     assert.match(err, new RegExp(`remote store ${r.url}`));
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
     // The client connects in the background: a request made before it is ready is served, its chunks dropped.
-    for (let i = 0; i < 20 && (await admin.dbsize()) < 10; i++) {
+    for (let i = 0; i < 20 && (await admin.dbsize()) < 11; i++) {
       await client.completions.create({ model: 'x', prompt: [...ids(300, 1), ...ids(40, 2)], max_tokens: 2, temperature: 0 });
       await new Promise((res) => setTimeout(res, 100));
     }
-    assert.equal(await admin.dbsize(), 10, err);
+    assert.equal(await admin.dbsize(), 11, err);
     const ttl = await admin.ttl((await admin.keys('kvpack:v1:*'))[0]!);
     assert.ok(ttl > 590 && ttl <= 600, `ttl ${ttl}`);
     child.kill('SIGTERM');

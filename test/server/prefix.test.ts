@@ -1,5 +1,5 @@
-// The prefix cache through the server: a second request on another slot reuses the first one's prefix
-// (cached_tokens > 0, less prefill in /metrics); salts, model files and cache policies never share KV;
+// The prefix cache through the server: once two prompts diverged after a shared prefix (the second leaves a
+// resume point there), a third on another slot reuses it (cached_tokens > 0, less prefill in /metrics); salts, model files and cache policies never share KV;
 // and under concurrent load no slot ever computes with another conversation's KV (llama-server #27148).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,11 +18,13 @@ async function complete(s: TestServer, p: string | number[], extra: Record<strin
 
 const cached = (r: OpenAI.Completion) => r.usage!.prompt_tokens_details?.cached_tokens ?? 0;
 
-test('a second request with the same prefix on another slot is served from the prefix cache', async () => {
+test('a third request with the same prefix on another slot is served from the prefix cache', async () => {
   for (const cacheRamBytes of [64 << 20, 0]) {
     const s = await serve({ parallel: 2, cacheRamBytes });
     try {
       await complete(s, prompt('Then she saw a cat.'), { id_slot: 0 });
+      // Diverges from the first after the shared prefix: computed cold, it leaves a resume point there.
+      assert.equal(cached(await complete(s, prompt('Then she heard a bird.'), { id_slot: 0 })), 0);
       const before = await metric(s.url, 'llamacpp:prompt_tokens_total');
       const r = await complete(s, prompt('Then she met a dog.'), { id_slot: 1 });
       const evaluated = (await metric(s.url, 'llamacpp:prompt_tokens_total')) - before;
@@ -90,10 +92,11 @@ test('a prefix-cache hit computes exactly what a cold prefill does (q4_0: the sa
     const ids = (n: number, seed: number) => Array.from({ length: n }, (_, i) => 10 + ((i * 31 + seed * 97 + ((i * i) % 13)) % 240));
     const shared = ids(200, 1);
     await complete(s, [...shared, ...ids(30, 2)], { id_slot: 0 });
+    await complete(s, [...shared, ...ids(28, 4)], { id_slot: 0 });
     const p = [...shared, ...ids(25, 3)];
     const extra = { id_slot: 1, max_tokens: 6, logprobs: 2, ignore_eos: true };
     const r = await complete(s, p, extra);
-    // 6 chunks match; the exact point is the last batch boundary (64) leaving the window: 192.
+    // The second prompt stopped at the chunk boundary below the shared 200 tokens to leave a resume point.
     assert.equal(cached(r), 192);
     const c = await complete(cold, p, { ...extra, id_slot: 0 });
     assert.equal(cached(c), 0);
@@ -159,7 +162,8 @@ test('restoring from the prefix cache works for a channel-axis scheme (q2k) as w
   const s = await serve({ parallel: 2, policy: { k: 'q2c_0', v: 'q4_0', window: 16, sinks: 4 } });
   try {
     await complete(s, prompt('One.'), { id_slot: 0 });
-    const r = await complete(s, prompt('Two.'), { id_slot: 1 });
+    await complete(s, prompt('Two.'), { id_slot: 1 });
+    const r = await complete(s, prompt('Four.'), { id_slot: 1 });
     assert.ok(cached(r) >= 64);
     assert.equal((await post(`${s.url}/v1/completions`, { prompt: prompt('Three.'), max_tokens: 4, temperature: 0 })).status, 200);
   } finally {
@@ -169,7 +173,9 @@ test('restoring from the prefix cache works for a channel-axis scheme (q2k) as w
 
 test('decode anchors: a follow-up reuses at most the previous prompt, never its anchored reply', async () => {
   const policy = { k: 'q4_0', v: 'q4_0', window: 8, sinks: 2, windowMode: 'residual' as const, anchors: { count: 4 } };
-  const s = await serve({ parallel: 1, policy, cacheRamBytes: 0 });
+  // The slot's own cache is not resumable at the previous prompt's end once it decoded past it: the
+  // prompt-end snapshot in the prefix cache is what the follow-up resumes from.
+  const s = await serve({ parallel: 1, policy });
   try {
     const p1 = prompt('First.');
     const r1 = await complete(s, p1, { max_tokens: 8, ignore_eos: true });

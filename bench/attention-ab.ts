@@ -5,7 +5,7 @@
 // measures waiting for a core.
 // Cache views from KvCache (window 128 + 4 sinks, 8 kv heads x 32 query heads, D 128); the baseline gets
 // the same view cut at the last query's bound (its batch-dependent rule), so both do the same work.
-// Usage: npm run build && node dist/bench/attention-ab.js [--formats q4_0,q2k,f16] [--contexts 1024,4096,16384]
+// Usage: npm run build && node dist-test/bench/attention-ab.js [--formats q4_0,q2k,f16] [--contexts 1024,4096,16384]
 //   [--kinds decode,prefill] [--budget 1] (prefill: the last 512 positions as one batch of queries)
 import { KvCache } from '../src/cache/kvcache.js';
 import { schemePolicy } from '../src/cache/schemes.js';

@@ -4,7 +4,7 @@
 // alternated (medians). Reports time per call and the ratio new / old.
 // Build the old module: git archive <rev> assembly | tar -x -C /tmp/old && node node_modules/assemblyscript/bin/asc.js
 //   /tmp/old/assembly/index.ts --outFile /tmp/old/kernels.wasm <flags of scripts/build-wasm.mjs>
-// node dist/bench/matmul-ab.js --old /tmp/old/kernels.wasm [--new build/kernels.wasm] [--types q8_0,q4_K] [--shapes 2048x768] [--n 1,64] [--old-plan v1]
+// node dist-test/bench/matmul-ab.js --old /tmp/old/kernels.wasm [--new build/kernels.wasm] [--types q8_0,q4_K] [--shapes 2048x768] [--n 1,64] [--old-plan v1]
 import { readFileSync } from 'node:fs';
 import { ggmlTypeByName, GGML } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';

@@ -4,7 +4,7 @@
 // of the weight (> L3) that every call streams its bytes from DRAM, as a decode step over a model does.
 // `--cpu`: one-thread variants only, timed by this process's CPU time (batches of calls, alternated): on a
 // machine other processes keep busy, wall time measures the scheduler as much as the kernel.
-// node dist/bench/matmul.js [--types q8_0,q4_0] [--shapes 2048x768,768x2048] [--n 1,64] [--cold [--cold-mib 64]] [--cpu] [--budget 1]
+// node dist-test/bench/matmul.js [--types q8_0,q4_0] [--shapes 2048x768,768x2048] [--n 1,64] [--cold [--cold-mib 64]] [--cpu] [--budget 1]
 import { encode } from '../src/formats/codec.js';
 import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';

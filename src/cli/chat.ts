@@ -90,7 +90,7 @@ export class ChatSession {
     this.cached = prompt.slice(0, keep);
     let r: GenerateResult;
     try {
-      r = generate(this.model, this.cache, prompt.slice(keep), { maxTokens, sampler: this.sampler, onToken: (_id, text) => onText(text) });
+      r = generate(this.model, this.cache, prompt.slice(keep), { maxTokens, sampler: this.sampler, onText: (text) => text && onText(text) });
     } catch (e) {
       // The cache may hold part of the turn: start the next one from an empty cache.
       this.cache.clear();

@@ -65,9 +65,9 @@ function runCommand(o: RunOpts): void {
     maxTokens: o.nPredict,
     sampler: samplerFromFlags(o),
     onPrefill: progress,
-    onToken: (id, text) => {
+    onText: (text, ids) => {
       if (!streamOut) return;
-      process.stdout.write(model.tokenizer ? text : id >= 0 ? `${id} ` : '');
+      process.stdout.write(model.tokenizer ? text : ids.map((id) => `${id} `).join(''));
     },
   });
   const bytes = cache.nbytes();

@@ -18,14 +18,19 @@ export function adminRoutes(app: FastifyInstance, ctx: ServerContext): void {
     });
   }
 
+  const modelEntry = () => {
+    const e = ctx.need();
+    const hp = e.model.hp;
+    return { id: ctx.modelName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'kvpack', meta: { n_vocab: hp.nVocab, n_ctx_train: hp.nCtxTrain, n_embd: hp.nEmbd, n_ctx_slot: e.o.ctx, size: e.model.weightBytes, cache_policy: e.policy } };
+  };
   for (const path of ['/v1/models', '/models']) {
-    r.get(path, async () => {
-      const e = ctx.need();
-      const hp = e.model.hp;
-      return {
-        object: 'list',
-        data: [{ id: ctx.modelName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'kvpack', meta: { n_vocab: hp.nVocab, n_ctx_train: hp.nCtxTrain, n_embd: hp.nEmbd, n_ctx_slot: e.o.ctx, size: e.model.weightBytes, cache_policy: e.policy } }],
-      };
+    r.get(path, async () => ({ object: 'list', data: [modelEntry()] }));
+    // The SDK's models.retrieve(id): the one model under its name.
+    r.get(`${path}/*`, async (req) => {
+      const id = (req.params as { '*': string })['*'];
+      const m = modelEntry();
+      if (id !== m.id) throw new HttpError(404, 'not_found_error', `no model '${id}' (this server has '${m.id}')`, 'model', {}, undefined, 'model_not_found');
+      return m;
     });
   }
 

@@ -92,9 +92,11 @@ export class GenerationLoop {
       this.reason = 'stop';
       return this.release(emit, this.text.length + emit.length);
     }
-    if (this.tokens.length >= this.o.maxTokens || room <= 0) return this.end('length');
     // Without a tokenizer there is no text to hold back: every token goes out at once.
-    return this.release(emit, this.decoder ? this.text.length + emit.length : Infinity);
+    const now = this.release(emit, this.decoder ? this.text.length + emit.length : Infinity);
+    if (this.tokens.length < this.o.maxTokens && room > 0) return now;
+    const rest = this.end('length');
+    return { text: now.text + rest.text, ids: [...now.ids, ...rest.ids], logprobs: [...now.logprobs, ...rest.logprobs] };
   }
 
   /** Ends the loop (EOS, length, or from outside: a drain); what was held goes out unless a stop string ended it. */

@@ -25,7 +25,7 @@ const Sampling = {
   presence_penalty: Nullable(Type.Number({ minimum: -2, maximum: 2 })),
   frequency_penalty: Nullable(Type.Number({ minimum: -2, maximum: 2 })),
   /** Token id (as a decimal string) -> bias in [-100, 100]. */
-  logit_bias: Nullable(Type.Record(Type.String({ pattern: '^[0-9]{1,9}$' }), Type.Number({ minimum: -100, maximum: 100 }))),
+  logit_bias: Nullable(Type.Record(Type.String({ pattern: '^[0-9]{1,9}$' }), Type.Number({ minimum: -100, maximum: 100 }), { additionalProperties: false })),
   seed: Nullable(Type.Integer()),
   /** Choices per prompt: parallel sequences forked from one prefill. */
   n: Nullable(Type.Integer({ minimum: 1, maximum: MAX_N })),

@@ -36,8 +36,8 @@ export function register(program: Command): void {
   const cmd = program
     .command('serve')
     .description('OpenAI-compatible server (chat/completions, completions, slots, metrics) over a compressed KV cache')
-    .requiredOption('-m, --model <path>', 'model file (.gguf with a tokenizer)')
-    .option('-a, --alias <name>', 'model name in responses and /v1/models (default: the file name)')
+    .requiredOption('-m, --model <path>', 'model file (.gguf with a tokenizer) or Hugging Face directory')
+    .option('-a, --alias <name>', 'model name in responses and /v1/models (default: the file or directory name)')
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0 = any free one)', intArg('--port', 0, 65535), 8080)
     .option('--parallel <n>', 'slots: requests decoded at once (-np)', intArg('--parallel', 1, 256), 1)

@@ -33,6 +33,10 @@ export interface ServeOptions extends AppOptions, Omit<EngineOptions, 'ctx'> {
   kvStoreTtlS?: number;
   /** Longest a request waits for the remote lookup before its prefill starts without it (default 500 ms). */
   kvStoreTimeoutMs?: number;
+  /** The secret the store's values are signed with (default KVPACK_STORE_KEY); the same on every instance. */
+  kvStoreKey?: string;
+  /** Run a shared store without a key (values only checksummed: anyone who can write to it feeds every instance). */
+  kvStoreUnauthenticated?: boolean;
   /** Loads the model (default loadModel); tests hold it to observe the loading state. */
   load?: (path: string) => Model | Promise<Model>;
 }
@@ -71,7 +75,7 @@ export async function modelDigest(path: string): Promise<string> {
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   // A bad address fails here, before anything listens; the client then connects in the background.
-  const ownStore = o.kvStore ? new RedisChunkStore(o.kvStore, { ttlSeconds: o.kvStoreTtlS, lookupTimeoutMs: o.kvStoreTimeoutMs, log: o.storeLog }) : null;
+  const ownStore = o.kvStore ? new RedisChunkStore(o.kvStore, { ttlSeconds: o.kvStoreTtlS, lookupTimeoutMs: o.kvStoreTimeoutMs, log: o.storeLog, key: o.kvStoreKey, unauthenticated: o.kvStoreUnauthenticated }) : null;
   const chunkStore = o.chunkStore ?? ownStore ?? undefined;
   const ctx = new ServerContext(o.alias ?? basename(resolve(o.modelPath)), o.slotSavePath);
   const app = buildApp(ctx, o);

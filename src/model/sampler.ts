@@ -91,9 +91,9 @@ export class Sampler {
     }
     if (this.temperature === 0) return argmax(z);
 
-    // Candidates sorted by logit, cut by top-k.
-    let ids = Array.from({ length: z.length }, (_, i) => i).sort((a, b) => z[b]! - z[a]! || a - b);
-    if (this.topK > 0 && this.topK < ids.length) ids = ids.slice(0, this.topK);
+    // Candidates sorted by logit (ties: lower id first), cut by top-k: with k set only the k best are
+    // selected and sorted (a vocab-sized sort per token is most of the sampler's time and garbage).
+    let ids = this.topK > 0 && this.topK < z.length ? topIds(z, this.topK) : Array.from({ length: z.length }, (_, i) => i).sort((a, b) => z[b]! - z[a]! || a - b);
     // Probabilities at temperature 1 for the p cuts (llama.cpp applies temp after them).
     let p = softmax(ids.map((i) => z[i]!));
     if (this.topP < 1) {
@@ -123,6 +123,40 @@ export class Sampler {
     }
     return ids[ids.length - 1]!;
   }
+}
+
+/** The k best ids of z (larger value first, lower id on ties), in that order: a bounded min-heap, O(n log k). */
+export function topIds(z: Float32Array, k: number): number[] {
+  // worse(a, b): a ranks below b.
+  const worse = (a: number, b: number) => z[a]! < z[b]! || (z[a] === z[b] && a > b);
+  const heap: number[] = [];
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && worse(heap[l]!, heap[m]!)) m = l;
+      if (r < heap.length && worse(heap[r]!, heap[m]!)) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      i = m;
+    }
+  };
+  for (let id = 0; id < z.length; id++) {
+    if (heap.length < k) {
+      heap.push(id);
+      for (let i = heap.length - 1; i > 0; ) {
+        const p = (i - 1) >> 1;
+        if (!worse(heap[i]!, heap[p]!)) break;
+        [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+        i = p;
+      }
+    } else if (worse(heap[0]!, id)) {
+      heap[0] = id;
+      down(0);
+    }
+  }
+  return heap.sort((a, b) => z[b]! - z[a]! || a - b);
 }
 
 /** Softmax in float64 of values sorted descending or not. */

@@ -64,6 +64,7 @@ function runCommand(o: RunOpts): void {
   const r = generate(model, cache, prompt, {
     maxTokens: o.nPredict,
     sampler: samplerFromFlags(o),
+    stop: o.stop.filter((x) => x !== ''),
     onPrefill: progress,
     onText: (text, ids) => {
       if (!streamOut) return;

@@ -3,7 +3,9 @@
 // the cut), nothing of a partial stop match is streamed, and chunks without content carry no logprobs.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import OpenAI from 'openai';
+import { fromRoot } from '../paths.js';
 import { generate } from '../../src/model/generate.js';
 import { loadModel } from '../../src/model/model.js';
 import { DEFAULTS, chatModelPath, post, serve, type TestServer } from './harness.js';
@@ -99,4 +101,24 @@ test('a partial stop match that does not complete is released, in order', async 
   const r = await post(`${s.url}/v1/completions`, { prompt: PROMPT, max_tokens: 24, stop: never, ...greedy });
   assert.equal(r.json.choices[0].text, full);
   assert.equal(r.json.choices[0].finish_reason, 'length');
+});
+
+test('kvpack run --stop prints the text before the stop string and nothing of it (the same loop)', () => {
+  const run = (prompt: string, ...extra: string[]) => spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), 'run', '-m', chatModelPath(), '-p', prompt, '-n', '24', '--temp', '0', '-c', '512', ...extra], { encoding: 'utf8', timeout: 60_000 });
+  // A prompt whose greedy continuation does not end at EOS right away (run stops at EOS; serve above ignored it).
+  let prompt = '';
+  let free = '';
+  for (const p of ['Once upon a time', 'The little dog', 'She looked at the sky and said', 'Tom had a red ball. He', 'Hello there']) {
+    const r = run(p);
+    assert.equal(r.status, 0, r.stderr);
+    free = r.stdout.replace(/\n$/, '');
+    prompt = p;
+    if (free.length >= 8) break;
+  }
+  assert.ok(free.length >= 8, `some prompt continues: ${JSON.stringify(free)}`);
+  const stop = free.slice(4, 6);
+  const stopped = run(prompt, '--stop', stop);
+  assert.equal(stopped.status, 0, stopped.stderr);
+  assert.equal(stopped.stdout.replace(/\n$/, ''), free.slice(0, free.indexOf(stop)));
+  assert.match(stopped.stderr, /stop: stop/);
 });

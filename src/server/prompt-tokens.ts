@@ -42,7 +42,7 @@ export function checkPromptBytes(tok: Tokenizer, bytes: number, ctx: number): vo
   if (least >= ctx) throw exceedContext(least, ctx, true);
 }
 
-/** Tokenizes `text` in slices; 400 once it holds `ctx` tokens (a prompt must leave a position to generate). */
+/** Tokenizes `text` in slices; 400 once it holds `ctx` tokens (a prompt must leave a position to generate; Infinity: no limit). */
 export async function encodeWithin(tok: Tokenizer, text: string, opts: EncodeOptions, ctx: number): Promise<number[]> {
   checkPromptBytes(tok, Buffer.byteLength(text), ctx);
   const out: number[] = [];

@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ServerContext } from './context.js';
 import { badRequest, HttpError } from './http-error.js';
 import { DetokenizeBody, SlotBody, SlotParams, SlotQuery, TokenizeBody } from './schemas.js';
+import { encodeWithin } from './prompt-tokens.js';
 import { restoreSlot, saveSlot, slotPath } from './slot-files.js';
 
 const utf8 = new TextDecoder();
@@ -73,7 +74,8 @@ export function adminRoutes(app: FastifyInstance, ctx: ServerContext): void {
 
   r.post('/tokenize', { schema: { body: TokenizeBody } }, async (req) => {
     const tok = ctx.need().model.tokenizer!;
-    const ids = tok.encode(req.body.content, { addSpecial: req.body.add_special ?? false, parseSpecial: true });
+    // In slices, as prompts are: a long text does not hold up other requests.
+    const ids = await encodeWithin(tok, req.body.content, { addSpecial: req.body.add_special ?? false, parseSpecial: true }, Infinity);
     return { tokens: req.body.with_pieces ? ids.map((id) => ({ id, piece: utf8.decode(tok.piece(id)) })) : ids };
   });
 

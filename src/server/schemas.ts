@@ -55,7 +55,6 @@ const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String() }
 export const ChatMessage = Type.Object({
   role: Type.Union([Type.Literal('system'), Type.Literal('developer'), Type.Literal('user'), Type.Literal('assistant')]),
   content: Type.Union([Type.String(), Type.Array(TextPart)]),
-  name: Type.Optional(Type.String()),
 }, { additionalProperties: false });
 
 export const ChatBody = Type.Object({

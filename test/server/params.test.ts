@@ -153,6 +153,8 @@ test('refused by name (400): suffix, best_of != n, tools, tool_choice, functions
     ['/v1/chat/completions', { messages: [{ role: 'user', content: 'a' }], echo: true }, 'echo'],
     ['/v1/chat/completions', { messages: [{ role: 'alien', content: 'a' }] }, 'messages.0.role'],
     ['/v1/chat/completions', { messages: [{ role: 'user', content: null }] }, 'messages.0.content'],
+    // The chat templates read role and content only: a participant name would be dropped.
+    ['/v1/chat/completions', { messages: [{ role: 'user', content: 'a', name: 'bob' }] }, 'messages.0.name'],
     ['/v1/chat/completions', { messages: [{ role: 'user', content: 'a' }], top_logprobs: 2 }, 'top_logprobs'],
     ['/v1/completions', { prompt: [1, -3] }, 'prompt.1'],
   ];

@@ -88,7 +88,7 @@ async function measure(scheme: string, shape: Shape, tokens: number, url: string
   const keys = chunks.map((_, c) => createHash('sha256').update(`${scheme}/${c}`).digest('hex'));
   cache.dispose();
   // Big queue so the bench measures Redis, not drops; a generous timeout for f16's large values.
-  const store = new RedisChunkStore(url, { namespace: 'kvpack-bench', maxQueueBytes: 4 * 2 ** 30, maxQueueEntries: 1 << 16, lookupTimeoutMs: 60_000, commandTimeoutMs: 60_000 });
+  const store = new RedisChunkStore(url, { namespace: 'kvpack-bench', unauthenticated: true, maxQueueBytes: 4 * 2 ** 30, maxQueueEntries: 1 << 16, lookupTimeoutMs: 60_000, commandTimeoutMs: 60_000 });
   if (!(await store.waitReady(5000))) throw new Error(`redis at ${url} is not answering`);
   await admin.flushdb('SYNC');
   const before = await usedMemory(admin);

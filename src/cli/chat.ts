@@ -22,6 +22,8 @@ export interface ChatSessionOptions {
   /** Most tokens per reply. */
   maxTokens: number;
   sampler?: SamplerOptions;
+  /** Stop strings: a reply ends before the first one (held back while it could still match). */
+  stop?: readonly string[];
 }
 
 /** What the last turn did with the cache: positions kept from before, and tokens fed now. */
@@ -90,7 +92,7 @@ export class ChatSession {
     this.cached = prompt.slice(0, keep);
     let r: GenerateResult;
     try {
-      r = generate(this.model, this.cache, prompt.slice(keep), { maxTokens, sampler: this.sampler, onToken: (_id, text) => onText(text) });
+      r = generate(this.model, this.cache, prompt.slice(keep), { maxTokens, sampler: this.sampler, stop: this.o.stop, onText: (text) => text && onText(text) });
     } catch (e) {
       // The cache may hold part of the turn: start the next one from an empty cache.
       this.cache.clear();
@@ -178,6 +180,7 @@ async function chatCommand(o: ChatOpts): Promise<void> {
       system: o.system,
       maxTokens: o.nPredict,
       sampler: samplerFromFlags(o),
+      stop: o.stop.filter((x) => x !== ''),
     });
     if (session.notice) console.error(`kvpack: ${session.notice}`);
     const interactive = !!process.stdin.isTTY && !!process.stdout.isTTY;

@@ -64,10 +64,11 @@ function runCommand(o: RunOpts): void {
   const r = generate(model, cache, prompt, {
     maxTokens: o.nPredict,
     sampler: samplerFromFlags(o),
+    stop: o.stop.filter((x) => x !== ''),
     onPrefill: progress,
-    onToken: (id, text) => {
+    onText: (text, ids) => {
       if (!streamOut) return;
-      process.stdout.write(model.tokenizer ? text : id >= 0 ? `${id} ` : '');
+      process.stdout.write(model.tokenizer ? text : ids.map((id) => `${id} `).join(''));
     },
   });
   const bytes = cache.nbytes();

@@ -10,6 +10,8 @@ export interface SamplingFlags {
   topP: number;
   minP: number;
   repeatPenalty: number;
+  /** Stop strings (--stop, repeatable): the text ends before the first one generated. */
+  stop: string[];
 }
 
 export function addSamplingFlags(cmd: Command): Command {
@@ -19,7 +21,8 @@ export function addSamplingFlags(cmd: Command): Command {
     .option('--top-k <n>', 'top-k (0 = off)', intArg('--top-k', 0), 40)
     .option('--top-p <p>', 'top-p (1 = off)', numArg('--top-p', 0, 1), 0.95)
     .option('--min-p <p>', 'min-p (0 = off)', numArg('--min-p', 0, 1), 0.05)
-    .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1);
+    .option('--repeat-penalty <x>', 'repetition penalty (1 = off)', numArg('--repeat-penalty', 0.01, 100), 1)
+    .option('--stop <text>', 'stop before this text (repeatable); nothing of it is printed', (v: string, prev: string[]) => [...prev, v], [] as string[]);
 }
 
 /** The sampler options the flags describe. */

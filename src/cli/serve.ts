@@ -35,14 +35,16 @@ interface ServeFlags extends CacheFlags, ThreadsFlag {
   kvStore?: string;
   kvStoreTtl: number;
   kvStoreTimeout: number;
+  kvStoreKey?: string;
+  kvStoreUnauthenticated?: boolean;
 }
 
 export function register(program: Command): void {
   const cmd = program
     .command('serve')
     .description('OpenAI-compatible server (chat/completions, completions, slots, metrics) over a compressed KV cache')
-    .requiredOption('-m, --model <path>', 'model file (.gguf with a tokenizer)')
-    .option('-a, --alias <name>', 'model name in responses and /v1/models (default: the file name)')
+    .requiredOption('-m, --model <path>', 'model file (.gguf with a tokenizer) or Hugging Face directory')
+    .option('-a, --alias <name>', 'model name in responses and /v1/models (default: the file or directory name)')
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0 = any free one)', intArg('--port', 0, 65535), 8080)
     .option('--parallel <n>', 'slots: requests decoded at once (-np)', intArg('--parallel', 1, 256), 1)
@@ -60,7 +62,9 @@ export function register(program: Command): void {
     .option('--drain-timeout <s>', 'on SIGTERM, longest wait for in-flight requests', intArg('--drain-timeout', 0), 30)
     .option('--kv-store <url>', 'share prefix chunks with other instances: redis://HOST:PORT[/DB], rediss://..., redis-cluster://h1:p1,h2:p2 (password in the URL or KVPACK_REDIS_PASSWORD)')
     .option('--kv-store-ttl <s>', 'expiry of every chunk written to the store', intArg('--kv-store-ttl', 1), 86400)
-    .option('--kv-store-timeout <ms>', 'longest a request waits for its remote lookup before prefilling without it', intArg('--kv-store-timeout', 1), 500);
+    .option('--kv-store-timeout <ms>', 'longest a request waits for its remote lookup before prefilling without it', intArg('--kv-store-timeout', 1), 500)
+    .option('--kv-store-key <key>', 'secret (16+ bytes, the same on every instance) the store\'s values are signed with (HMAC-SHA256); default KVPACK_STORE_KEY')
+    .option('--kv-store-unauthenticated', 'run --kv-store without a key: values are only checksummed, so anyone who can write to the store feeds every instance');
   addThreadsFlag(addCacheFlags(cmd)).action((o: ServeFlags) => serveCommand(o));
 }
 
@@ -75,7 +79,11 @@ async function serveCommand(o: ServeFlags): Promise<void> {
     batching: o.contBatching, prefillChunk: o.ubatchSize, slotSavePath: o.slotSavePath, apiKey: o.apiKey,
     timeoutS: o.timeout, bodyLimit: o.bodyLimit, drainTimeoutMs: o.drainTimeout * 1000,
     kvStore: o.kvStore, kvStoreTtlS: o.kvStoreTtl, kvStoreTimeoutMs: o.kvStoreTimeout,
+    kvStoreKey: o.kvStoreKey, kvStoreUnauthenticated: o.kvStoreUnauthenticated,
   });
+  if (o.kvStore && (server.store as { unauthenticated?: boolean } | null)?.unauthenticated) {
+    console.error('kvpack serve: WARNING: --kv-store-unauthenticated: the shared store\'s values are NOT signed; anyone who can write to it can change what every instance and tenant reads. Set --kv-store-key / KVPACK_STORE_KEY.');
+  }
   const stopped = new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       console.error(`kvpack serve: ${sig}: draining in-flight requests`);

@@ -89,10 +89,18 @@ export function renderChat(
 
 /** Messages as prompt tokens through the tokenizer's template, ending with the assistant header (one BOS at most). */
 export function chatPromptTokens(tokenizer: Tokenizer, messages: readonly ChatMessage[]): number[] {
+  return withOneBos(tokenizer, tokenizer.encode(renderChatForTokens(tokenizer, messages), { addSpecial: false, parseSpecial: true }));
+}
+
+/** The rendered conversation chatPromptTokens tokenizes (special tokens parsed, no BOS/EOS added). */
+export function renderChatForTokens(tokenizer: Tokenizer, messages: readonly ChatMessage[]): string {
   const v = tokenizer.vocab;
   const special = (id: number) => (id >= 0 && id < v.tokens.length ? v.tokens[id] : undefined);
-  const { text } = renderChat(tokenizer.chatTemplate, messages, { bosToken: special(v.bos), eosToken: special(v.eos) });
-  const ids = tokenizer.encode(text, { addSpecial: false, parseSpecial: true });
-  // Templates that write bos_token themselves must not get a second BOS.
+  return renderChat(tokenizer.chatTemplate, messages, { bosToken: special(v.bos), eosToken: special(v.eos) }).text;
+}
+
+/** Templates that write bos_token themselves must not get a second BOS. */
+export function withOneBos(tokenizer: Tokenizer, ids: number[]): number[] {
+  const v = tokenizer.vocab;
   return v.addBos && ids[0] !== v.bos ? [v.bos, ...ids] : ids;
 }

@@ -1,10 +1,11 @@
-// Generation: prefill the prompt in chunks, mark the decode start on the cache, then sample token by token
-// until EOS, a stop string or maxTokens. Teacher-forced logits for the lab.
+// Generation: prefill the prompt in chunks, mark the decode start on the cache, then run the shared
+// GenerationLoop (generation-loop.ts) token by token until EOS, a stop string or maxTokens. Teacher-forced logits for the lab.
 import { ArgumentError, EvictedError } from '../errors.js';
 import type { KvCache } from '../cache/kvcache.js';
 import type { Tokenizer } from './tokenizer/index.js';
 import type { ForwardOptions } from './forward.js';
-import { Sampler, type SamplerOptions } from './sampler.js';
+import { GenerationLoop, type Released, type StopReason } from './generation-loop.js';
+import type { Sampler, SamplerOptions } from './sampler.js';
 
 /** Prompt tokens per forward call: bounds activation memory ([chunk, nFf] floats) and paces progress reports. */
 export const PREFILL_CHUNK = 256;
@@ -23,8 +24,11 @@ export interface GenerateOptions {
   eos?: readonly number[];
   /** Stop when the generated text contains one of these (needs a tokenizer); the text is cut before it. */
   stop?: readonly string[];
-  /** Called for each generated token with its text (whole characters only; '' without a tokenizer); id -1 flushes a partial character. */
-  onToken?: (id: number, text: string) => void;
+  /**
+   * Called with text as it is released (whole characters; a partial stop-string match is held back until
+   * it is decided) and the ids of the tokens that text begins ('' without a tokenizer).
+   */
+  onText?: (text: string, ids: readonly number[]) => void;
   /** Called after each prefill chunk with (done, total) prompt tokens. */
   onPrefill?: (done: number, total: number) => void;
 }
@@ -33,7 +37,7 @@ export interface GenerateResult {
   prompt: number[];
   tokens: number[];
   text: string;
-  stopReason: 'eos' | 'stop' | 'length';
+  stopReason: StopReason;
   prefillMs: number;
   decodeMs: number;
   /** Prompt tokens per second and generated tokens per second (0 when none). */
@@ -68,55 +72,28 @@ export function rewindForReuse(cache: KvCache, keep: number): number {
   }
 }
 
-/** Generates after `prompt` (appended to `cache` at its current length). */
+/** Generates after `prompt` (appended to `cache` at its current length), through the shared GenerationLoop. */
 export function generate(model: Generator, cache: KvCache, prompt: readonly number[], o: GenerateOptions): GenerateResult {
   if (!Number.isInteger(o.maxTokens) || o.maxTokens < 0) throw new ArgumentError(`generate: maxTokens must be a non-negative integer, got ${o.maxTokens}`);
   if (o.stop?.length && !model.tokenizer) throw new ArgumentError('generate: stop strings need a model with a tokenizer');
-  const sampler = o.sampler instanceof Sampler ? o.sampler : new Sampler(o.sampler);
-  const eos = new Set(o.eos ?? model.eos);
-  const stream = model.tokenizer?.stream();
-
+  const loop = new GenerationLoop({ prompt, maxTokens: o.maxTokens, sampler: o.sampler, eos: o.eos ?? model.eos, stop: o.stop, tokenizer: model.tokenizer });
   const t0 = performance.now();
   let logits = prefill(model, cache, prompt, o.onPrefill);
   const t1 = performance.now();
   // Decode anchors (seed 002) start at the first generated position.
   cache.beginDecode();
-
-  const tokens: number[] = [];
-  const history = [...prompt];
-  let text = '';
-  let stopReason: GenerateResult['stopReason'] = 'length';
-  while (tokens.length < o.maxTokens) {
-    const id = sampler.sample(logits, history);
-    if (eos.has(id)) {
-      stopReason = 'eos';
-      break;
-    }
-    tokens.push(id);
-    history.push(id);
-    const piece = stream ? stream.push(id) : '';
-    text += piece;
-    o.onToken?.(id, piece);
-    const hit = o.stop?.map((s) => text.indexOf(s)).filter((i) => i >= 0);
-    if (hit && hit.length > 0) {
-      text = text.slice(0, Math.min(...hit));
-      stopReason = 'stop';
-      break;
-    }
+  const out = (r: Released) => (r.text !== '' || r.ids.length > 0) && o.onText?.(r.text, r.ids);
+  while (!loop.done) {
+    out(loop.step(logits));
     // The last token is not fed: its logits would go unused.
-    if (tokens.length < o.maxTokens) logits = model.forward([id], cache);
-  }
-  if (stream && stopReason !== 'stop') {
-    const tail = stream.flush();
-    text += tail;
-    if (tail) o.onToken?.(-1, tail);
+    if (!loop.done) logits = model.forward([loop.last], cache);
   }
   const t2 = performance.now();
   return {
-    prompt: [...prompt], tokens, text, stopReason,
+    prompt: [...prompt], tokens: loop.tokens, text: loop.text, stopReason: loop.reason!,
     prefillMs: t1 - t0, decodeMs: t2 - t1,
     prefillTps: prompt.length / ((t1 - t0) / 1000),
-    decodeTps: tokens.length > 0 ? tokens.length / ((t2 - t1) / 1000) : 0,
+    decodeTps: loop.tokens.length > 0 ? loop.tokens.length / ((t2 - t1) / 1000) : 0,
   };
 }
 

@@ -42,3 +42,31 @@ test('out-of-range options are ArgumentErrors', () => {
   assert.throws(() => new Sampler({ topP: 1.5 }), ArgumentError);
   assert.throws(() => new Sampler({ temperature: -1 }), ArgumentError);
 });
+
+test('topIds: the k best of a full sort (ties by lower id), any k, NaN-free random and tied logits', async () => {
+  const { topIds } = await import('./sampler.js');
+  const { Prng } = await import('../numeric/prng.js');
+  const rng = new Prng(3);
+  for (const n of [1, 7, 64, 513]) {
+    for (const tied of [false, true]) {
+      const z = Float32Array.from({ length: n }, () => (tied ? Math.floor(rng.next() * 4) : rng.next() * 10 - 5));
+      const full = Array.from({ length: n }, (_, i) => i).sort((a, b) => z[b]! - z[a]! || a - b);
+      for (const k of [1, 2, 5, 40, n - 1, n].filter((k) => k >= 1 && k <= n)) assert.deepEqual(topIds(z, k), full.slice(0, k), `n ${n} k ${k} tied ${tied}`);
+    }
+  }
+});
+
+test('OpenAI penalties count generated tokens only; logit_bias adds to the logit', () => {
+  const z = Float32Array.of(1, 0.9, 0);
+  const greedy = (o: ConstructorParameters<typeof Sampler>[0], history: number[], generated: number) => new Sampler({ temperature: 0, ...o }).sample(z, history, generated);
+  assert.equal(greedy({}, [0, 0], 2), 0);
+  // Token 0 generated twice: 1 - 2 x 0.06 = 0.88 < 0.9.
+  assert.equal(greedy({ frequencyPenalty: 0.06 }, [0, 0], 2), 1);
+  assert.equal(greedy({ frequencyPenalty: 0.06 }, [0, 0], 1), 0, 'the prompt token does not count');
+  assert.equal(greedy({ presencePenalty: 0.11 }, [0], 1), 1);
+  assert.equal(greedy({ presencePenalty: 0.09 }, [0, 0, 0], 3), 0, 'presence counts once');
+  assert.equal(greedy({ logitBias: new Map([[2, 1.5]]) }, [], 0), 2);
+  assert.throws(() => new Sampler({ logitBias: new Map([[1, 101]]) }), ArgumentError);
+  // The input logits are never modified.
+  assert.deepEqual(Array.from(z), [1, 0.8999999761581421, 0]);
+});

@@ -16,6 +16,7 @@ export interface AppOptions {
 
 /** Paths answered without the API key (llama-server's public endpoints). */
 const PUBLIC = new Set(['/health', '/v1/health', '/v1/models', '/models']);
+const isPublic = (path: string) => PUBLIC.has(path) || /^\/(v1\/)?models\/./.test(path);
 
 export function buildApp(ctx: ServerContext, o: AppOptions): FastifyInstance {
   const app = fastify({
@@ -31,21 +32,26 @@ export function buildApp(ctx: ServerContext, o: AppOptions): FastifyInstance {
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0]!;
     if (ctx.state !== 'ready' && !path.endsWith('/health')) throw ctx.unavailable();
-    if (o.apiKey && !PUBLIC.has(path)) {
+    if (o.apiKey && !isPublic(path)) {
       const auth = req.headers.authorization;
-      const given = auth?.startsWith('Bearer ') ? auth.slice(7) : req.headers['x-api-key'];
+      // The scheme is case-insensitive (RFC 9110): "bearer KEY" is the same as "Bearer KEY".
+      const bearer = auth ? /^bearer\s+(.+)$/i.exec(auth) : null;
+      const given = bearer ? bearer[1]!.trim() : req.headers['x-api-key'];
       if (given !== o.apiKey) throw new HttpError(401, 'authentication_error', 'Invalid API Key');
     }
   });
 
-  app.setErrorHandler((e, _req, reply) => {
+  app.setErrorHandler((e, req, reply) => {
     const h = toHttpError(e);
+    // A client that hung up mid-body is not a bad request: nobody reads the answer.
+    if (req.raw.aborted || req.raw.socket?.destroyed) return reply.code(h.status).send(h.body());
     ctx.engine?.metrics.requestErrors.inc({ status: String(h.status) });
     if (h.retryAfter !== undefined) reply.header('retry-after', String(h.retryAfter));
     reply.code(h.status).send(h.body());
   });
   app.setNotFoundHandler((req, reply) => {
     const h = new HttpError(404, 'not_found_error', `no route ${req.method} ${req.url.split('?')[0]}`);
+    ctx.engine?.metrics.requestErrors.inc({ status: '404' });
     reply.code(404).send(h.body());
   });
 

@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ServerContext } from './context.js';
 import { badRequest, HttpError } from './http-error.js';
 import { DetokenizeBody, SlotBody, SlotParams, SlotQuery, TokenizeBody } from './schemas.js';
+import { encodeWithin } from './prompt-tokens.js';
 import { restoreSlot, saveSlot, slotPath } from './slot-files.js';
 
 const utf8 = new TextDecoder();
@@ -18,14 +19,19 @@ export function adminRoutes(app: FastifyInstance, ctx: ServerContext): void {
     });
   }
 
+  const modelEntry = () => {
+    const e = ctx.need();
+    const hp = e.model.hp;
+    return { id: ctx.modelName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'kvpack', meta: { n_vocab: hp.nVocab, n_ctx_train: hp.nCtxTrain, n_embd: hp.nEmbd, n_ctx_slot: e.o.ctx, size: e.model.weightBytes, cache_policy: e.policy } };
+  };
   for (const path of ['/v1/models', '/models']) {
-    r.get(path, async () => {
-      const e = ctx.need();
-      const hp = e.model.hp;
-      return {
-        object: 'list',
-        data: [{ id: ctx.modelName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'kvpack', meta: { n_vocab: hp.nVocab, n_ctx_train: hp.nCtxTrain, n_embd: hp.nEmbd, n_ctx_slot: e.o.ctx, size: e.model.weightBytes, cache_policy: e.policy } }],
-      };
+    r.get(path, async () => ({ object: 'list', data: [modelEntry()] }));
+    // The SDK's models.retrieve(id): the one model under its name.
+    r.get(`${path}/*`, async (req) => {
+      const id = (req.params as { '*': string })['*'];
+      const m = modelEntry();
+      if (id !== m.id) throw new HttpError(404, 'not_found_error', `no model '${id}' (this server has '${m.id}')`, 'model', {}, undefined, 'model_not_found');
+      return m;
     });
   }
 
@@ -68,7 +74,8 @@ export function adminRoutes(app: FastifyInstance, ctx: ServerContext): void {
 
   r.post('/tokenize', { schema: { body: TokenizeBody } }, async (req) => {
     const tok = ctx.need().model.tokenizer!;
-    const ids = tok.encode(req.body.content, { addSpecial: req.body.add_special ?? false, parseSpecial: true });
+    // In slices, as prompts are: a long text does not hold up other requests.
+    const ids = await encodeWithin(tok, req.body.content, { addSpecial: req.body.add_special ?? false, parseSpecial: true }, Infinity);
     return { tokens: req.body.with_pieces ? ids.map((id) => ({ id, piece: utf8.decode(tok.piece(id)) })) : ids };
   });
 

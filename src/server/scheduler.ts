@@ -6,7 +6,8 @@
 // (resume-point.ts), and its prefill stops at a few marks to leave resume points for later prompts.
 import type { AttentionPrecision, KvCache } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
-import { forwardBatch, type BatchSeq } from '../model/forward.js';
+import { forwardBatch, type BatchSeq, type ForwardOptions } from '../model/forward.js';
+import { tokenLogprob } from '../model/logprobs.js';
 import type { Model } from '../model/model.js';
 import { commonPrefix, dropDecodeStart, reusable, rewindTo } from './cache-reuse.js';
 import { HttpError } from './http-error.js';
@@ -14,10 +15,10 @@ import type { ServerMetrics } from './metrics.js';
 import type { PrefixCache, PrefixEntry } from './prefix-cache.js';
 import type { RemoteFetch, RemotePrefixes } from './remote-prefix.js';
 import { Slot } from './slot.js';
-import { Task, type TaskParams, type TaskSink } from './task.js';
+import { Task, type ForkGroup, type TaskParams, type TaskSink } from './task.js';
 
 /** Runs one batched step: each sequence's last-token logits. Tests wrap it to inject faults. */
-export type StepRunner = (model: Model, seqs: readonly BatchSeq[]) => Float32Array[];
+export type StepRunner = (model: Model, seqs: readonly BatchSeq[], opts?: ForwardOptions) => Float32Array[];
 
 export interface SchedulerOptions {
   parallel: number;
@@ -53,7 +54,7 @@ export class Scheduler {
 
   constructor(readonly model: Model, readonly o: SchedulerOptions, readonly prefix: PrefixCache, readonly metrics: ServerMetrics) {
     this.slots = Array.from({ length: o.parallel }, (_, i) => new Slot(i, this.newCache()));
-    this.runner = o.runner ?? ((m, seqs) => forwardBatch(m, seqs));
+    this.runner = o.runner ?? ((m, seqs, opts) => forwardBatch(m, seqs, opts));
   }
 
   newCache(): KvCache {
@@ -96,6 +97,30 @@ export class Scheduler {
     return task;
   }
 
+  /**
+   * Queues the n choices of one prompt: the first prefills, the others start from a fork of its cache and
+   * its last logits (each samples with its own seed). All are refused together.
+   */
+  submitGroup(choices: readonly TaskParams[], sinks: readonly TaskSink[]): Task[] {
+    const leader = this.submit(choices[0]!, sinks[0]!);
+    if (choices.length === 1) return [leader];
+    if (this.queue.length + choices.length - 1 > this.o.queueMax + this.slots.length) {
+      leader.cancel();
+      throw new HttpError(429, 'rate_limit_error', `${choices.length} choices do not fit the queue (${this.o.queueMax} waiting at most)`, null, {}, 1);
+    }
+    const group: ForkGroup = { leader, base: null, waiting: choices.length - 1 };
+    leader.group = group;
+    const tasks = [leader];
+    for (let j = 1; j < choices.length; j++) {
+      const t = new Task(choices[j]!, sinks[j]!, this.model.tokenizer!, this.model.eos, () => this.wake());
+      t.group = group;
+      t.ready = false;
+      this.queue.push(t);
+      tasks.push(t);
+    }
+    return tasks;
+  }
+
   /** Unpins the entry fetched for a task (it started, or ended without starting). */
   private unhold(task: Task): void {
     const f = this.held.get(task);
@@ -119,6 +144,7 @@ export class Scheduler {
   stopAll(): void {
     for (const t of this.queue.splice(0)) {
       this.unhold(t);
+      this.leaveGroup(t);
       t.finish('length');
     }
     for (const s of this.slots) if (s.task) this.release(s, () => s.task!.finish('length'));
@@ -148,6 +174,7 @@ export class Scheduler {
       const t = this.queue[i]!;
       if (!t.cancelled) continue;
       this.unhold(t);
+      this.leaveGroup(t);
       this.queue.splice(i, 1);
     }
     for (const s of this.slots) if (s.task?.cancelled) this.release(s);
@@ -197,10 +224,14 @@ export class Scheduler {
   }
 
   private start(slot: Slot, task: Task): void {
+    const g = task.group;
+    if (g && g.leader !== task && g.base) return this.startSibling(slot, task, g);
     const { prompt, key } = task.params;
-    const own = slot.key === key ? this.ownResume(slot, prompt) : { matched: 0, keep: 0 };
-    const { hit, matched } = this.prefix.lookup(key, this.prefix.hashesFor(key, prompt), prompt);
-    const remoteMatched = this.held.get(task)?.matched ?? 0;
+    // The prompt's own logprobs need every position computed: no cached prefix.
+    const cold = task.params.promptLogprobs !== null && task.params.promptLogprobs !== undefined;
+    const own = slot.key === key && !cold ? this.ownResume(slot, prompt) : { matched: 0, keep: 0 };
+    const { hit, matched } = cold ? { hit: null, matched: 0 } : this.prefix.lookup(key, this.prefix.hashesFor(key, prompt), prompt);
+    const remoteMatched = cold ? 0 : (this.held.get(task)?.matched ?? 0);
     let keep: number;
     if (hit && hit.keep > own.keep) {
       // Restore from the prefix cache: a fork shares the entry's packed chunks (copy-on-write).
@@ -253,6 +284,37 @@ export class Scheduler {
     return [...marks].filter((b) => b > keep && b >= C).sort((x, y) => x - y);
   }
 
+  /** A choice that ends without starting: its group's base is freed once no choice waits for it. */
+  private leaveGroup(t: Task): void {
+    const g = t.group;
+    if (!g || g.leader === t) return;
+    t.group = null;
+    if (--g.waiting > 0 || !g.base) return;
+    g.base.cache.dispose();
+    g.base = null;
+  }
+
+  /** A choice of a forked group: the leader's prefilled cache, forked (copy-on-write), and its last logits. */
+  private startSibling(slot: Slot, task: Task, g: ForkGroup): void {
+    const b = g.base!;
+    slot.replaceCache(b.cache.fork(), [...b.tokens], task.params.key);
+    slot.decodeStart = b.tokens.length;
+    slot.key = task.params.key;
+    slot.used = ++this.clock;
+    slot.task = task;
+    slot.remaining = [];
+    task.slot = slot.id;
+    task.cachedTokens = 0;
+    task.state = 'decode';
+    task.prefillStart = performance.now();
+    task.promptLogprobs = g.leader.promptLogprobs;
+    if (--g.waiting === 0) {
+      b.cache.dispose();
+      g.base = null;
+    }
+    this.release(slot, () => task.accept(b.logits, slot.cache.capacity - slot.cache.length), false);
+  }
+
   /** Every decoding slot's pending token through one forward pass (or one pass each without batching). */
   private decodeStep(): void {
     const active = this.slots.filter((s) => s.task?.state === 'decode' && !s.task.paused);
@@ -281,9 +343,9 @@ export class Scheduler {
     }
   }
 
-  private runOne(s: Slot, seq: BatchSeq): Float32Array | null {
+  private runOne(s: Slot, seq: BatchSeq, opts?: ForwardOptions): Float32Array | null {
     try {
-      return this.runner(this.model, [seq])[0]!;
+      return this.runner(this.model, [seq], opts)[0]!;
     } catch (e) {
       this.fail(s, e);
       return null;
@@ -301,8 +363,11 @@ export class Scheduler {
     const mark = s.marks.find((b) => b > at) ?? Infinity;
     const chunk = s.remaining.slice(0, Math.min(this.o.prefillChunk, mark - at));
     const t0 = performance.now();
-    const logits = this.runOne(s, { tokens: chunk, cache: s.cache });
+    const k = task.params.promptLogprobs;
+    const scoring = k !== null && k !== undefined;
+    let logits = this.runOne(s, { tokens: chunk, cache: s.cache }, scoring ? { allLogits: true } : undefined);
     if (!logits) return;
+    if (scoring) logits = this.scorePrompt(task, at, logits, k);
     this.metrics.promptTokens.inc(chunk.length);
     this.metrics.promptSeconds.inc((performance.now() - t0) / 1000);
     this.metrics.decodeCalls.inc();
@@ -314,6 +379,11 @@ export class Scheduler {
     s.cache.beginDecode();
     s.decodeStart = s.cache.length;
     task.state = 'decode';
+    const g = task.group;
+    if (g && g.leader === task && g.waiting > 0) {
+      g.base = { cache: s.cache.fork(), tokens: [...s.tokens], logits: logits.slice() };
+      for (const t of this.queue) if (t.group === g) t.ready = true;
+    }
     if (task.params.maxTokens === 0) this.release(s, () => task.finish('length'));
     else {
       this.release(s, () => {
@@ -334,6 +404,22 @@ export class Scheduler {
     if (!s.key) return;
     this.prefix.insert(s.key, s.tokens, n, s.cache);
     if (this.remote && insidePrompt && n % this.o.chunkTokens === 0) this.remote.offer(s.key, s.tokens, s.cache);
+  }
+
+  /**
+   * Logprobs of the prompt tokens after position `at` from a chunk's every-position logits [n, vocab]
+   * (row i predicts position at + i + 1); returns the last row (the logits to sample from).
+   */
+  private scorePrompt(task: Task, at: number, all: Float32Array, k: number): Float32Array {
+    const vocab = this.model.nVocab;
+    const rows = all.length / vocab;
+    const prompt = task.params.prompt;
+    task.promptLogprobs ??= [];
+    for (let i = 0; i < rows; i++) {
+      const next = prompt[at + i + 1];
+      if (next !== undefined) task.promptLogprobs.push(tokenLogprob(all.subarray(i * vocab, (i + 1) * vocab), next, k));
+    }
+    return all.slice((rows - 1) * vocab);
   }
 
   /**
@@ -366,6 +452,15 @@ export class Scheduler {
   }
 
   private fail(s: Slot, e: unknown): void {
+    const g = s.task?.group;
+    // Choices waiting for a leader that failed before its prefill ended fail with it.
+    if (g && g.leader === s.task && !g.base) {
+      for (const t of this.queue) {
+        if (t.group !== g) continue;
+        t.fail(e);
+        t.cancelled = true;
+      }
+    }
     s.task?.fail(e);
     // The forward pass rewound the cache to before the failed call: tokens stays in step with it.
     s.tokens.length = s.cache.length;

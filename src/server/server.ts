@@ -2,7 +2,9 @@
 // load and wire the engine; shutdown stops accepting, drains in-flight requests (bounded), then closes.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { basename } from 'node:path';
+import { readdir, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { isHfModelFile } from '../hf/model-files.js';
 import type { FastifyInstance } from 'fastify';
 import { ArgumentError } from '../errors.js';
 import { loadModel, type Model } from '../model/model.js';
@@ -31,6 +33,10 @@ export interface ServeOptions extends AppOptions, Omit<EngineOptions, 'ctx'> {
   kvStoreTtlS?: number;
   /** Longest a request waits for the remote lookup before its prefill starts without it (default 500 ms). */
   kvStoreTimeoutMs?: number;
+  /** The secret the store's values are signed with (default KVPACK_STORE_KEY); the same on every instance. */
+  kvStoreKey?: string;
+  /** Run a shared store without a key (values only checksummed: anyone who can write to it feeds every instance). */
+  kvStoreUnauthenticated?: boolean;
   /** Loads the model (default loadModel); tests hold it to observe the loading state. */
   load?: (path: string) => Model | Promise<Model>;
 }
@@ -55,11 +61,23 @@ export function fileDigest(path: string): Promise<string> {
   });
 }
 
+/**
+ * The model's digest: a file's sha256, or for a Hugging Face directory the sha256 over the files its
+ * loader reads (name and digest of each, in name order), so a changed weight or tokenizer changes it.
+ */
+export async function modelDigest(path: string): Promise<string> {
+  if (!(await stat(path)).isDirectory()) return fileDigest(path);
+  const names = (await readdir(path, { withFileTypes: true })).filter((e) => e.isFile() && isHfModelFile(e.name)).map((e) => e.name).sort();
+  const h = createHash('sha256');
+  for (const n of names) h.update(`${n}\0${await fileDigest(join(path, n))}\n`);
+  return h.digest('hex');
+}
+
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   // A bad address fails here, before anything listens; the client then connects in the background.
-  const ownStore = o.kvStore ? new RedisChunkStore(o.kvStore, { ttlSeconds: o.kvStoreTtlS, lookupTimeoutMs: o.kvStoreTimeoutMs, log: o.storeLog }) : null;
+  const ownStore = o.kvStore ? new RedisChunkStore(o.kvStore, { ttlSeconds: o.kvStoreTtlS, lookupTimeoutMs: o.kvStoreTimeoutMs, log: o.storeLog, key: o.kvStoreKey, unauthenticated: o.kvStoreUnauthenticated }) : null;
   const chunkStore = o.chunkStore ?? ownStore ?? undefined;
-  const ctx = new ServerContext(o.alias ?? basename(o.modelPath), o.slotSavePath);
+  const ctx = new ServerContext(o.alias ?? basename(resolve(o.modelPath)), o.slotSavePath);
   const app = buildApp(ctx, o);
   try {
     await app.listen({ host: o.host, port: o.port });
@@ -70,7 +88,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const addr = app.server.address();
   const url = typeof addr === 'object' && addr ? `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}` : String(addr);
   const ready = (async () => {
-    const digest = await fileDigest(o.modelPath);
+    const digest = await modelDigest(o.modelPath);
     const model = await (o.load ?? loadModel)(o.modelPath);
     if (!model.tokenizer) throw new ArgumentError(`${o.modelPath}: ${model.tokenizerProblem ?? 'no tokenizer'}; serve needs a model with a tokenizer`);
     const ctxSize = o.ctx ?? Math.min(model.hp.nCtxTrain, DEFAULT_CTX);

@@ -1,9 +1,10 @@
-// One request's generation: its parameters, the tokens it sampled so far, stop/EOS/length handling, and the
-// sink its text goes to. The scheduler feeds it logits; it never touches a cache.
-import { Sampler, type SamplerOptions } from '../model/sampler.js';
-import type { StreamDecoder, Tokenizer } from '../model/tokenizer/index.js';
-import { tokenLogprob, type TokenLogprob } from './logprobs.js';
-import { StopMatcher } from './stop.js';
+// One request's generation: its parameters, the shared GenerationLoop (sampling, stop/EOS/length, held-back
+// stop text) and the sink its text goes to. The scheduler feeds it logits; it never touches a cache.
+import { GenerationLoop, type Released } from '../model/generation-loop.js';
+import type { TokenLogprob } from '../model/logprobs.js';
+import type { SamplerOptions } from '../model/sampler.js';
+import type { KvCache } from '../cache/kvcache.js';
+import type { Tokenizer } from '../model/tokenizer/index.js';
 
 export interface TaskParams {
   prompt: number[];
@@ -13,6 +14,8 @@ export interface TaskParams {
   stop: string[];
   /** null: no logprobs; k >= 0: the chosen token's logprob and the k most likely. */
   logprobs: number | null;
+  /** Same for the prompt's own tokens (completions' echo): needs a cold prefill with every position's logits. */
+  promptLogprobs?: number | null;
   /** Prefix-cache root: model digest, cache policy and salt (see prefix-key.ts). Slots reuse KV only under the same key. */
   key: string;
   /** A slot asked for by id (llama-server's id_slot); undefined = any. */
@@ -40,6 +43,8 @@ export interface TaskResult {
   cachedTokens: number;
   slot: number;
   logprobs: TokenLogprob[];
+  /** Logprobs of prompt tokens 1.. (token 0 has none), when asked for. */
+  promptLogprobs: TokenLogprob[] | null;
   timings: Timings;
 }
 
@@ -49,6 +54,15 @@ export interface TaskSink {
   token(text: string, logprobs: TokenLogprob[]): void;
   done(r: TaskResult): void;
   fail(e: unknown): void;
+}
+
+/** The choices of one prompt (n > 1): the leader's prefilled cache, forked for each sibling as it starts. */
+export interface ForkGroup {
+  leader: Task;
+  /** Set when the leader's prefill is done; disposed once every sibling started. */
+  base: { cache: KvCache; tokens: number[]; logits: Float32Array } | null;
+  /** Siblings not started yet. */
+  waiting: number;
 }
 
 let nextId = 1;
@@ -68,27 +82,23 @@ export class Task {
   slot = -1;
   /** The sampled token not yet fed to the model (decode state). */
   pending = -1;
-  readonly tokens: number[] = [];
   readonly submitted = performance.now();
   prefillStart = 0;
   firstTokenAt = 0;
   lastTokenAt = 0;
-  private readonly sampler: Sampler;
-  private readonly stop: StopMatcher;
-  private readonly decoder: StreamDecoder;
-  private readonly eos: Set<number>;
-  private readonly history: number[];
-  private readonly logprobs: TokenLogprob[] = [];
-  /** Logprobs of tokens whose text was not sent yet. */
-  private unsent: TokenLogprob[] = [];
-  private text = '';
+  private readonly loop: GenerationLoop;
+  /** Filled during prefill when params.promptLogprobs is set. */
+  promptLogprobs: TokenLogprob[] | null = null;
+  /** Choices of one request's prompt: the first prefills, the others fork its cache (scheduler.ts). */
+  group: ForkGroup | null = null;
 
   constructor(readonly params: TaskParams, private readonly sink: TaskSink, tokenizer: Tokenizer, eos: readonly number[], private readonly wake: () => void) {
-    this.sampler = new Sampler(params.sampler);
-    this.stop = new StopMatcher(params.stop);
-    this.decoder = tokenizer.stream();
-    this.eos = new Set(params.ignoreEos ? [] : eos);
-    this.history = [...params.prompt];
+    this.loop = new GenerationLoop({ prompt: params.prompt, maxTokens: params.maxTokens, sampler: params.sampler, eos: params.ignoreEos ? [] : eos, stop: params.stop, tokenizer, logprobs: params.logprobs });
+  }
+
+  /** Tokens sampled so far (EOS excluded). */
+  get tokens(): readonly number[] {
+    return this.loop.tokens;
   }
 
   cancel(): void {
@@ -110,34 +120,20 @@ export class Task {
    * in `pending`). `room` = positions left in the cache after this token would be fed.
    */
   accept(logits: Float32Array, room: number): boolean {
-    const id = this.sampler.sample(logits, this.history);
+    const r = this.loop.step(logits, room);
     const now = performance.now();
-    if (this.eos.has(id)) return this.finish('stop', now);
-    this.tokens.push(id);
-    this.history.push(id);
-    if (this.params.logprobs !== null) {
-      const lp = tokenLogprob(logits, id, this.params.logprobs);
-      this.logprobs.push(lp);
-      this.unsent.push(lp);
-    }
-    if (this.firstTokenAt === 0) this.firstTokenAt = now;
-    this.lastTokenAt = now;
-    const { emit, stopped } = this.stop.push(this.decoder.push(id));
-    this.send(emit);
-    if (stopped) return this.finish('stop', now, true);
-    if (this.tokens.length >= this.params.maxTokens || room <= 0) return this.finish('length', now);
-    this.pending = id;
+    if (this.loop.tokens.length > 0 && this.firstTokenAt === 0) this.firstTokenAt = now;
+    if (this.loop.reason !== 'eos') this.lastTokenAt = now;
+    this.send(r);
+    if (this.loop.done) return this.finish(this.loop.reason === 'length' ? 'length' : 'stop', now);
+    this.pending = this.loop.last;
     return true;
   }
 
   /** Ends the task; nothing more is sampled. Text held for stop matching goes out unless a stop string ended it. */
-  finish(reason: 'stop' | 'length', now = performance.now(), byStopString = false): false {
+  finish(reason: 'stop' | 'length', now = performance.now()): false {
     if (this.state === 'done') return false;
-    if (!byStopString) {
-      // A partial UTF-8 character comes out as U+FFFD, still subject to the stop strings.
-      const tail = this.stop.push(this.decoder.flush());
-      this.send(tail.emit + (tail.stopped ? '' : this.stop.flush()));
-    }
+    if (!this.loop.done) this.send(this.loop.end(reason === 'length' ? 'length' : 'eos'));
     this.state = 'done';
     this.pending = -1;
     this.sink.done(this.result(reason, now));
@@ -150,12 +146,10 @@ export class Task {
     this.sink.fail(e);
   }
 
-  private send(text: string): void {
-    if (text === '' && this.unsent.length === 0) return;
-    this.text += text;
-    const lps = this.unsent;
-    this.unsent = [];
-    this.sink.token(text, lps);
+  /** Released text with the logprobs of the tokens it begins; nothing when there is neither. */
+  private send(r: Released): void {
+    if (r.text === '' && r.logprobs.length === 0) return;
+    this.sink.token(r.text, r.logprobs);
   }
 
   private result(reason: 'stop' | 'length', now: number): TaskResult {
@@ -163,7 +157,7 @@ export class Task {
     const promptMs = (this.firstTokenAt || now) - this.prefillStart;
     const predictedMs = this.tokens.length > 0 ? now - this.firstTokenAt : 0;
     return {
-      text: this.text, tokens: [...this.tokens], finishReason: reason, promptTokens: this.params.prompt.length, cachedTokens: this.cachedTokens, slot: this.slot, logprobs: this.logprobs,
+      text: this.loop.text, tokens: [...this.loop.tokens], finishReason: reason, promptTokens: this.params.prompt.length, cachedTokens: this.cachedTokens, slot: this.slot, logprobs: this.loop.logprobs, promptLogprobs: this.promptLogprobs,
       timings: {
         cache_n: this.cachedTokens, prompt_n: promptN, prompt_ms: promptMs,
         prompt_per_token_ms: promptN > 0 ? promptMs / promptN : 0, prompt_per_second: promptMs > 0 ? (promptN * 1000) / promptMs : 0,

@@ -2,7 +2,7 @@
 // pipelined chain lookups; writes are write-behind; every fault becomes a miss or a dropped write.
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { parseStoreUrl, type StoreTarget } from './url.js';
-import { decodeStoreValue, encodeStoreValue, storeKey, STORE_FORMAT_VERSION } from './value.js';
+import { decodeStoreValue, encodeStoreValue, storeKey, STORE_FORMAT_VERSION, type StoreMacKey } from './value.js';
 import { StoreCounters, type CounterValues } from './counters.js';
 import { WriteQueue, type QueuedWrite } from './write-queue.js';
 import { ArgumentError } from '../errors.js';
@@ -43,7 +43,26 @@ export interface RedisStoreOptions {
   log?: (line: string) => void;
   /** Store format version in keys and values (tests write other versions with it). */
   formatVersion?: number;
+  /** The secret values are signed with (HMAC-SHA256), shared by the instances; default KVPACK_STORE_KEY. */
+  key?: string;
+  /** No key: values carry a plain sha256, and anyone who can write to the store can feed every instance. */
+  unauthenticated?: boolean;
   env?: NodeJS.ProcessEnv;
+}
+
+/** Shortest store key accepted (bytes). */
+export const MIN_STORE_KEY_BYTES = 16;
+
+/** The MAC secret from the options or KVPACK_STORE_KEY; refuses a shared store with neither a key nor the explicit opt-out. */
+export function storeSecret(opts: Pick<RedisStoreOptions, 'key' | 'unauthenticated' | 'env'>): StoreMacKey {
+  const k = opts.key ?? (opts.env ?? process.env)['KVPACK_STORE_KEY'];
+  if (k === undefined || k === '') {
+    if (opts.unauthenticated) return null;
+    throw new ArgumentError('a shared store needs a key to sign its values: --kv-store-key KEY or KVPACK_STORE_KEY (the same on every instance), or --kv-store-unauthenticated to run without one');
+  }
+  const b = Buffer.from(k, 'utf8');
+  if (b.length < MIN_STORE_KEY_BYTES) throw new ArgumentError(`the store key must be at least ${MIN_STORE_KEY_BYTES} bytes, got ${b.length}`);
+  return b;
 }
 
 const TIMEOUT = Symbol('timeout');
@@ -94,6 +113,7 @@ export class RedisChunkStore implements ChunkStore {
   private readonly lookupTimeout: number;
   private readonly batch: number;
   private readonly version: number;
+  private readonly secret: StoreMacKey;
   private readonly log: (line: string) => void;
   private draining: Promise<void> | null = null;
   /** DELs of refused values still in flight (flush waits for them too). */
@@ -103,7 +123,7 @@ export class RedisChunkStore implements ChunkStore {
   /** True between a connection error and the next ready: one log line per outage, not per command. */
   private down = false;
 
-  /** Parses `url` (StoreUrlError when malformed) and starts connecting in the background. */
+  /** Parses `url` (StoreUrlError when malformed), takes the key (ArgumentError without one), starts connecting in the background. */
   constructor(url: string, opts: RedisStoreOptions = {}) {
     this.target = parseStoreUrl(url, opts.env);
     this.namespace = opts.namespace ?? 'kvpack';
@@ -111,6 +131,7 @@ export class RedisChunkStore implements ChunkStore {
     this.lookupTimeout = positive('lookupTimeoutMs', opts.lookupTimeoutMs, 500);
     this.batch = Math.floor(positive('batch', opts.batch, 16));
     this.version = opts.formatVersion ?? STORE_FORMAT_VERSION;
+    this.secret = storeSecret(opts);
     this.log = opts.log ?? ((line) => process.stderr.write(`kvpack store: ${line}\n`));
     this.queue = new WriteQueue(Math.floor(positive('maxQueueEntries', opts.maxQueueEntries, 1024)), positive('maxQueueBytes', opts.maxQueueBytes, 256 << 20), () => this.counters.add('droppedWrites'));
     this.client = makeClient(this.target, positive('commandTimeoutMs', opts.commandTimeoutMs, 1000), positive('connectTimeoutMs', opts.connectTimeoutMs, 2000));
@@ -134,6 +155,11 @@ export class RedisChunkStore implements ChunkStore {
   }
 
   /** Connected and answering (commands are sent only then). */
+  /** True when values carry a plain sha256 (no key). */
+  get unauthenticated(): boolean {
+    return this.secret === null;
+  }
+
   get ready(): boolean {
     return !this.closed && this.client.status === 'ready';
   }
@@ -210,7 +236,7 @@ export class RedisChunkStore implements ChunkStore {
         return j;
       }
       if (r.value === null) return j;
-      const d = decodeStoreValue(full[j]!, r.value, this.version);
+      const d = decodeStoreValue(full[j]!, r.value, this.secret, this.version);
       if (!d.ok) {
         c.add('corrupt');
         this.log(`refused ${full[j]}: ${d.reason}; deleted`);
@@ -254,7 +280,7 @@ export class RedisChunkStore implements ChunkStore {
     try {
       const values = ws.map((w) => {
         const k = this.fullKey(w.key);
-        return [k, encodeStoreValue(k, w.payload, this.version)] as const;
+        return [k, encodeStoreValue(k, w.payload, this.secret, this.version)] as const;
       });
       const t0 = performance.now();
       const done = await Promise.allSettled(values.map(([k, v]) => this.client.set(k, v, 'PX', this.ttlMs)));

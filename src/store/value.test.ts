@@ -1,6 +1,11 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeStoreValue, encodeStoreValue, storeKey, STORE_FORMAT_VERSION } from './value.js';
+import { createHash } from 'node:crypto';
+import { decodeStoreValue as decode, encodeStoreValue as encode, storeKey, STORE_FORMAT_VERSION, type StoreMacKey } from './value.js';
+
+const SECRET = Buffer.from('a test key of 32 bytes, not used', 'utf8');
+const encodeStoreValue = (k: string, p: Uint8Array, version?: number, secret: StoreMacKey = SECRET) => encode(k, p, secret, version);
+const decodeStoreValue = (k: string, v: Buffer, secret: StoreMacKey = SECRET) => decode(k, v, secret);
 
 const key = storeKey('ns', 'abc');
 const payload = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 37) & 255));
@@ -31,5 +36,17 @@ test('every flipped byte, every truncation, another key or version: refused', ()
   const old = decodeStoreValue(key, encodeStoreValue(key, payload, STORE_FORMAT_VERSION + 1));
   assert.ok(!old.ok && /version/.test(old.reason));
   const bad = decodeStoreValue(key, Buffer.concat([v, Buffer.alloc(1)]));
-  assert.ok(!bad.ok && /checksum/.test(bad.reason));
+  assert.ok(!bad.ok && /MAC mismatch/.test(bad.reason));
+});
+
+test('a forged value (payload replaced, unkeyed sha256 recomputed, or signed with another key) is refused', () => {
+  const v = encodeStoreValue(key, payload);
+  const body = Buffer.from(v.subarray(0, v.length - 32));
+  body[body.length - 1]! ^= 0xff;
+  const forged = Buffer.concat([body, createHash('sha256').update(body).digest()]);
+  assert.ok(!decodeStoreValue(key, forged).ok);
+  assert.ok(!decodeStoreValue(key, encodeStoreValue(key, payload, undefined, Buffer.from('another key, another tenant..'))).ok);
+  // Negative control: an unauthenticated reader takes the forgery (which is why it needs an explicit flag).
+  assert.ok(decodeStoreValue(key, forged, null).ok);
+  assert.ok(decodeStoreValue(key, encodeStoreValue(key, payload, undefined, null), null).ok);
 });

@@ -45,14 +45,16 @@ async function handle(req: EngineRequest): Promise<void> {
       const r = generate(model, cache, prompt, {
         maxTokens: req.n,
         sampler: { temperature: 0 },
-        onToken: (id, text) => {
-          if (id < 0) return;
+        onText: (text, released) => {
           const now = performance.now();
           if (first === 0) first = now;
-          const index = ids[arm]?.length ?? 0;
-          (ids[arm] ??= []).push(id);
-          // The first token comes from the prompt's logits; each later one costs one decode step.
-          post({ type: 'token', arm, index, id, text, tps: index > 0 ? index / ((now - first) / 1000) : 0, ...readout(model, cache) });
+          // Text comes out once no stop string can claim it; each id is posted with the text it begins.
+          released.forEach((id, k) => {
+            const index = ids[arm]?.length ?? 0;
+            (ids[arm] ??= []).push(id);
+            // The first token comes from the prompt's logits; each later one costs one decode step.
+            post({ type: 'token', arm, index, id, text: k === 0 ? text : '', tps: index > 0 ? index / ((now - first) / 1000) : 0, ...readout(model, cache) });
+          });
         },
       });
       ids[arm] = r.tokens;

@@ -3,7 +3,7 @@
 // models directory (GGUF files and Hugging Face directories, models-dir.ts): listed at /models.json and
 // served under /models/ with HTTP Range support, which the page's URL sources read tensor by tensor.
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import fastifyStatic from '@fastify/static';
@@ -32,8 +32,9 @@ export interface WebServer {
 
 export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   if (!existsSync(join(PAGE_ROOT, 'index.html'))) throw new KvpackError('NOT_BUILT', `the page is not built (${PAGE_ROOT}): run npm run build`);
-  const models = o.models;
-  if (models !== undefined && !(existsSync(models) && statSync(models).isDirectory())) throw new ArgumentError(`--models: '${models}' is not a directory`);
+  // @fastify/static wants an absolute root: a relative --models is taken from the working directory.
+  const models = o.models === undefined ? undefined : resolve(o.models);
+  if (models !== undefined && !(existsSync(models) && statSync(models).isDirectory())) throw new ArgumentError(`--models: '${o.models}' is not a directory`);
   const app = Fastify({ logger: false });
   if (o.isolation !== false) {
     app.addHook('onSend', async (_req, reply) => {

@@ -6,13 +6,16 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import { RedisCluster, RedisServer, reportSkip } from './harness.js';
+import { TEST_STORE_KEY } from './fixtures.js';
 import { chatModelPath, metric, serve, tmp, type TestServer } from '../server/harness.js';
 import { fromRoot } from '../paths.js';
 import { writeChatModel } from '../fixtures/chat-model.js';
 import { chunkHashes } from '../../src/server/prefix-key.js';
 import type { RedisChunkStore } from '../../src/store/redis-store.js';
+import { decodeStoreValue, STORE_FORMAT_VERSION } from '../../src/store/value.js';
 import type { ServeOptions } from '../../src/server/server.js';
 
 const skip = reportSkip('test/redis/serve.test.ts');
@@ -28,7 +31,7 @@ type Instance = TestServer & { lines: string[] };
 
 async function instance(url: string | null, o: Partial<ServeOptions> = {}): Promise<Instance> {
   const lines: string[] = [];
-  const s = await serve({ ...(url ? { kvStore: url } : {}), storeLog: (l) => lines.push(l), ...o });
+  const s = await serve({ ...(url ? { kvStore: url, kvStoreKey: TEST_STORE_KEY } : {}), storeLog: (l) => lines.push(l), ...o });
   return { ...s, lines };
 }
 
@@ -203,7 +206,7 @@ test('a flipped byte in a stored chunk: the chain ends there (logged, deleted), 
     // Deleted, then written again by B's own prefill: byte for byte what A had written.
     await store(b).flush();
     assert.deepEqual(await admin.getBuffer(key), sound);
-    assert.match(b.lines.join('\n'), /refused .*checksum mismatch.*deleted/);
+    assert.match(b.lines.join('\n'), /refused .*MAC mismatch.*deleted/);
   }));
 
 test('redis-cluster://: two instances share a prefix through a 3-node cluster', { skip }, async () => {
@@ -231,7 +234,7 @@ test('kvpack serve --kv-store as users run it: password from KVPACK_REDIS_PASSWO
     const admin = r.admin();
     await admin.config('SET', 'requirepass', 'sekrit');
     const args = ['serve', '-m', chatModelPath(), '--port', '0', '-c', '512', '--kv', 'q8_0', '--kv-window', '16', '--sinks', '4', '--chunk-tokens', '32', '-ub', '64', '-np', '1', '--kv-store', r.url, '--kv-store-ttl', '600'];
-    const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), ...args], { env: { ...process.env, KVPACK_REDIS_PASSWORD: 'sekrit' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), ...args], { env: { ...process.env, KVPACK_REDIS_PASSWORD: 'sekrit', KVPACK_STORE_KEY: TEST_STORE_KEY }, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
     const url = await new Promise<string>((resolve, reject) => {
@@ -250,15 +253,91 @@ test('kvpack serve --kv-store as users run it: password from KVPACK_REDIS_PASSWO
       await new Promise((res) => setTimeout(res, 100));
     }
     assert.equal(await admin.dbsize(), 11, err);
-    const ttl = await admin.ttl((await admin.keys('kvpack:v1:*'))[0]!);
+    const ttl = await admin.ttl((await admin.keys(`kvpack:v${STORE_FORMAT_VERSION}:*`))[0]!);
     assert.ok(ttl > 590 && ttl <= 600, `ttl ${ttl}`);
     child.kill('SIGTERM');
     assert.equal(await exited, 0, err);
-    assert.doesNotMatch(err, /unavailable|NOAUTH/);
+    assert.doesNotMatch(err, /unavailable|NOAUTH|WARNING/);
   } finally {
     await r.stop();
   }
 });
+
+test('kvpack serve --kv-store without a key refuses to start (one line); --kv-store-unauthenticated starts with a loud warning', { skip }, async () => {
+  const r = await RedisServer.start();
+  try {
+    const env = { ...process.env };
+    delete env['KVPACK_STORE_KEY'];
+    const base = ['serve', '-m', chatModelPath(), '--port', '0', '-c', '256', '--kv-store', r.url];
+    const refused = spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), ...base], { encoding: 'utf8', env, timeout: 60_000 });
+    assert.equal(refused.status, 2, refused.stderr);
+    assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+    assert.match(refused.stderr, /needs a key .*--kv-store-key.*KVPACK_STORE_KEY.*--kv-store-unauthenticated/);
+    const short = spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), ...base, '--kv-store-key', 'short'], { encoding: 'utf8', env, timeout: 60_000 });
+    assert.equal(short.status, 2, short.stderr);
+    assert.match(short.stderr, /at least 16 bytes/);
+    const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), ...base, '--kv-store-unauthenticated'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (b: Buffer) => {
+        err += b.toString();
+        if (/WARNING/.test(err)) resolve();
+      });
+      void exited.then((code) => reject(new Error(`exited ${code}: ${err}`)));
+    });
+    assert.match(err, /WARNING: --kv-store-unauthenticated: .*NOT signed/);
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, err);
+  } finally {
+    await r.stop();
+  }
+});
+
+/** Rewrites a stored value's payload as an attacker without the key would: same header, bytes changed, the unkeyed sha256 recomputed. */
+function forge(value: Buffer): Buffer {
+  const body = Buffer.from(value.subarray(0, value.length - 32));
+  for (let i = body.length - 200; i < body.length; i++) body[i] = (body[i]! * 7 + 13) & 255;
+  return Buffer.concat([body, createHash('sha256').update(body).digest()]);
+}
+
+test('a forged chunk (payload rewritten, unkeyed hash recomputed): a miss, counted, deleted; the output of a cold prefill', { skip }, () =>
+  withServers(async (r, open) => {
+    const [a, b, cold] = [await open(r.url), await open(r.url), await open(null)];
+    const shared = ids(300, 17);
+    const pa = [...shared, ...ids(40, 2)];
+    await complete(a, pa);
+    await store(a).flush();
+    const hashes = chunkHashes(a.server.ctx.engine!.keyFor(), pa, C, 10);
+    const key = store(a).fullKey(hashes[4]!);
+    const admin = r.admin();
+    await admin.set(key, forge((await admin.getBuffer(key))!));
+    const pb = [...shared, ...ids(30, 3)];
+    const rb = await complete(b, pb);
+    assert.equal(cached(rb), 128, 'the chain ends at the forged chunk');
+    assert.deepEqual(output(rb), output(await complete(cold, pb)));
+    assert.equal(await metric(b.url, 'kvpack:remote_store_corrupt_total'), 1);
+    assert.match(b.lines.join('\n'), /refused .*MAC mismatch.*deleted/);
+    await store(b).flush();
+    const rewritten = await admin.getBuffer(key);
+    assert.ok(rewritten && decodeStoreValue(key, rewritten, Buffer.from(TEST_STORE_KEY)).ok, 'written again by B\'s own prefill, signed');
+  }));
+
+test('negative control: unauthenticated instances take the same forgery (which is why it needs an explicit flag)', { skip }, () =>
+  withServers(async (r, open) => {
+    const plain = { kvStoreKey: undefined, kvStoreUnauthenticated: true } as Partial<ServeOptions>;
+    const [a, b] = [await open(r.url, plain), await open(r.url, plain)];
+    const shared = ids(300, 17);
+    const pa = [...shared, ...ids(40, 2)];
+    await complete(a, pa);
+    await store(a).flush();
+    const key = store(a).fullKey(chunkHashes(a.server.ctx.engine!.keyFor(), pa, C, 10)[4]!);
+    const admin = r.admin();
+    await admin.set(key, forge((await admin.getBuffer(key))!));
+    const rb = await complete(b, [...shared, ...ids(30, 3)]);
+    assert.ok(cached(rb) > 128, `the forged chunk was used: cached ${cached(rb)}`);
+    assert.equal(await metric(b.url, 'kvpack:remote_store_corrupt_total'), 0);
+  }));
 
 test('kvpack serve --kv-store with a bad address: one line naming it (password redacted), exit 2', () => {
   for (const [url, why] of [['ftp://h:1', /unknown scheme/], ['redis://u:hunter2@h:99999', /port '99999'/], ['redis://h:1/x', /database 'x'/]] as const) {

@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { reportSkip } from './harness.js';
-import { chainKeys, payload, withRedis } from './fixtures.js';
+import { chainKeys, payload, TEST_STORE_KEY, withRedis } from './fixtures.js';
 import { encodeStoreValue, storeKey, STORE_FORMAT_VERSION } from '../../src/store/value.js';
 
 const skip = reportSkip('test/redis/store.test.ts');
@@ -52,7 +52,7 @@ test('corrupted or truncated values are misses, logged and deleted, never return
     await admin.setrange(store.fullKey(keys[1]!), at, Buffer.from([old ^ 0x01]));
     assert.deepEqual(await store.getChain(keys), [payload(0)]);
     assert.equal(store.stats().corrupt, 1);
-    assert.match(lines.join('\n'), /checksum mismatch.*deleted/);
+    assert.match(lines.join('\n'), /MAC mismatch.*deleted/);
     await store.flush();
     assert.equal(await admin.exists(store.fullKey(keys[1]!)), 0);
     const v2 = (await admin.getBuffer(store.fullKey(keys[2]!)))!;
@@ -78,7 +78,7 @@ test('values of another store format version are never read; misplaced values ar
     assert.equal(store.stats().corrupt, 0, 'another version lives under another key: not even fetched');
     // A value that claims another version under this version's key (say, a bug) is refused and deleted.
     const mine = store.fullKey(k0!);
-    await admin.set(mine, encodeStoreValue(mine, payload(0), STORE_FORMAT_VERSION + 1));
+    await admin.set(mine, encodeStoreValue(mine, payload(0), Buffer.from(TEST_STORE_KEY), STORE_FORMAT_VERSION + 1));
     assert.deepEqual(await store.getChain([k0!]), []);
     // A valid value copied under another key is refused as well.
     store.put(k1!, payload(1));

@@ -1,8 +1,10 @@
 // Server tests' harness: a tiny chat model written once per process, servers on 127.0.0.1:0 started with
 // test-sized defaults, the official openai client pointed at them, and raw fetch for what it cannot send.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { startServer, type RunningServer, type ServeOptions } from '../../src/server/server.js';
 import { CHATML, writeChatModel } from '../fixtures/chat-model.js';
@@ -59,3 +61,31 @@ export async function metric(url: string, name: string, labels = ''): Promise<nu
 
 /** Extra body fields the openai client passes through (llama-server's and kvpack's). */
 export type Extra = { ignore_eos?: boolean; cache_salt?: string; id_slot?: number; top_k?: number; min_p?: number };
+
+/** `kvpack serve` as a child process (its own event loop and RSS, as in production); resolves once it listens and loaded. */
+export async function serveChild(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; child: ChildProcess; stderr: () => string; close(): Promise<void> }> {
+  const bin = fileURLToPath(new URL('../../../bin/kvpack.js', import.meta.url));
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  let err = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (b: Buffer) => {
+      err += b.toString();
+      const m = /kvpack serve: (http:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`kvpack serve exited ${code}: ${err}`)));
+  });
+  const close = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  return { url, child, stderr: () => err, close };
+}
+
+/** Resident memory of a process (Linux /proc). */
+export function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}

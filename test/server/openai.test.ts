@@ -131,7 +131,7 @@ test('logprobs: chat (top_logprobs) and completions shapes; greedy picks the top
   assert.equal(none.choices[0]!.logprobs, null);
 });
 
-test('400: a wrong type or a missing field is named; malformed JSON; n > 1; a fifth stop string', async () => {
+test('400: a wrong type or a missing field is named; malformed JSON; n over the limit; a fifth stop string', async () => {
   await assert.rejects(s.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: '5' as unknown as number }), (e: unknown) => e instanceof OpenAI.BadRequestError && e.status === 400 && /max_tokens/.test(e.message));
   const wrong = await post(`${s.url}/v1/chat/completions`, { messages: HELLO, temperature: 'hot' });
   assert.equal(wrong.status, 400);
@@ -145,18 +145,22 @@ test('400: a wrong type or a missing field is named; malformed JSON; n > 1; a fi
   const bad = await post(`${s.url}/v1/completions`, '{"prompt": "Once", ');
   assert.equal(bad.status, 400);
   assert.equal(typeof bad.json.error.message, 'string');
-  assert.equal((await post(`${s.url}/v1/completions`, { prompt: 'Once', n: 2 })).json.error.param, 'n');
-  assert.equal((await post(`${s.url}/v1/completions`, { prompt: 'Once', stop: ['a', 'b', 'c', 'd', 'e'] })).json.error.param, 'stop');
+  assert.equal((await post(`${s.url}/v1/completions`, { prompt: 'Once', n: 17 })).json.error.param, 'n');
+  const five = await post(`${s.url}/v1/completions`, { prompt: 'Once', stop: ['a', 'b', 'c', 'd', 'e'] });
+  assert.equal(five.json.error.param, 'stop');
+  assert.match(five.json.error.message, /at most 4/);
   assert.equal((await post(`${s.url}/v1/completions`, { prompt: [1, 999999] })).json.error.param, 'prompt.1');
 });
 
-test('400 exceed_context_size_error: a prompt longer than the slot context, with both counts', async () => {
+test('400 context_length_exceeded: a prompt longer than the slot context, with llama-server\'s counts', async () => {
   const long = 'Once upon a time there was a girl. '.repeat(80);
   const r = await post(`${s.url}/v1/completions`, { prompt: long, max_tokens: 1 });
   assert.equal(r.status, 400);
-  assert.equal(r.json.error.type, 'exceed_context_size_error');
+  assert.equal(r.json.error.type, 'invalid_request_error');
+  assert.equal(r.json.error.code, 'context_length_exceeded');
   assert.equal(r.json.error.n_ctx, DEFAULTS.ctx);
-  assert.ok(r.json.error.n_prompt_tokens > DEFAULTS.ctx!);
+  // Counting stops once the context is full: n_prompt_tokens is then a lower bound.
+  assert.ok(r.json.error.n_prompt_tokens >= DEFAULTS.ctx!);
   await assert.rejects(s.client.completions.create({ model: 'x', prompt: long }), (e: unknown) => e instanceof OpenAI.BadRequestError);
 });
 

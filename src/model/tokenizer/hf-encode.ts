@@ -4,7 +4,7 @@
 import { byteEncode } from './byte-unicode.js';
 import { bpeMerge } from './bpe.js';
 import { normalizerOf, type AddedTokenFlags, type HfPipeline } from './hf-pipeline.js';
-import { preTokenize } from './pretokenize.js';
+import { preTokens } from './pretokenize.js';
 import { byteTokenText } from './spm.js';
 import { NO_TOKEN, type Vocab } from './vocab.js';
 
@@ -13,6 +13,10 @@ type Piece = string | { id: number; flags: AddedTokenFlags };
 
 const WORD_CHAR = /[\p{L}\p{N}_]/u;
 const utf8 = new TextEncoder();
+
+function* mapIter<T, U>(xs: Iterable<T>, f: (x: T) => U): Generator<U> {
+  for (const x of xs) yield f(x);
+}
 
 /** Leftmost-longest matching of a fixed set of strings (HF's added-token splitter). */
 class Splitter {
@@ -95,31 +99,31 @@ export class HfEncoder {
     this.normalized = [build(true, false), build(true, true)];
   }
 
-  /** Appends the ids of `text` (no BOS/EOS) to `out`. */
-  encode(text: string, parseSpecial: boolean, out: number[]): void {
+  /** Appends the ids of `text` (no BOS/EOS) to `out`, yielding after each pre-token (Tokenizer.encodeSteps). */
+  *encodeSteps(text: string, parseSpecial: boolean, out: number[]): Generator<void> {
     const k = parseSpecial ? 1 : 0;
     const sections = text.length > 0 ? this.raw[k]!.split(text) : [];
-    sections.forEach((section, index) => {
+    for (const [index, section] of sections.entries()) {
       if (typeof section !== 'string') {
         out.push(section.id);
-        return;
+        continue;
       }
-      if (section.length === 0) return;
+      if (section.length === 0) continue;
       const norm = this.normalize(section);
-      if (norm.length === 0) return;
+      if (norm.length === 0) continue;
       for (const sub of this.normalized[k]!.split(norm)) {
         if (typeof sub !== 'string') out.push(sub.id);
-        else if (sub.length > 0) this.encodeWords(this.preTokenize(sub, index), out);
+        else if (sub.length > 0) yield* this.encodeWords(this.preTokenize(sub, index), out);
       }
-    });
+    }
   }
 
-  private preTokenize(text: string, sectionIndex: number): string[] {
+  private preTokenize(text: string, sectionIndex: number): Iterable<string> {
     const v = this.vocab;
     if (v.pre !== null) {
       // Byte-level BPE: the named pre-tokenizer's regexes, then the GPT-2 byte spelling.
       const t = this.hf.addPrefixSpace && !text.startsWith(' ') ? ' ' + text : text;
-      return preTokenize(t, v.pre.patterns).map(byteEncode);
+      return mapIter(preTokens(t, v.pre.patterns), byteEncode);
     }
     const ms = this.hf.metaspace;
     if (ms === null) return [text];
@@ -130,7 +134,7 @@ export class HfEncoder {
     return t.split(new RegExp(`(?=${ms.replacement.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')})`, 'u')).filter((w) => w);
   }
 
-  private encodeWords(words: readonly string[], out: number[]): void {
+  private *encodeWords(words: Iterable<string>, out: number[]): Generator<void> {
     const v = this.vocab;
     let lastUnk = false;
     const push = (id: number) => {
@@ -154,6 +158,7 @@ export class HfEncoder {
         if (bytes.length > 0 && bytes.every((b) => b !== NO_TOKEN)) bytes.forEach(push);
         else if (v.unk !== NO_TOKEN) push(v.unk);
       }
+      yield;
     }
   }
 }

@@ -95,20 +95,23 @@ export function getPreTokenizer(name: string | undefined): PreTokenizer {
 
 /** Splits `text` into pre-tokens: every regex refines the pieces of the one before. */
 export function preTokenize(text: string, patterns: readonly RegExp[]): string[] {
-  let pieces = text.length > 0 ? [text] : [];
-  for (const re of patterns) {
-    const next: string[] = [];
-    for (const piece of pieces) {
-      let last = 0;
-      for (const m of piece.matchAll(re)) {
-        if (m[0].length === 0) continue;
-        if (m.index > last) next.push(piece.slice(last, m.index));
-        next.push(m[0]);
-        last = m.index + m[0].length;
-      }
-      if (last < piece.length) next.push(piece.slice(last));
-    }
-    pieces = next;
+  return Array.from(preTokens(text, patterns));
+}
+
+/** The pre-tokens of `text` one at a time (matchAll is lazy): a long text is split as it is consumed. */
+export function* preTokens(text: string, patterns: readonly RegExp[], level = 0): Generator<string> {
+  if (text.length === 0) return;
+  const re = patterns[level];
+  if (re === undefined) {
+    yield text;
+    return;
   }
-  return pieces;
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    if (m[0].length === 0) continue;
+    if (m.index > last) yield* preTokens(text.slice(last, m.index), patterns, level + 1);
+    yield* preTokens(m[0], patterns, level + 1);
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) yield* preTokens(text.slice(last), patterns, level + 1);
 }

@@ -5,7 +5,7 @@ import { bpeEncodeWord } from './bpe.js';
 import { decodeTokens, StreamDecoder, tokenPiece, type DecodeOptions } from './decode.js';
 import { HfEncoder } from './hf-encode.js';
 import { Keys, metaString, type TokenizerMetadata } from './metadata.js';
-import { preTokenize } from './pretokenize.js';
+import { preTokens } from './pretokenize.js';
 import { partitionSpecial } from './special.js';
 import { spmEncode } from './spm.js';
 import { loadVocab, NO_TOKEN, type Vocab } from './vocab.js';
@@ -37,14 +37,23 @@ export class Tokenizer {
 
   /** text -> ids, the same as llama.cpp's llama_tokenize(add_special, parse_special). */
   encode(text: string, opts: EncodeOptions = {}): number[] {
+    const out: number[] = [];
+    for (const _ of this.encodeSteps(text, opts, out));
+    return out;
+  }
+
+  /**
+   * encode() in steps: appends ids to `out` and yields after each pre-token (SPM: each special-token
+   * fragment), so a caller can pause between steps or stop once `out` is long enough.
+   */
+  *encodeSteps(text: string, opts: EncodeOptions, out: number[]): Generator<void> {
     const v = this.vocab;
     const addSpecial = opts.addSpecial ?? true;
-    const out: number[] = [];
     if (addSpecial && v.addBos) out.push(v.bos);
     if (this.hf) {
-      this.hf.encode(text, opts.parseSpecial ?? false, out);
+      yield* this.hf.encodeSteps(text, opts.parseSpecial ?? false, out);
       if (addSpecial && v.addEos) out.push(v.eos);
-      return out;
+      return;
     }
     // SentencePiece adds its space prefix at the start and again after every special token.
     let afterSpecial = true;
@@ -57,16 +66,17 @@ export class Tokenizer {
       if (v.model === 'llama') {
         const raw = v.addSpacePrefix && afterSpecial ? ' ' + f : f;
         spmEncode(v, raw.replaceAll(' ', '\u2581'), out);
+        yield;
       } else {
         const raw = v.escapeWhitespace ? f.replaceAll(' ', '\u2581') : f;
-        for (const word of preTokenize(raw, v.pre!.patterns)) {
+        for (const word of preTokens(raw, v.pre!.patterns)) {
           bpeEncodeWord(v, v.pre!.byteLevel ? byteEncode(word) : word, out);
+          yield;
         }
       }
       afterSpecial = false;
     }
     if (addSpecial && v.addEos) out.push(v.eos);
-    return out;
   }
 
   /** ids -> text (llama_detokenize). See DecodeOptions for special tokens and clean-up. */

@@ -4,7 +4,7 @@
 import type { AnchorPrecision } from '../../cache/policy.js';
 import { schemePolicy } from '../../cache/schemes.js';
 import { FileFormatError } from '../../errors.js';
-import { klLabel, type ArmScore, type EvalArm } from '../eval.js';
+import { exactCell, fmt, intervalNote, klLabel, withCi, type ArmScore, type EvalArm } from '../eval.js';
 import type { DefaultPromptSpec } from '../prompts.js';
 import { obj, num, nums, str, strs, isNonNegInt, isPosInt, type Json } from '../spec.js';
 import { parseModelEval, parsePromptSpec, schemeList, type ModelEvalSpec } from './model-runs.js';
@@ -89,12 +89,14 @@ export function anchorsHeadline(spec: AnchorsSpec, arms: readonly AnchorArm[], s
   const by = new Map(scores.map((s) => [s.arm, s]));
   const h = spec.horizons;
   return [
-    `| scheme | anchors | precision | layers | ${h.map((x) => `exact@${x}`).join(' | ')} | prefix | ${klLabel(scores, 'KL decode')} | format bits | eff. bits |`,
-    `|---|---:|---|---|${h.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
+    `| scheme | anchors | precision | layers | ${h.map((x) => `exact@${x}`).join(' | ')} | prefix | ${klLabel(scores, 'KL decode')} | format bits | bulk bits | eff. bits |`,
+    `|---|---:|---|---|${h.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|`,
     ...arms.map((a) => {
       const s = by.get(a.name)!;
       const layers = a.layers === 'all' ? 'all' : a.layers.length ? `${a.layerSet} (${a.layers.join(',')})` : '-';
-      return `| ${a.scheme} | ${a.count} | ${a.precision} | ${layers} | ${h.map((x) => `${(100 * s.exactAt[x]!).toFixed(0)}%`).join(' | ')} | ${s.prefixMean.toFixed(1)} | ${s.klDecode.toFixed(4)} | ${s.formatBits.toFixed(2)} | ${s.effectiveBits.toFixed(2)} |`;
+      return `| ${a.scheme} | ${a.count} | ${a.precision} | ${layers} | ${h.map((x) => exactCell(s, x)).join(' | ')} | ${s.prefixMean.toFixed(1)} | ${withCi(s, 'klDecode', s.klDecode, 4)} | ${s.formatBits.toFixed(2)} | ${fmt(s.bulkBits, 2)} | ${s.effectiveBits.toFixed(2)} |`;
     }),
+    '',
+    ...intervalNote(scores),
   ];
 }

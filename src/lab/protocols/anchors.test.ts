@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../hash.js';
 import { loadProtocol } from '../protocol.js';
-import { runAndTamper } from '../../../test/fixtures/model-runs.js';
+import { runAndTamper, sabotagedWith } from '../../../test/fixtures/model-runs.js';
 
 const SMALL: Record<string, unknown> & { prompts: object } = {
   schemes: ['q4_0'],
@@ -27,4 +27,12 @@ test('anchors negative control: a probe reading the evaluation set (seed 002 for
   const r = protocol.run(protocol.parse(json), Buffer.from(JSON.stringify(json)), join(mkdtempSync(join(tmpdir(), 'kvpack-anchors-')), 'run'), { model });
   const bad = r.checks.checks.filter((c) => !c.pass).map((c) => c.name);
   assert.deepEqual(bad, ['probe: its calibration sequences share no opening (story text) or leading ids with the evaluation prompts']);
+});
+
+const ANCHORED = { ...SMALL, sweeps: [{ counts: [4], precisions: ['f16'], layerSets: ['layer0'] }] };
+test('anchors negative control: anchors built on the wrong layers fail the placement check (seed 002 retraction)', (t) => {
+  sabotagedWith(t, 'anchors', ANCHORED, { wrongAnchorLayers: true }, 'anchors: every anchored arm holds anchors on exactly the layers');
+});
+test('anchors negative control: anchors silently dropped fail the placement check', (t) => {
+  sabotagedWith(t, 'anchors', ANCHORED, { dropAnchors: true }, 'anchors: every anchored arm holds anchors on exactly the layers');
 });

@@ -5,6 +5,7 @@ import { CheckList } from './checks.js';
 import { auditManifest, readManifest, PROTOCOL_COPY } from './manifest.js';
 import { protocols } from './protocol.js';
 import { readSection, renderMarkdown, renderHtml } from './report.js';
+import { auditVariant, type VariantRecord } from './variant.js';
 
 /** Audits one run directory (a protocol run, or a lab run whose sub-runs are audited in turn). */
 export function auditRun(dir: string, checks = new CheckList(), prefix = ''): CheckList {
@@ -31,6 +32,7 @@ export function auditRun(dir: string, checks = new CheckList(), prefix = ''): Ch
         let spec: unknown;
         // The spec comes from the run's own protocol.json (hash-checked above), not the repo's current file.
         if (sub.try('protocol.json parses', () => { spec = p.parse(JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8'))); return [true, m.protocol.name]; })) {
+          auditVariant(JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as Record<string, unknown>, m.protocol.variant as VariantRecord | undefined, sub);
           try {
             p.audit(dir, spec, sub);
           } catch (e) {

@@ -9,6 +9,7 @@ import { bitAllocation } from './protocols/bit-allocation.js';
 import { windowSweep } from './protocols/window-sweep.js';
 import { anchors } from './protocols/anchors.js';
 import { needles } from './protocols/needles.js';
+import { liveCache } from './protocols/live-cache.js';
 import { resolveVariant } from './variant.js';
 
 export type { Protocol, RunOptions, RunResult };
@@ -24,7 +25,7 @@ export const plannedProtocols: readonly PlannedProtocol[] = [];
 
 export const protocols: ReadonlyMap<string, Protocol> = (() => {
   const m = new Map<string, Protocol>();
-  for (const p of [residualWindow, bitAllocation, windowSweep, anchors, needles]) {
+  for (const p of [residualWindow, bitAllocation, windowSweep, anchors, needles, liveCache]) {
     if (m.has(p.name)) throw new Error(`protocol '${p.name}' registered twice`);
     m.set(p.name, p);
   }

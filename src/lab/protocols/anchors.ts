@@ -55,7 +55,7 @@ const hooks: ModelProtocolHooks<AnchorsSpec> = {
       const evalOpenings = openings(evals);
       const head = (t: readonly number[]) => t.slice(0, DISTINCT_PREFIX).join();
       const evalHeads = new Set(evals.map((p) => head(p.tokens)));
-      return countFailures(probe, (p) => (p.kind === 'story' ? p.set === 'calibration' && ![...openings([p])].some((o) => evalOpenings.has(o)) : !evalHeads.has(head(p.tokens))), (p) => `${p.id} (${p.set ?? p.kind})`);
+      return countFailures(probe, (p) => (p.kind === 'story' ? (p.set === 'calibration' || p.set === 'doc-calibration') && ![...openings([p])].some((o) => evalOpenings.has(o)) : !evalHeads.has(head(p.tokens))), (p) => `${p.id} (${p.set ?? p.kind})`);
     });
     const arms = JSON.parse(read(ARMS_FILE)) as AnchorArm[];
     const probes = probed.map((s) => ({ s, p: JSON.parse(read(probeFile(s))) as ProbeResult }));

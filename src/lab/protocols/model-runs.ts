@@ -47,7 +47,12 @@ export function parsePromptSpec(x: unknown, field: string): DefaultPromptSpec {
   const p = obj(x, field);
   const set = p.set === undefined ? undefined : (str(p, 'set', STORY_SETS) as StorySet);
   const source = p.source === undefined ? undefined : (str(p, 'source', ['auto', 'ids']) as 'auto' | 'ids');
-  return { count: num(p, 'count', isPosInt), length: num(p, 'length', isPosInt), seedTokens: num(p, 'seedTokens', isNonNegInt), seed: num(p, 'seed', isNonNegInt), ...(set && { set }), ...(source && { source }) };
+  let texts: { id: string; text: string }[] | undefined;
+  if (p.texts !== undefined) {
+    if (!Array.isArray(p.texts) || p.texts.length === 0 || !p.texts.every((t) => t && typeof t.id === 'string' && typeof t.text === 'string')) throw new FileFormatError('protocol', `field '${field}.texts' must be a non-empty array of {id, text}`);
+    texts = p.texts as { id: string; text: string }[];
+  }
+  return { count: num(p, 'count', isPosInt), length: num(p, 'length', isPosInt), seedTokens: num(p, 'seedTokens', isNonNegInt), seed: num(p, 'seed', isNonNegInt), ...(set && { set }), ...(source && { source }), ...(texts && { texts }) };
 }
 
 export function needPrompts(spec: ModelEvalSpec): DefaultPromptSpec {
@@ -70,7 +75,7 @@ export function promptsLine(read: (rel: string) => string, file = PROMPTS_FILE, 
   const sources = JSON.parse(read(file)) as PromptSource[];
   const lengths = [...new Set(sources.map((p) => p.tokens.length))].join('/');
   const first = sources[0];
-  const kind = first?.kind === 'story' ? `${first.set} story openings` : 'seeded token ids';
+  const kind = first?.kind === 'story' ? `${first.set} openings` : first?.kind === 'text' ? `the user's texts (${sources.map((p) => p.id).join(', ')})` : 'seeded token ids';
   return `${what}: ${sources.length} x ${lengths} tokens, ${kind} continued by the model's own greedy f16 text (${file}).`;
 }
 
@@ -116,6 +121,15 @@ export function sabotagedPolicy(p: CachePolicy, s: Sabotage, nLayer: number): Ca
     return { ...p, anchors: { ...p.anchors, layers: other.length ? other : [] } };
   }
   return undefined;
+}
+
+/** An arm's saved outcomes with their digests and exact KL rows read back (for per-prompt tables). */
+export function savedOutcomes(ref: ReferenceSet, topK: number, r: ArmRecord, readBytes: (rel: string) => Uint8Array): ScoredOutcome[] {
+  const width = digestWidth(Math.min(topK, ref.vocab));
+  return r.outcomes.map((x, i) => {
+    const rows = ref.entries[i]!.prompt.tokens.length + ref.spec.horizon - 1;
+    return { ...x, digest: readF32(readBytes(digestFile(r.arm.name, x.prompt)), rows * width)[0]!, klRows: readF64(readBytes(klRowsFile(r.arm.name, x.prompt))) };
+  });
 }
 
 const f64Bytes = (x: Float64Array) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
@@ -342,7 +356,7 @@ export function schemeList(o: Json, field: string): string[] {
 export interface ModelProtocolHooks<S extends ModelEvalSpec> {
   prompts(model: Model, spec: S, w: RunWriter): EvalPrompt[];
   arms(model: Model, spec: S, w: RunWriter, prompts: readonly EvalPrompt[]): EvalArm[];
-  headline(spec: S, scores: readonly ArmScore[], records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string): string[];
+  headline(spec: S, scores: readonly ArmScore[], records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string, readBytes: (rel: string) => Uint8Array): string[];
   /** Protocol checks from saved data (run and audit both call it). */
   checks?(spec: S, records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string, checks: CheckList): void;
 }
@@ -358,7 +372,7 @@ export function runModelProtocol<S extends ModelEvalSpec & { name: string }>(hoo
   bytesCheck(r.scores, r.checks);
   const read = (rel: string) => readFileSync(join(w.tmp, rel), 'utf8');
   hooks.checks?.(spec, r.records, r.ref, read, r.checks);
-  const lines = hooks.headline(spec, r.scores, r.records, r.ref, read);
+  const lines = hooks.headline(spec, r.scores, r.records, r.ref, read, (rel) => new Uint8Array(readFileSync(join(w.tmp, rel))));
   w.writeJson('results.json', r.scores, 'output');
   w.writeJson('checks.json', r.checks.checks, 'output');
   w.write('headline.md', lines.join('\n') + '\n', 'output');
@@ -376,6 +390,6 @@ export function auditModelProtocol<S extends ModelEvalSpec>(hooks: ModelProtocol
     checks.add(`recomputed ${c.name}`, c.pass, c.detail);
     a.again.add(c.name, c.pass, c.detail);
   }
-  checks.try('headline.md re-rendered from the rescored results', () => [read('headline.md') === hooks.headline(spec, a.scores, a.records, a.ref, read).join('\n') + '\n', 'byte-identical']);
+  checks.try('headline.md re-rendered from the rescored results', () => [read('headline.md') === hooks.headline(spec, a.scores, a.records, a.ref, read, (rel) => new Uint8Array(readFileSync(join(dir, rel)))).join('\n') + '\n', 'byte-identical']);
   auditRecordedChecks(dir, a.again, checks);
 }

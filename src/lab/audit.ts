@@ -6,6 +6,8 @@ import { auditManifest, readManifest, PROTOCOL_COPY } from './manifest.js';
 import { protocols } from './protocol.js';
 import { readSection, renderMarkdown, renderHtml } from './report.js';
 import { auditVariant, type VariantRecord } from './variant.js';
+import { auditStudy } from './study/study-audit.js';
+import { STUDY } from './study/study.js';
 
 /** Audits one run directory (a protocol run, or a lab run whose sub-runs are audited in turn). */
 export function auditRun(dir: string, checks = new CheckList(), prefix = ''): CheckList {
@@ -14,7 +16,9 @@ export function auditRun(dir: string, checks = new CheckList(), prefix = ''): Ch
   if (ok) {
     const m = readManifest(dir);
     auditManifest(dir, m, sub);
-    if (m.protocol.name === LAB) {
+    if (m.protocol.name === STUDY) {
+      auditStudy(dir, (d, c, pre) => void auditRun(d, c, pre), sub);
+    } else if (m.protocol.name === LAB) {
       const cfg = JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as { runs?: string[]; model?: string | null };
       const runs = cfg.runs ?? [];
       for (const r of runs) auditRun(join(dir, r), sub, `${r}: `);

@@ -28,8 +28,12 @@ export function resolveVariant(path: string): { name: string; bytes: Uint8Array;
   } catch (e) {
     throw new FileFormatError('protocol variant', `${path}: ${(e as Error).message}`);
   }
-  const o = json as Record<string, unknown>;
-  if (!o || typeof o !== 'object' || Array.isArray(o)) throw new FileFormatError('protocol variant', `${path}: expected a JSON object`);
+  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new FileFormatError('protocol variant', `${path}: expected a JSON object`);
+  return resolveVariantObject(json as Record<string, unknown>);
+}
+
+/** resolveVariant on a parsed variant ({variantOf, set}). */
+export function resolveVariantObject(o: Record<string, unknown>): { name: string; bytes: Uint8Array; record: VariantRecord } {
   const of = o.variantOf;
   if (typeof of !== 'string' || !protocols.has(of)) throw new FileFormatError('protocol variant', `field 'variantOf' must name a registered protocol (${[...protocols.keys()].join(', ')}), got ${JSON.stringify(of)}`);
   const set = o.set;

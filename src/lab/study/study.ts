@@ -82,7 +82,8 @@ function variantSets(cfg: StudyConfig, prompts: DefaultPromptSpec): Record<Study
     // Seed 000's windows were for 5K-200K contexts: scaled so its 1024 is a quarter of this context.
     'window-sweep': { ...common, windowScale: Math.min(1, ctx / 4096), windowScaleNote: `the study scales seed 000's windows by ctx/4096 = ${ctx}/4096` },
     // As long a document as the model's context allows (the cue and the answer after it).
-    needles: { context: cfg.model.ctxTrain - needles.horizon - 24, ...(openings === 'doc' && { text: { ...needles.text, ...DOC_NEEDLES } }) },
+    // 4 names x 3 depths (the built-in runs 12 names): a needle prompt is a whole context long.
+    needles: { context: cfg.model.ctxTrain - needles.horizon - 24, text: { ...needles.text, ...(openings === 'doc' ? DOC_NEEDLES : {}), names: ((openings === 'doc' ? DOC_NEEDLES.names : needles.text.names) as string[]).slice(0, 4) } },
     anchors: {
       ...common,
       probe: { layers: Math.max(1, Math.floor(cfg.model.layers / 3)), sequences: { count: 2, length: Math.min(64, prompts.length), seedTokens: 8, seed: 7, set: calib } },

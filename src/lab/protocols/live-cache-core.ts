@@ -5,7 +5,7 @@ import { bootstrapCi } from '../bootstrap.js';
 import { exactCell, fmt, intervalNote, pct, scoreDigests, withCi, type ArmScore, type EvalArm, type ModelShape, type ScoredOutcome } from '../eval.js';
 import { obj, num, str, isPosInt, type Json } from '../spec.js';
 import type { ReferenceSet } from '../reference-logits.js';
-import { bytesPerCell } from './bit-allocation-core.js';
+import { kvBytes } from '../../cache/accounting.js';
 import { CONTROL_ARM, parseModelEval, type ArmRecord, type ModelEvalSpec } from './model-runs.js';
 
 export interface LiveArmSpec {
@@ -56,6 +56,12 @@ export function endsInLoop(tokens: readonly number[], tail: number, maxPeriod: n
     if (ok) return true;
   }
   return false;
+}
+
+/** Bulk bytes of one position in one layer (all kv heads, K + V), from the cache's own formula (packed heads, no
+ * partial groups: measured at 4096 positions), so a head dim below a block reads as the cache stores it. */
+function bytesPerCell(a: LiveArmSpec, kvHeads: number, headDim: number): number {
+  return kvBytes({ ctx: 4096, layers: 1, kvHeads, headDim, policy: { k: a.k, v: a.v, window: 0, sinks: 0 } }).bulk / 4096;
 }
 
 const mean = (x: readonly number[]) => x.reduce((s, v) => s + v, 0) / x.length;

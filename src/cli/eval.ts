@@ -5,10 +5,13 @@ import { ArgumentError } from '../errors.js';
 import { schemePolicy } from '../cache/schemes.js';
 import { windowLabel } from '../cache/exact-from.js';
 import { loadModel } from '../model/model.js';
-import { runArm, scoreArm, evalTable, type EvalArm } from '../lab/eval.js';
+import { runArm, scoreArm, evalTable, intervalNote, type EvalArm } from '../lab/eval.js';
 import { defaultPrompts, readPromptsFile } from '../lab/prompts.js';
 import { loadOrComputeReference, modelSha256, REFERENCE_POLICY } from '../lab/reference-logits.js';
-import { intArg } from './args.js';
+import { intArg, intListArg } from './args.js';
+import { readPolicyFile } from '../lab/policy-file.js';
+import type { AnchorPrecision, CachePolicy } from '../cache/policy.js';
+import { planLayers } from '../cache/policy.js';
 import { paddingNote } from './padding-note.js';
 import { addRegionFlags, regionsFromFlags, type RegionFlags } from './cache-flags.js';
 import { DEFAULT_SINKS, DEFAULT_WINDOW } from '../cache/defaults.js';
@@ -16,6 +19,10 @@ import { DEFAULT_SINKS, DEFAULT_WINDOW } from '../cache/defaults.js';
 interface EvalOpts extends RegionFlags {
   model: string;
   kv: string;
+  policy?: string[];
+  anchors?: number;
+  anchorLayers?: number[];
+  anchorPrecision?: string;
   prompts?: string;
   ctxSize?: number;
   horizon: number;
@@ -28,16 +35,25 @@ interface EvalOpts extends RegionFlags {
 
 const HORIZONS = [50, 100];
 
+/** An arm's name: the scheme plus what the anchor flags added to it. */
+function schemeName(scheme: string, suffix: string): string {
+  return scheme + suffix;
+}
+
 export function register(program: Command): void {
   const cmd = program
     .command('eval')
     .description('score cache schemes against the f16-cache reference (stored once, reused): one table')
     .requiredOption('-m, --model <path>', 'model file (.gguf or llama2.c .bin)')
-    .option('--kv <list>', 'comma-separated schemes (see `kvpack memory`)', 'f16,q8_0,q4_0,q2k')
+    .option('--kv <list>', 'comma-separated schemes (see `kvpack memory`); "" with --policy for policy files only', 'f16,q8_0,q4_0,q2k')
+    .option('--policy <file...>', 'also score these policy files (what `kvpack probe --out` writes, or any CachePolicy JSON)')
+    .option('--anchors <n>', 'decode anchors on the --kv schemes: first N generated positions kept exact', intArg('--anchors', 0))
+    .option('--anchor-layers <list>', 'layers keeping the anchors (default all)', intListArg('--anchor-layers', 0))
+    .option('--anchor-precision <p>', 'anchor precision: f16 | int8 | int4 (default f16)')
     .option('--prompts <file>', 'JSON lines: token ids ([1,2,3] or {"tokens": [...]}) or text ("..." or {"text": "..."})')
     .option('--id-prompts', 'default prompts from seeded random ids even when the model has a tokenizer (id-level work)')
     .option('-c, --ctx-size <n>', 'positions per sequence: default prompts get ctx - horizon tokens (default 256)', intArg('-c', 2))
-    .option('--horizon <n>', 'greedy tokens per prompt (exact-match horizons 50 and 100)', intArg('--horizon', 1), 100)
+    .option('--horizon <n>', 'greedy tokens per prompt (exact-match at 50 and 100 where the horizon reaches; n/a beyond)', intArg('--horizon', 1), 100)
     .option('--count <n>', 'default prompts: how many (held-out story openings with a tokenizer, else seeded ids)', intArg('--count', 1), 4)
     .option('--seed <n>', 'default prompts: seed (which openings, or which ids)', intArg('--seed', 0), 1);
   addRegionFlags(cmd)
@@ -60,8 +76,18 @@ function evalCommand(o: EvalOpts): void {
   }
   const over = prompts.find((p) => p.tokens.length + o.horizon - 1 > model.hp.nCtxTrain);
   if (over) throw new ArgumentError(`prompt ${over.id}: ${over.tokens.length} + ${o.horizon} tokens exceed the model's context ${model.hp.nCtxTrain}`);
-  const arms: EvalArm[] = o.kv.split(',').map((s) => s.trim()).filter(Boolean).map((name) => ({ name, policy: schemePolicy(name, regionsFromFlags(o)) }));
-  if (arms.length === 0) throw new ArgumentError('--kv: no schemes');
+  const extra: Partial<CachePolicy> = regionsFromFlags(o);
+  if (o.anchors !== undefined) {
+    if (o.anchorPrecision !== undefined && !['f16', 'int8', 'int4'].includes(o.anchorPrecision)) throw new ArgumentError(`--anchor-precision must be f16, int8 or int4, got ${o.anchorPrecision}`);
+    extra.anchors = { count: o.anchors, layers: o.anchorLayers ?? 'all', precision: (o.anchorPrecision ?? 'f16') as AnchorPrecision };
+  } else if (o.anchorLayers || o.anchorPrecision) throw new ArgumentError('--anchor-layers/--anchor-precision need --anchors N');
+  const suffix = o.anchors !== undefined ? `+a${o.anchors}${o.anchorLayers ? `@${o.anchorLayers.join('.')}` : ''}` : '';
+  const arms: EvalArm[] = o.kv.split(',').map((s) => s.trim()).filter(Boolean).map((name) => ({ name: schemeName(name, suffix), policy: schemePolicy(name, extra) }));
+  const files = (o.policy ?? []).map((f) => readPolicyFile(f, model.hp.nLayer));
+  for (const f of files) arms.push({ name: f.name, policy: f.policy });
+  if (arms.length === 0) throw new ArgumentError('--kv/--policy: no schemes or policies');
+  if (new Set(arms.map((a) => a.name)).size !== arms.length) throw new ArgumentError('--kv/--policy: two arms share a name');
+  for (const a of arms) planLayers(a.policy, model.hp.nLayer, ctx);
   const t0 = performance.now();
   const { ref, path, reused } = loadOrComputeReference(model, { model: modelSha256(o.model), policy: REFERENCE_POLICY, horizon: o.horizon, prompts }, o.refCache);
   const shape = { layers: model.hp.nLayer, kvHeads: model.hp.nHeadKv, headDim: model.hp.headDim };
@@ -73,8 +99,12 @@ function evalCommand(o: EvalOpts): void {
   }
   console.log(`reference: f16 cache, ${reused ? 'reused' : 'computed and stored'} ${path}`);
   const kind = o.prompts ? o.prompts : model.tokenizer && !o.idPrompts ? 'held-out story openings + greedy text' : 'seeded ids + greedy text';
-  console.log(`${prompts.length} prompts (${kind}; ${prompts.map((p) => p.tokens.length).join('/')} tokens) + ${o.horizon} greedy tokens; ${windowLabel(window)}, sinks ${sinks} over lossy schemes; ${secs.toFixed(1)} s\n`);
+  console.log(`${prompts.length} prompts (${kind}; ${prompts.map((p) => p.tokens.length).join('/')} tokens) + ${o.horizon} greedy tokens; ${windowLabel(window)}${window > 0 ? ' (the last W positions read exact f16; on a short prompt most positions are window: see bulk bits vs eff. bits)' : ''}, sinks ${sinks} over lossy schemes (policy files carry their own); ${secs.toFixed(1)} s\n`);
   console.log(evalTable(scores, HORIZONS).join('\n'));
+  console.log(`\n${intervalNote(scores).join('\n')}`);
+  const staged = scores.filter((s) => (s.stagedPositions ?? 0) > 0);
+  if (staged.length) console.log(`staged: ${staged.map((s) => `${s.arm} ${s.stagedPositions}`).join(', ')} positions per layer still in f32 staging at the end (per-channel groups of 32 encode when full: up to 31 latest positions read exact${window === 0 ? ', even with window 0' : ''})`);
+  for (const f of files) if (f.probe) console.log(`${f.name}: probe chose layers ${f.probe.protectedLayers.join(',') || 'none'} (${f.probe.protect}) for ${f.probe.budgetAt.positions} positions (prompt ${f.probe.budgetAt.prompt}): ${f.probe.effectiveBits.toFixed(3)} bits by the formula; measured here in eff. bits`);
   const padded = paddingNote(model, arms.map((a) => a.policy));
   if (padded) console.log(`\n${padded}`);
 }

@@ -2,7 +2,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { protocols, plannedProtocols, runProtocol, loadProtocol } from '../lab/protocol.js';
+import { protocols, plannedProtocols, runProtocol, runVariantFile, loadProtocol, type RunOptions } from '../lab/protocol.js';
 import { auditRun } from '../lab/audit.js';
 import { readManifest, PROTOCOL_COPY } from '../lab/manifest.js';
 import { sha256 } from '../lab/hash.js';
@@ -24,15 +24,16 @@ export function register(program: Command): void {
 
   cmd
     .command('run')
-    .description('run a protocol from its frozen JSON into a new directory (refuses an existing one)')
-    .argument('<name>', 'protocol name (see `kvpack protocol list`)')
+    .description('run a protocol from its frozen JSON, or a variant file of one, into a new directory (refuses an existing one)')
+    .argument('<name|file.json>', 'protocol name (see `kvpack protocol list`), or a variant file: {"variantOf": "window-sweep", "set": {"prompts": {...}, ...}} replacing top-level fields of the frozen JSON (frozen by its hash into the run\'s manifest; the built-in file is never changed)')
     .requiredOption('--out <dir>', 'output directory; must not exist')
     .option('--capture <file>', 'bit-allocation: also probe the layers of a capture file')
     .option('-m, --model <file>', 'model protocols (window-sweep, anchors, needles): the model file')
     .action((name: string, opts: { out: string; capture?: string; model?: string }) => {
       const bar = new Progress();
       let started = false;
-      const r = runProtocol(name, opts.out, {
+      const run = name.endsWith('.json') || existsSync(name) ? (o: RunOptions) => runVariantFile(name, opts.out, o) : (o: RunOptions) => runProtocol(name, opts.out, o);
+      const r = run({
         capture: opts.capture,
         model: opts.model,
         progress: (done, total) => {

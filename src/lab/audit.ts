@@ -5,6 +5,9 @@ import { CheckList } from './checks.js';
 import { auditManifest, readManifest, PROTOCOL_COPY } from './manifest.js';
 import { protocols } from './protocol.js';
 import { readSection, renderMarkdown, renderHtml } from './report.js';
+import { auditVariant, type VariantRecord } from './variant.js';
+import { auditStudy } from './study/study-audit.js';
+import { STUDY } from './study/study.js';
 
 /** Audits one run directory (a protocol run, or a lab run whose sub-runs are audited in turn). */
 export function auditRun(dir: string, checks = new CheckList(), prefix = ''): CheckList {
@@ -13,7 +16,9 @@ export function auditRun(dir: string, checks = new CheckList(), prefix = ''): Ch
   if (ok) {
     const m = readManifest(dir);
     auditManifest(dir, m, sub);
-    if (m.protocol.name === LAB) {
+    if (m.protocol.name === STUDY) {
+      auditStudy(dir, (d, c, pre) => void auditRun(d, c, pre), sub);
+    } else if (m.protocol.name === LAB) {
       const cfg = JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as { runs?: string[]; model?: string | null };
       const runs = cfg.runs ?? [];
       for (const r of runs) auditRun(join(dir, r), sub, `${r}: `);
@@ -31,6 +36,7 @@ export function auditRun(dir: string, checks = new CheckList(), prefix = ''): Ch
         let spec: unknown;
         // The spec comes from the run's own protocol.json (hash-checked above), not the repo's current file.
         if (sub.try('protocol.json parses', () => { spec = p.parse(JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8'))); return [true, m.protocol.name]; })) {
+          auditVariant(JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as Record<string, unknown>, m.protocol.variant as VariantRecord | undefined, sub);
           try {
             p.audit(dir, spec, sub);
           } catch (e) {

@@ -27,7 +27,8 @@ export interface Environment {
 export interface Manifest {
   readonly kind: 'kvpack-run';
   readonly version: 1;
-  readonly protocol: { readonly name: string; readonly file: string; readonly sha256: string };
+  /** `variant`: a user variant of a built-in protocol (variant.ts), as its protocol.json records it. */
+  readonly protocol: { readonly name: string; readonly file: string; readonly sha256: string; readonly variant?: unknown };
   /** Tree hash = sha256 of the saved LF-normalized listing (source-tree.txt). */
   readonly source: { readonly file: string; readonly sha256: string };
   readonly environment: Environment;
@@ -103,7 +104,7 @@ export class RunWriter {
     const manifest: Manifest = {
       kind: 'kvpack-run',
       version: 1,
-      protocol: { name: this.protocolName, file: PROTOCOL_COPY, sha256: files[PROTOCOL_COPY]!.sha256 },
+      protocol: { name: this.protocolName, file: PROTOCOL_COPY, sha256: files[PROTOCOL_COPY]!.sha256, ...variantOf(join(this.tmp, PROTOCOL_COPY)) },
       source: { file: SOURCE_TREE, sha256: sha256(this.listing) },
       environment: JSON.parse(readFileSync(join(this.tmp, ENVIRONMENT), 'utf8')) as Environment,
       createdAt: new Date().toISOString(),
@@ -114,6 +115,16 @@ export class RunWriter {
     publishDir(this.tmp, this.out);
     this.done = true;
     return manifest;
+  }
+}
+
+/** The variant record of a protocol.json, when it has one (never throws: a bad file fails its own checks). */
+function variantOf(path: string): { variant?: unknown } {
+  try {
+    const v = (JSON.parse(readFileSync(path, 'utf8')) as { variant?: unknown }).variant;
+    return v === undefined ? {} : { variant: v };
+  } catch {
+    return {};
   }
 }
 

@@ -37,7 +37,8 @@ function anchorsCharts(dir: string): string[] {
   const h = Math.max(...Object.keys(scores[0]!.exactAt).map(Number));
   const schemes = [...new Set(arms.map((a) => a.scheme))];
   return [
-    scatterChart(`anchors: exact-match@${h} vs effective bits`, 'effective bits per K/V element (real bytes)', `exact-match @${h} (%)`, schemes.map((s) => ({ name: s, points: arms.filter((a) => a.scheme === s).map((a) => [by.get(a.name)!.effectiveBits, 100 * by.get(a.name)!.exactAt[h]!] as const) }))),
+    // No exact-match chart when the horizon reaches no exact-match horizon.
+    ...(!Number.isFinite(h) ? [] : [scatterChart(`anchors: exact-match@${h} vs effective bits`, 'effective bits per K/V element (real bytes)', `exact-match @${h} (%)`, schemes.map((s) => ({ name: s, points: arms.filter((a) => a.scheme === s).map((a) => [by.get(a.name)!.effectiveBits, 100 * by.get(a.name)!.exactAt[h]!] as const) })))]),
     barChart('anchors: mean matched prefix by arm', 'matched greedy prefix (tokens)', arms.filter((a) => a.scheme === schemes[0]).map((a) => a.name.split('/')[1]!), schemes.map((s) => ({ name: s, values: arms.filter((a) => a.scheme === schemes[0]).map((a) => by.get(`${s}/${a.name.split('/')[1]}`)?.prefixMean ?? 0) }))),
   ];
 }
@@ -46,10 +47,24 @@ function needlesCharts(dir: string): string[] {
   return [layerErrorChart('needles', json<ArmRecord[]>(dir, 'runs.json'))];
 }
 
+/** live-cache: per-layer attention relRms vs f16 (mean over prompts) per arm, and KL vs effective bits. */
+function liveCacheCharts(dir: string): string[] {
+  const records = json<ArmRecord[]>(dir, 'runs.json').filter((r) => r.arm.name !== 'control-f16');
+  const scores = json<ArmScore[]>(dir, 'results.json');
+  const by = new Map(scores.map((s) => [s.arm, s]));
+  const layers = records[0]?.outcomes[0]?.attention?.map((a) => `L${a.layer}`) ?? [];
+  const mean = (r: ArmRecord, l: number) => (100 * r.outcomes.reduce((s, o) => s + o.attention![l]!.vsF16RelRms, 0)) / r.outcomes.length;
+  return [
+    barChart('live-cache: per-layer attention error vs f16 (live cache, last decode step)', 'attention relRms (%)', layers, records.map((r) => ({ name: r.arm.name, values: layers.map((_, l) => mean(r, l)) }))),
+    scatterChart('live-cache: KL (decode rows) vs effective bits', 'effective bits per K/V element (real bytes)', 'KL decode (nats)', records.map((r) => ({ name: r.arm.name, points: [[by.get(r.arm.name)!.effectiveBits, by.get(r.arm.name)!.klDecode ?? 0]] }))),
+  ];
+}
+
 /** Charts for a model protocol's section; [] for other names. */
 export function modelCharts(name: string, dir: string): string[] {
   if (name === 'window-sweep') return windowSweepCharts(dir);
   if (name === 'anchors') return anchorsCharts(dir);
   if (name === 'needles') return needlesCharts(dir);
+  if (name === 'live-cache') return liveCacheCharts(dir);
   return [];
 }

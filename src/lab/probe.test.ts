@@ -39,3 +39,31 @@ test("probe negative control: a layer secretly kept f32 (seed 002's wrong-layer 
   // Only layer 2 is flagged: every other layer still reads back as intended.
   for (const c of bad) for (const e of c.layers) if (e.layer !== 2) assert.ok(e.quantizedK ? e.kRelL2 > 1e-3 : e.kExact, `${c.config} layer ${e.layer}`);
 });
+
+test("probe: the budget is measured at the eval's context (positions and prompt), not at its own sequences", async () => {
+  const { kvBytes } = await import('../cache/accounting.js');
+  const at = { positions: 255, prompt: 156 };
+  const r = runProbe(model, { scheme: 'q2k', sequences, protect: 'anchors', anchors: { count: 32, precision: 'f16' }, budgetBits: 64, budgetAt: at });
+  assert.equal(r.ctx, 255);
+  assert.equal(r.prompt, 156);
+  const want = kvBytes({ ctx: 255, prompt: 156, layers: model.hp.nLayer, kvHeads: model.hp.nHeadKv, headDim: model.hp.headDim, policy: r.policy }).bitsPerElement;
+  assert.equal(r.effectiveBits, want);
+  const own = runProbe(model, { scheme: 'q2k', sequences, protect: 'anchors', anchors: { count: 32, precision: 'f16' }, budgetBits: 64 });
+  assert.notEqual(own.effectiveBits, r.effectiveBits, 'at 40 positions the same policy costs other bits');
+});
+
+test('policy files: eval reads what probe --out writes and a bare CachePolicy; a bad policy names its field', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { readPolicyFile, PROBE_POLICY_KIND } = await import('./policy-file.js');
+  const dir = mkdtempSync(join(tmpdir(), 'kvpack-policy-'));
+  const policy = protectLayers('q2k', [0], 'anchors');
+  writeFileSync(join(dir, 'probe.json'), JSON.stringify({ kind: PROBE_POLICY_KIND, scheme: 'q2k', protect: 'anchors', protectedLayers: [0], budgetAt: { positions: 255, prompt: 156 }, budgetBits: 6, effectiveBits: 5.9, policy }));
+  writeFileSync(join(dir, 'bare.json'), JSON.stringify(policy));
+  writeFileSync(join(dir, 'bad.json'), JSON.stringify({ k: 'q9_9', v: 'f16' }));
+  assert.deepEqual(readPolicyFile(join(dir, 'probe.json'), model.hp.nLayer).policy, policy);
+  assert.equal(readPolicyFile(join(dir, 'probe.json'), model.hp.nLayer).probe?.protectedLayers[0], 0);
+  assert.deepEqual(readPolicyFile(join(dir, 'bare.json'), model.hp.nLayer), { name: 'bare', policy });
+  assert.throws(() => readPolicyFile(join(dir, 'bad.json'), model.hp.nLayer), /policy\.k/);
+});

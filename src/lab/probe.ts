@@ -14,8 +14,13 @@ import { storeErrorOk, type LayerStoreError } from './stored-error.js';
 export interface ProbeOptions {
   readonly scheme: string;
   readonly sequences: readonly EvalPrompt[];
-  /** Effective bits per K/V element the written policy may use (at the probe's context). */
+  /** Effective bits per K/V element the written policy may use, at `budgetAt`. */
   readonly budgetBits?: number;
+  /**
+   * Where the budget is measured: the positions the evaluated cache will hold and its prompt length (decode
+   * anchors cover positions after the prompt). Default: the probe's longest sequence, anchors at its end.
+   */
+  readonly budgetAt?: { readonly positions: number; readonly prompt: number };
   /** Protect with exact f16 layers (default) or with decode anchors on those layers. */
   readonly protect?: 'exact' | 'anchors';
   readonly anchors?: { count: number; precision: AnchorPrecision };
@@ -46,10 +51,11 @@ export interface ProbeResult {
   readonly ranking: readonly number[];
   readonly protectedLayers: readonly number[];
   readonly policy: CachePolicy;
-  /** Effective bits of `policy` and of the all-quantized scheme at `ctx` positions. */
+  /** Effective bits of `policy` and of the all-quantized scheme at `ctx` positions, prompt `prompt`. */
   readonly effectiveBits: number;
   readonly schemeBits: number;
   readonly ctx: number;
+  readonly prompt: number;
   readonly controls: readonly ProbeControl[];
   readonly controlsPass: boolean;
   readonly ms: number;
@@ -102,10 +108,13 @@ export function runProbe(model: Model, o: ProbeOptions): ProbeResult {
   }
   // Most drift when quantized alone first; ties broken by the larger recovery when kept exact alone.
   const ranking = [...layers].sort((a, b) => b.klOnlyQuantized - a.klOnlyQuantized || a.klOnlyExact - b.klOnlyExact).map((x) => x.layer);
-  const ctx = Math.max(...o.sequences.map((q) => q.tokens.length));
   const protect = o.protect ?? 'exact';
   const anchors = o.anchors ?? { count: 32, precision: 'f16' as AnchorPrecision };
-  const bits = (p: CachePolicy) => kvBytes({ ctx, layers: L, kvHeads: model.hp.nHeadKv, headDim: model.hp.headDim, policy: p, prompt: protect === 'anchors' ? Math.max(0, ctx - anchors.count) : undefined }).bitsPerElement;
+  const seqCtx = Math.max(...o.sequences.map((q) => q.tokens.length));
+  const ctx = o.budgetAt?.positions ?? seqCtx;
+  const prompt = o.budgetAt?.prompt ?? Math.max(0, ctx - anchors.count);
+  if (!(prompt >= 0 && prompt <= ctx)) throw new ArgumentError(`probe: budget prompt ${prompt} outside [0, ${ctx}]`);
+  const bits = (p: CachePolicy) => kvBytes({ ctx, layers: L, kvHeads: model.hp.nHeadKv, headDim: model.hp.headDim, policy: p, prompt }).bitsPerElement;
   const schemeBits = bits(quantized);
   // Without a budget, protect the single most sensitive layer (seed 002's minimal recipe: one layer).
   let chosen: number[] = o.budgetBits === undefined ? ranking.slice(0, 1) : [];
@@ -118,7 +127,7 @@ export function runProbe(model: Model, o: ProbeOptions): ProbeResult {
   const policy = protectLayers(o.scheme, chosen, protect, anchors);
   return {
     scheme: o.scheme, klAllQuantized, layers, ranking, protectedLayers: [...chosen].sort((a, b) => a - b), policy,
-    effectiveBits: bits(policy), schemeBits, ctx, controls, controlsPass: controls.every((c) => c.pass), ms: performance.now() - t0,
+    effectiveBits: bits(policy), schemeBits, ctx, prompt, controls, controlsPass: controls.every((c) => c.pass), ms: performance.now() - t0,
   };
 }
 

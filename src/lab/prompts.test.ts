@@ -16,6 +16,12 @@ test('story openings: the held-out and calibration sets share no opening', () =>
   for (const o of storyOpenings.calibration) assert.ok(!held.has(o), o);
 });
 
+test('doc openings: the held-out and calibration sets share no opening', () => {
+  const held = new Set(storyOpenings['doc-heldout']);
+  assert.equal(held.size, storyOpenings['doc-heldout'].length);
+  for (const o of storyOpenings['doc-calibration']) assert.ok(!held.has(o), o);
+});
+
 test('story prompts: an opening of the named set, continued to the length, text saved beside', (t) => {
   if (!existsSync(STORIES)) return void t.skip(`${STORIES} not present`);
   const model = loadModel(STORIES);
@@ -40,6 +46,12 @@ test('story prompts: an opening of the named set, continued to the length, text 
   assert.deepEqual(defaultPromptSet(model, { count: 1, length: 30, seedTokens: 4, seed: 5 }).prompts[0]!.tokens, a);
   assert.equal(defaultPromptSet(model, { count: 1, length: 30, seedTokens: 4, seed: 5, source: 'ids' }).sources[0]!.kind, 'ids');
   assert.throws(() => defaultPromptSet(model, { count: 99, length: 30, seedTokens: 4, seed: 5 }), /99 story prompts asked of the heldout set/);
+});
+
+test('doc openings: the held-out and calibration sets share no opening', () => {
+  const held = new Set(storyOpenings['doc-heldout']);
+  assert.equal(held.size, storyOpenings['doc-heldout'].length);
+  for (const o of storyOpenings['doc-calibration']) assert.ok(!held.has(o), o);
 });
 
 test('story prompts: an opening ends on a word, never on a lone space token', (t) => {

@@ -24,12 +24,17 @@ export interface DefaultPromptSpec {
   readonly set?: StorySet;
   /** auto (default): story text when the model has a tokenizer, else ids; ids: always ids (id-level work). */
   readonly source?: 'auto' | 'ids';
+  /**
+   * The user's texts (a study's --text files): each one a prompt, BOS + its tokens cut to `length` (a shorter
+   * text is continued by the model's greedy f16 text to `length`); `count` of them, in order.
+   */
+  readonly texts?: readonly { readonly id: string; readonly text: string }[];
 }
 
 /** Where a default prompt came from: saved beside protocol runs so a reader sees the text. */
 export interface PromptSource {
   readonly id: string;
-  readonly kind: 'story' | 'ids';
+  readonly kind: 'story' | 'ids' | 'text';
   readonly set?: StorySet;
   /** Indices into storyOpenings[set]: the first opening, then one per story the model ended and we restarted. */
   readonly openings?: readonly number[];
@@ -130,7 +135,25 @@ function idPrompts(model: Model, s: DefaultPromptSpec): { prompts: EvalPrompt[];
 /** The default prompts and where each came from. */
 export function defaultPromptSet(model: Model, s: DefaultPromptSpec): { prompts: EvalPrompt[]; sources: PromptSource[] } {
   const tok = model.tokenizer;
+  if (s.texts) return textPrompts(model, s);
   return tok && (s.source ?? 'auto') === 'auto' ? storyPrompts(model, tok, s) : idPrompts(model, s);
+}
+
+/** The user's texts as prompts (DefaultPromptSpec.texts). */
+function textPrompts(model: Model, s: DefaultPromptSpec): { prompts: EvalPrompt[]; sources: PromptSource[] } {
+  const tok = model.tokenizer;
+  if (!tok) throw new ArgumentError('prompts: texts need a model with a tokenizer');
+  const texts = s.texts!;
+  if (s.count > texts.length) throw new ArgumentError(`prompts: ${s.count} prompts asked of ${texts.length} texts`);
+  const prompts: EvalPrompt[] = [];
+  const sources: PromptSource[] = [];
+  for (const t of texts.slice(0, s.count)) {
+    const head = tok.encode(t.text, { addSpecial: true }).slice(0, s.length);
+    const { tokens } = continueGreedy(model, head, s.length);
+    prompts.push({ id: t.id, tokens });
+    sources.push({ id: t.id, kind: 'text', text: tok.decode(tokens, { special: true }), tokens });
+  }
+  return { prompts, sources };
 }
 
 export function defaultPrompts(model: Model, s: DefaultPromptSpec): EvalPrompt[] {

@@ -9,6 +9,8 @@ export interface RunOptions {
    * Never set by the CLI.
    */
   readonly sabotageDisableQuantization?: boolean;
+  /** Test hooks only: the other sabotages the model protocols' controls must catch (model-runs.ts). */
+  readonly sabotage?: { readonly corruptRead?: boolean; readonly wrongAnchorLayers?: boolean; readonly dropAnchors?: boolean };
   /** bit-allocation: a capture file (src/lab/capture.ts) whose layers are probed next to the synthetic ones. */
   readonly capture?: string;
   /** Model protocols: the model file (.gguf or llama2.c .bin) the engine runs. */

@@ -9,6 +9,8 @@ import { bitAllocation } from './protocols/bit-allocation.js';
 import { windowSweep } from './protocols/window-sweep.js';
 import { anchors } from './protocols/anchors.js';
 import { needles } from './protocols/needles.js';
+import { liveCache } from './protocols/live-cache.js';
+import { resolveVariant } from './variant.js';
 
 export type { Protocol, RunOptions, RunResult };
 
@@ -23,7 +25,7 @@ export const plannedProtocols: readonly PlannedProtocol[] = [];
 
 export const protocols: ReadonlyMap<string, Protocol> = (() => {
   const m = new Map<string, Protocol>();
-  for (const p of [residualWindow, bitAllocation, windowSweep, anchors, needles]) {
+  for (const p of [residualWindow, bitAllocation, windowSweep, anchors, needles, liveCache]) {
     if (m.has(p.name)) throw new Error(`protocol '${p.name}' registered twice`);
     m.set(p.name, p);
   }
@@ -48,4 +50,12 @@ export function runProtocol(name: string, out: string, opts: RunOptions = {}): R
   const { protocol, bytes, spec } = loadProtocol(name);
   if (protocol.needsModel && !opts.model) throw new ArgumentError(`protocol ${name} needs a model (-m MODEL)`);
   return protocol.run(spec, bytes, out, opts);
+}
+
+/** Runs a user variant file ({"variantOf": NAME, "set": {...}}, variant.ts) into a new directory `out`. */
+export function runVariantFile(path: string, out: string, opts: RunOptions = {}): RunResult {
+  const { name, bytes } = resolveVariant(path);
+  const protocol = getProtocol(name);
+  if (protocol.needsModel && !opts.model) throw new ArgumentError(`protocol ${name} needs a model (-m MODEL)`);
+  return protocol.run(protocol.parse(JSON.parse(Buffer.from(bytes).toString('utf8'))), bytes, out, opts);
 }

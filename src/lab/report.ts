@@ -72,7 +72,7 @@ function notRunModelProtocols(sections: readonly LabSection[]): { name: string; 
   return [...protocols.values()].filter((p) => p.needsModel && !sections.some((s) => s.name === p.name));
 }
 
-function envLine(e: Environment): string {
+export function envLine(e: Environment): string {
   return `node ${e.node}, ${e.platform}/${e.arch}, ${e.cpuModel} x ${e.cpuCount}`;
 }
 
@@ -92,12 +92,12 @@ export function renderMarkdown(sections: readonly LabSection[], env: Environment
   return out.join('\n');
 }
 
-function esc(s: string): string {
+export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 /** Pipe tables to HTML tables; other lines become paragraphs (enough for our own headline tables). */
-function mdTables(lines: readonly string[]): string {
+export function mdTables(lines: readonly string[]): string {
   const out: string[] = [];
   let rows: string[][] = [];
   const flush = () => {

@@ -8,6 +8,8 @@ import type { Model } from '../model/model.js';
 import { argmax } from '../model/sampler.js';
 import { ArgumentError } from '../errors.js';
 import { AppendRecorder, storedErrors, type LayerStoreError } from './stored-error.js';
+import { AttendTap, placement, type LayerAttentionCheck, type LayerPlacement } from './attention-check.js';
+import { planLayers } from '../cache/policy.js';
 
 export interface SequenceRun {
   /** Generated (free run) or fed (forced) tokens after the prompt: `horizon` of them. */
@@ -22,9 +24,17 @@ export interface SequenceRun {
   readonly bytes: CacheBytes;
   /** Per-layer stored-vs-appended error, when asked for. */
   readonly layerErrors?: LayerStoreError[];
+  /** Per layer, the last attention call checked against float64 attention (attention-check.ts), when asked for. */
+  readonly attention?: LayerAttentionCheck[];
+  /** Per layer, the positions each region of the cache covers at the end. */
+  readonly placement?: LayerPlacement[];
 }
 
 export interface SequenceOptions {
+  /** Record each layer's last attention call and check it (attention-check.ts). */
+  readonly checkAttention?: boolean;
+  /** Test hook: zero every byte attention reads during each call, restored after (a cache destroyed at read). */
+  readonly corruptRead?: boolean;
   /** Measure each layer's stored-vs-appended error against this intended policy. */
   readonly checkLayers?: CachePolicy;
   /** Test hook: the policy the cache is really built with (default: `policy`). */
@@ -35,6 +45,8 @@ interface Prefilled {
   cache: KvCache;
   logits: Float32Array;
   rec?: AppendRecorder;
+  tap?: AttendTap;
+  rotated?: (layer: number) => boolean;
 }
 
 function check(prompt: readonly number[], horizon: number): void {
@@ -44,8 +56,12 @@ function check(prompt: readonly number[], horizon: number): void {
 function prefillAll(model: Model, policy: CachePolicy, prompt: readonly number[], horizon: number, o: SequenceOptions): Prefilled {
   const V = model.nVocab;
   const logits = new Float32Array((prompt.length + horizon - 1) * V);
-  const rec = o.checkLayers ? new AppendRecorder(model.hp.nLayer) : undefined;
-  const cache = model.createCache({ policy: o.actualPolicy ?? policy, capacity: prompt.length + horizon - 1 });
+  const rec = o.checkLayers || o.checkAttention ? new AppendRecorder(model.hp.nLayer) : undefined;
+  const capacity = prompt.length + horizon - 1;
+  const cache = model.createCache({ policy: o.actualPolicy ?? policy, capacity });
+  const tap = o.checkAttention || o.corruptRead ? new AttendTap(cache, o.corruptRead) : undefined;
+  const plans = planLayers(o.actualPolicy ?? policy, model.hp.nLayer, capacity);
+  const rotated = (l: number) => plans[l]?.rotation !== null && plans[l]?.rotation !== undefined;
   try {
     for (let i = 0; i < prompt.length; i += PREFILL_CHUNK) {
       logits.set(model.forward(prompt.slice(i, i + PREFILL_CHUNK), cache, { allLogits: true, observe: rec?.observe }), i * V);
@@ -56,7 +72,7 @@ function prefillAll(model: Model, policy: CachePolicy, prompt: readonly number[]
   }
   // Decode anchors (seed 002) start at the first generated position, as in generate().
   cache.beginDecode();
-  return { cache, logits, rec };
+  return { cache, logits, rec, tap: o.checkAttention ? tap : undefined, rotated };
 }
 
 /** Decodes `horizon` tokens into p.cache / p.logits (disposes the cache). */
@@ -74,7 +90,8 @@ function decode(model: Model, p: Prefilled, promptLength: number, horizon: numbe
     }
     const decodeMs = performance.now() - t0;
     const layerErrors = rec && intended ? storedErrors(cache, rec, intended) : undefined;
-    return { continuation, logits, decodeMs, decodeSteps: horizon - 1, positions: cache.length, bytes: cache.nbytes(), layerErrors };
+    const attention = p.tap && rec ? p.tap.check(rec, p.rotated ?? (() => false)) : undefined;
+    return { continuation, logits, decodeMs, decodeSteps: horizon - 1, positions: cache.length, bytes: cache.nbytes(), layerErrors, ...(attention && { attention, placement: placement(cache) }) };
   } finally {
     cache.dispose();
   }
@@ -96,6 +113,7 @@ export function runSequencePair(model: Model, policy: CachePolicy, prompt: reado
   if (forced.length < horizon) throw new ArgumentError(`runSequencePair: ${forced.length} forced tokens < horizon ${horizon}`);
   const p = prefillAll(model, policy, prompt, horizon, o);
   const a: Prefilled = { cache: p.cache.fork(), logits: p.logits.slice() };
+  if (o.corruptRead) new AttendTap(a.cache, true);
   const f = decode(model, a, prompt.length, horizon, forced, undefined);
   return { forced: f, free: decode(model, p, prompt.length, horizon, undefined, o.checkLayers) };
 }

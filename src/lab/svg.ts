@@ -17,7 +17,13 @@ function ticks(lo: number, hi: number, n = 5): number[] {
   return [...Array(n + 1).keys()].map((i) => lo + i * step);
 }
 
-const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
+// Small values keep their digits (an axis of 1e-5 steps must not read 0.00 at every tick).
+const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : Math.abs(x) >= 0.01 || x === 0 ? x.toFixed(2) : x.toExponential(1));
+/** Axis top: 10% above the largest value; an all-zero axis spans [0, 1] so its ticks stay distinct. */
+const top = (values: readonly number[], pad: number) => {
+  const m = Math.max(...values, 0);
+  return m > 0 ? m * pad : 1;
+};
 
 function frame(title: string, xLabel: string, yLabel: string, x0: number, x1: number, y0: number, y1: number, body: string, legend: string[]): string {
   const px = (x: number) => L + ((x - x0) / (x1 - x0 || 1)) * (W - L - R);
@@ -39,7 +45,7 @@ function frame(title: string, xLabel: string, yLabel: string, x0: number, x1: nu
 export function scatterChart(title: string, xLabel: string, yLabel: string, series: readonly Series[], lines = false): string {
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = series.flatMap((s) => s.points.map((p) => p[1]));
-  const x1 = Math.max(...xs, 1e-9) * 1.05, y1 = Math.max(...ys, 1e-9) * 1.1;
+  const x1 = top(xs, 1.05), y1 = top(ys, 1.1);
   const px = (x: number) => L + (x / x1) * (W - L - R);
   const py = (y: number) => H - B - (y / y1) * (H - T - B);
   const body = series.map((s, i) => {
@@ -53,7 +59,7 @@ export function scatterChart(title: string, xLabel: string, yLabel: string, seri
 
 /** Grouped bars: one group per category, one bar per series (values in the same order as categories). */
 export function barChart(title: string, yLabel: string, categories: readonly string[], series: readonly { name: string; values: readonly number[] }[]): string {
-  const y1 = Math.max(...series.flatMap((s) => s.values), 1e-9) * 1.1;
+  const y1 = top(series.flatMap((s) => s.values), 1.1);
   const gw = (W - L - R) / categories.length;
   const bw = (gw * 0.8) / series.length;
   const py = (y: number) => H - B - (y / y1) * (H - T - B);

@@ -1,10 +1,11 @@
 // anchors (seed 002): decode anchors N in {0,2,8,32}, precision f16/int8/int4, layer sets all / probe-chosen /
 // layer 0 only, over schemes down to sign. Every layer is quantized; anchors only protect (the retraction's
 // corrected semantics). Exact-match at 50/100, format vs effective bits.
-import type { AnchorPrecision } from '../../cache/policy.js';
+import type { AnchorPrecision, CachePolicy, LayerOverride } from '../../cache/policy.js';
+import { kvBytes } from '../../cache/accounting.js';
 import { schemePolicy } from '../../cache/schemes.js';
 import { FileFormatError } from '../../errors.js';
-import { klLabel, type ArmScore, type EvalArm } from '../eval.js';
+import { exactCell, fmt, intervalNote, klLabel, withCi, type ArmScore, type EvalArm } from '../eval.js';
 import type { DefaultPromptSpec } from '../prompts.js';
 import { obj, num, nums, str, strs, isNonNegInt, isPosInt, type Json } from '../spec.js';
 import { parseModelEval, parsePromptSpec, schemeList, type ModelEvalSpec } from './model-runs.js';
@@ -16,7 +17,13 @@ export interface AnchorSweep {
   readonly counts: readonly number[];
   readonly precisions: readonly AnchorPrecision[];
   readonly layerSets: readonly LayerSet[];
+  /**
+   * decode (default): anchors only protect the first N generated positions. prompt: seed 002's debunked
+   * prompt-protection mode, the prompt also kept exact (f16) on the anchor layers: its bits grow with prefill.
+   */
+  readonly modes?: readonly AnchorMode[];
 }
+export type AnchorMode = 'decode' | 'prompt';
 
 export interface AnchorsSpec extends ModelEvalSpec {
   readonly name: 'anchors';
@@ -40,7 +47,8 @@ export function parseAnchors(json: unknown): AnchorsSpec {
       const only = s.schemes === undefined ? undefined : schemeList(s, 'schemes');
       const all = schemeList(o, 'schemes');
       if (only?.some((x) => !all.includes(x))) throw new FileFormatError('protocol', `sweeps[${i}].schemes must be a subset of 'schemes'`);
-      return { ...(only && { schemes: only }), counts: nums(s, 'counts', isNonNegInt), precisions: strs(s, 'precisions', ['f16', 'int8', 'int4'] as const), layerSets: strs(s, 'layerSets', ['all', 'probe', 'layer0'] as const) };
+      const modes = s.modes === undefined ? undefined : strs(s, 'modes', ['decode', 'prompt'] as const);
+      return { ...(only && { schemes: only }), counts: nums(s, 'counts', isNonNegInt), precisions: strs(s, 'precisions', ['f16', 'int8', 'int4'] as const), layerSets: strs(s, 'layerSets', ['all', 'probe', 'layer0'] as const), ...(modes && { modes }) };
     }),
     probe: { layers: num(p, 'layers', isPosInt), sequences: parsePromptSpec(p.sequences, 'probe.sequences') },
   };
@@ -52,6 +60,16 @@ export interface AnchorArm extends EvalArm {
   readonly precision: AnchorPrecision | '-';
   readonly layerSet: LayerSet | '-';
   readonly layers: readonly number[] | 'all';
+  /** Absent: decode (the protocol's original arms keep their JSON). */
+  readonly mode?: AnchorMode;
+}
+
+/** Prompt-protection: the first `prompt` positions (the prompt) exact on the anchor layers, as sinks. */
+export function promptProtected(policy: CachePolicy, layers: readonly number[] | 'all', prompt: number): CachePolicy {
+  if (layers === 'all') return { ...policy, sinks: prompt };
+  const over: Record<string, LayerOverride> = { ...(policy.layers ?? {}) };
+  for (const l of layers) over[String(l)] = { ...(over[String(l)] ?? {}), sinks: prompt };
+  return { ...policy, layers: over };
 }
 
 /** Schemes whose arms use the probe-chosen layer set (only these need a probe run). */
@@ -68,6 +86,7 @@ export function anchorArms(spec: AnchorsSpec, nLayer: number, probeLayers: Reado
       for (const count of sw.counts) {
         for (const precision of sw.precisions) {
           for (const layerSet of sw.layerSets) {
+           for (const mode of sw.modes ?? ['decode']) {
             const bare = { window: 0, sinks: 0 };
             if (count === 0) {
               out.set(`${scheme}/a0`, { name: `${scheme}/a0`, scheme, count: 0, precision: '-', layerSet: '-', layers: [], policy: schemePolicy(scheme, bare) });
@@ -75,8 +94,16 @@ export function anchorArms(spec: AnchorsSpec, nLayer: number, probeLayers: Reado
             }
             const layers = layerSet === 'all' ? 'all' : layerSet === 'layer0' ? [0] : [...(probeLayers.get(scheme) ?? [])];
             if (layers !== 'all' && layers.some((l) => l >= nLayer)) continue;
+            const policy = schemePolicy(scheme, { ...bare, anchors: { count, precision, layers } });
+            if (mode === 'prompt') {
+              const P = spec.prompts?.length ?? 0;
+              const name = `${scheme}/p${count}-${precision}-${layerSet}`;
+              out.set(name, { name, scheme, count, precision, layerSet, layers, mode, policy: promptProtected(policy, layers, P) });
+              continue;
+            }
             const name = `${scheme}/a${count}-${precision}-${layerSet}`;
-            out.set(name, { name, scheme, count, precision, layerSet, layers, policy: schemePolicy(scheme, { ...bare, anchors: { count, precision, layers } }) });
+            out.set(name, { name, scheme, count, precision, layerSet, layers, policy });
+           }
           }
         }
       }
@@ -89,12 +116,37 @@ export function anchorsHeadline(spec: AnchorsSpec, arms: readonly AnchorArm[], s
   const by = new Map(scores.map((s) => [s.arm, s]));
   const h = spec.horizons;
   return [
-    `| scheme | anchors | precision | layers | ${h.map((x) => `exact@${x}`).join(' | ')} | prefix | ${klLabel(scores, 'KL decode')} | format bits | eff. bits |`,
-    `|---|---:|---|---|${h.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
+    `| scheme | anchors | precision | layers | ${h.map((x) => `exact@${x}`).join(' | ')} | prefix | ${klLabel(scores, 'KL decode')} | format bits | bulk bits | eff. bits |`,
+    `|---|---:|---|---|${h.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|`,
     ...arms.map((a) => {
       const s = by.get(a.name)!;
       const layers = a.layers === 'all' ? 'all' : a.layers.length ? `${a.layerSet} (${a.layers.join(',')})` : '-';
-      return `| ${a.scheme} | ${a.count} | ${a.precision} | ${layers} | ${h.map((x) => `${(100 * s.exactAt[x]!).toFixed(0)}%`).join(' | ')} | ${s.prefixMean.toFixed(1)} | ${s.klDecode.toFixed(4)} | ${s.formatBits.toFixed(2)} | ${s.effectiveBits.toFixed(2)} |`;
+      return `| ${a.scheme} | ${a.count}${a.mode === 'prompt' ? ' + prompt exact' : ''} | ${a.precision} | ${layers} | ${h.map((x) => exactCell(s, x)).join(' | ')} | ${s.prefixMean.toFixed(1)} | ${withCi(s, 'klDecode', s.klDecode, 4)} | ${s.formatBits.toFixed(2)} | ${fmt(s.bulkBits, 2)} | ${s.effectiveBits.toFixed(2)} |`;
     }),
+    '',
+    ...intervalNote(scores),
+  ];
+}
+
+/**
+ * Seed 002's finding: prompt protection's bits grow with prefill, decode-only anchors' do not. Formula bits
+ * (kvBytes; the run's bytes check ties it to the cache's real bytes) at several prefill lengths + `decode`.
+ */
+export function prefillBitsTable(arms: readonly AnchorArm[], shape: { layers: number; kvHeads: number; headDim: number }, prefills: readonly number[], decode: number, runPrompt: number): string[] {
+  const prompt = arms.filter((a) => a.mode === 'prompt');
+  if (prompt.length === 0) return [];
+  const twin = (a: AnchorArm) => arms.find((b) => b.mode === undefined && b.scheme === a.scheme && b.count === a.count && b.precision === a.precision && b.layerSet === a.layerSet);
+  const bits = (a: AnchorArm, P: number) => {
+    const policy = a.mode === 'prompt' ? promptProtected({ ...a.policy, sinks: 0, layers: undefined }, a.layers, P) : a.policy;
+    const base = a.mode === 'prompt' ? { ...policy, anchors: a.policy.anchors } : policy;
+    return kvBytes({ ctx: P + decode - 1, prompt: P, policy: base, ...shape }).bitsPerElement.toFixed(2);
+  };
+  const rows = prompt.flatMap((a) => [twin(a), a].filter((x): x is AnchorArm => x !== undefined));
+  return [
+    `Effective bits vs prefill (${decode} decoded tokens; formula, tied to the real bytes at the run's ${runPrompt}-token prompts by the bytes check): prompt protection grows with the prompt, decode-only anchors do not.`,
+    '',
+    `| arm | ${prefills.map((p) => `prefill ${p}`).join(' | ')} |`,
+    `|---|${prefills.map(() => '---:').join('|')}|`,
+    ...rows.map((a) => `| ${a.name} | ${prefills.map((p) => bits(a, p)).join(' | ')} |`),
   ];
 }

@@ -6,8 +6,10 @@ import { runProbe, type ProbeResult } from '../probe.js';
 import type { PromptSource } from '../prompts.js';
 import { storyOpenings } from '../story-openings.js';
 import { storeErrorOk } from '../stored-error.js';
-import { needPrompts, auditModelProtocol, promptsCheck, promptsLine, runModelProtocol, savedDefaultPrompts, PROMPTS_FILE, type ModelProtocolHooks } from './model-runs.js';
-import { anchorArms, anchorsHeadline, parseAnchors, probedSchemes, type AnchorArm, type AnchorsSpec } from './anchors-core.js';
+import { needPrompts, auditModelProtocol, promptsCheck, promptsLine, runModelProtocol, savedDefaultPrompts, MODEL_FILE, PROMPTS_FILE, type ModelInfo, type ModelProtocolHooks } from './model-runs.js';
+import { anchorArms, anchorsHeadline, parseAnchors, prefillBitsTable, probedSchemes, type AnchorArm, type AnchorsSpec } from './anchors-core.js';
+
+const withBlank = (lines: string[]) => (lines.length ? [...lines, ''] : lines);
 
 const probeFile = (scheme: string) => `probe/${scheme}.json`;
 const ARMS_FILE = 'arms.json';
@@ -41,6 +43,7 @@ const hooks: ModelProtocolHooks<AnchorsSpec> = {
   headline: (spec, scores, _records, _ref, read) => [
     ...anchorsHeadline(spec, JSON.parse(read(ARMS_FILE)) as AnchorArm[], scores),
     '',
+    ...withBlank(prefillBitsTable(JSON.parse(read(ARMS_FILE)) as AnchorArm[], (JSON.parse(read(MODEL_FILE)) as ModelInfo).shape, [...new Set([spec.prompts?.length ?? 64, 256, 1024, 4096])].sort((a, b) => a - b), spec.horizon, spec.prompts?.length ?? 0)),
     promptsLine(read),
     ...(probedSchemes(spec).length > 0 ? [promptsLine(read, PROBE_PROMPTS_FILE, 'Probe sequences (layer set "probe")')] : []),
   ],
@@ -55,7 +58,7 @@ const hooks: ModelProtocolHooks<AnchorsSpec> = {
       const evalOpenings = openings(evals);
       const head = (t: readonly number[]) => t.slice(0, DISTINCT_PREFIX).join();
       const evalHeads = new Set(evals.map((p) => head(p.tokens)));
-      return countFailures(probe, (p) => (p.kind === 'story' ? p.set === 'calibration' && ![...openings([p])].some((o) => evalOpenings.has(o)) : !evalHeads.has(head(p.tokens))), (p) => `${p.id} (${p.set ?? p.kind})`);
+      return countFailures(probe, (p) => (p.kind === 'story' ? (p.set === 'calibration' || p.set === 'doc-calibration') && ![...openings([p])].some((o) => evalOpenings.has(o)) : !evalHeads.has(head(p.tokens))), (p) => `${p.id} (${p.set ?? p.kind})`);
     });
     const arms = JSON.parse(read(ARMS_FILE)) as AnchorArm[];
     const probes = probed.map((s) => ({ s, p: JSON.parse(read(probeFile(s))) as ProbeResult }));

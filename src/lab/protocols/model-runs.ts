@@ -8,14 +8,15 @@ import { ArgumentError, FileFormatError } from '../../errors.js';
 import { loadModel, type Model } from '../../model/model.js';
 import { f32Bytes, readF32 } from '../arrays.js';
 import { CheckList, countFailures, near } from '../checks.js';
-import { armDigest, referenceDigests, runArm, scoreDigests, type ArmScore, type EvalArm, type ModelShape, type PromptOutcome, type ScoredOutcome } from '../eval.js';
+import { armDigest, exactKlRows, referenceDigests, runArm, scoreDigests, type ArmScore, type EvalArm, type ModelShape, type PromptOutcome, type ScoredOutcome } from '../eval.js';
 import { RunWriter } from '../manifest.js';
 import type { RunOptions, RunResult } from '../protocol-types.js';
 import { defaultPromptSet, type DefaultPromptSpec, type PromptSource } from '../prompts.js';
 import { computeReference, modelSha256, readReference, writeReference, REFERENCE_POLICY, type EvalPrompt, type ReferenceSet } from '../reference-logits.js';
 import { num, nums, obj, str, isNonNegInt, isPosInt, type Json } from '../spec.js';
 import { STORY_SETS, type StorySet } from '../story-openings.js';
-import { digestWidth } from '../logit-digest.js';
+import { digestWidth, klDigest } from '../logit-digest.js';
+import { planLayers } from '../../cache/policy.js';
 import { storeErrorOk } from '../stored-error.js';
 
 export interface ModelEvalSpec {
@@ -46,7 +47,12 @@ export function parsePromptSpec(x: unknown, field: string): DefaultPromptSpec {
   const p = obj(x, field);
   const set = p.set === undefined ? undefined : (str(p, 'set', STORY_SETS) as StorySet);
   const source = p.source === undefined ? undefined : (str(p, 'source', ['auto', 'ids']) as 'auto' | 'ids');
-  return { count: num(p, 'count', isPosInt), length: num(p, 'length', isPosInt), seedTokens: num(p, 'seedTokens', isNonNegInt), seed: num(p, 'seed', isNonNegInt), ...(set && { set }), ...(source && { source }) };
+  let texts: { id: string; text: string }[] | undefined;
+  if (p.texts !== undefined) {
+    if (!Array.isArray(p.texts) || p.texts.length === 0 || !p.texts.every((t) => t && typeof t.id === 'string' && typeof t.text === 'string')) throw new FileFormatError('protocol', `field '${field}.texts' must be a non-empty array of {id, text}`);
+    texts = p.texts as { id: string; text: string }[];
+  }
+  return { count: num(p, 'count', isPosInt), length: num(p, 'length', isPosInt), seedTokens: num(p, 'seedTokens', isNonNegInt), seed: num(p, 'seed', isNonNegInt), ...(set && { set }), ...(source && { source }), ...(texts && { texts }) };
 }
 
 export function needPrompts(spec: ModelEvalSpec): DefaultPromptSpec {
@@ -69,7 +75,7 @@ export function promptsLine(read: (rel: string) => string, file = PROMPTS_FILE, 
   const sources = JSON.parse(read(file)) as PromptSource[];
   const lengths = [...new Set(sources.map((p) => p.tokens.length))].join('/');
   const first = sources[0];
-  const kind = first?.kind === 'story' ? `${first.set} story openings` : 'seeded token ids';
+  const kind = first?.kind === 'story' ? `${first.set} openings` : first?.kind === 'text' ? `the user's texts (${sources.map((p) => p.id).join(', ')})` : 'seeded token ids';
   return `${what}: ${sources.length} x ${lengths} tokens, ${kind} continued by the model's own greedy f16 text (${file}).`;
 }
 
@@ -90,6 +96,48 @@ export const RUNS_FILE = 'runs.json';
 const safe = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '_');
 /** float32 [rows, topK + 3] per arm and prompt (logit-digest.ts). */
 export const digestFile = (arm: string, prompt: string) => `digests/${safe(arm)}/${safe(prompt)}.f32`;
+/** float64 [rows]: exact KL(reference || arm) per row from the full logits (the figures are exact, not bounds). */
+export const klRowsFile = (arm: string, prompt: string) => `kl/${safe(arm)}/${safe(prompt)}.f64`;
+
+/** Test hooks (sabotage) that the controls must catch; never set by the CLI. */
+export interface Sabotage {
+  /** Quantized regions silently stored as f32. */
+  readonly disableQuantization?: boolean;
+  /** Every byte attention reads zeroed during the call, restored after (storage reads back fine). */
+  readonly corruptRead?: boolean;
+  /** Anchors built on other layers than the policy names (seed 002's retraction). */
+  readonly wrongAnchorLayers?: boolean;
+  /** Anchors silently dropped. */
+  readonly dropAnchors?: boolean;
+}
+
+/** The policy a sabotaged cache is really built with. */
+export function sabotagedPolicy(p: CachePolicy, s: Sabotage, nLayer: number): CachePolicy | undefined {
+  if (s.disableQuantization) return DISABLED;
+  if (s.dropAnchors && p.anchors) return { ...p, anchors: null };
+  if (s.wrongAnchorLayers && p.anchors) {
+    const named = p.anchors.layers === undefined || p.anchors.layers === 'all' ? [...Array(nLayer).keys()] : p.anchors.layers;
+    const other = [...Array(nLayer).keys()].filter((l) => !named.includes(l));
+    return { ...p, anchors: { ...p.anchors, layers: other.length ? other : [] } };
+  }
+  return undefined;
+}
+
+/** An arm's saved outcomes with their digests and exact KL rows read back (for per-prompt tables). */
+export function savedOutcomes(ref: ReferenceSet, topK: number, r: ArmRecord, readBytes: (rel: string) => Uint8Array): ScoredOutcome[] {
+  const width = digestWidth(Math.min(topK, ref.vocab));
+  return r.outcomes.map((x, i) => {
+    const rows = ref.entries[i]!.prompt.tokens.length + ref.spec.horizon - 1;
+    return { ...x, digest: readF32(readBytes(digestFile(r.arm.name, x.prompt)), rows * width)[0]!, klRows: readF64(readBytes(klRowsFile(r.arm.name, x.prompt))) };
+  });
+}
+
+const f64Bytes = (x: Float64Array) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+function readF64(bytes: Uint8Array): Float64Array {
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  return new Float64Array(copy.buffer);
+}
 
 /** Everything saved per arm and prompt except the logits (their digest is in digestFile). */
 export type OutcomeRecord = Omit<PromptOutcome, 'logits'>;
@@ -124,7 +172,7 @@ export interface ArmsRun {
 }
 
 /** Computes the reference, runs the control arm and `arms`, saves everything into `w`, checks the controls. */
-export function runModelArms(w: RunWriter, model: Model, info: ModelInfo, spec: ModelEvalSpec, prompts: readonly EvalPrompt[], arms: readonly EvalArm[], o: { sabotage?: boolean; progress?: () => void } = {}): ArmsRun {
+export function runModelArms(w: RunWriter, model: Model, info: ModelInfo, spec: ModelEvalSpec, prompts: readonly EvalPrompt[], arms: readonly EvalArm[], o: { sabotage?: Sabotage; progress?: () => void } = {}): ArmsRun {
   const ref = computeReference(model, { model: info.sha256, policy: REFERENCE_POLICY, horizon: spec.horizon, prompts });
   w.writeJson(MODEL_FILE, info, 'input');
   w.write(REFERENCE_FILE, writeReference(ref), 'input');
@@ -136,22 +184,26 @@ export function runModelArms(w: RunWriter, model: Model, info: ModelInfo, spec: 
   let control: Float32Array[] = [];
   let controlLogits: Float32Array[] = [];
   for (const arm of all) {
-    const actualPolicy = o.sabotage && arm.name !== CONTROL_ARM ? DISABLED : undefined;
-    const runs = runArm(model, ref, arm, { checkLayers: true, actualPolicy, onPrompt: o.progress });
-    // Scored from the float32 digest as saved, so the audit reads back exactly the numbers the run used.
-    const scored: ScoredOutcome[] = runs.map(({ logits, ...rest }, i) => ({ ...rest, digest: armDigest(ref, refD.ids[i]!, i, logits) }));
-    for (const r of scored) w.write(digestFile(arm.name, r.prompt), f32Bytes(r.digest), 'output');
+    const sab = arm.name === CONTROL_ARM ? {} : (o.sabotage ?? {});
+    const actualPolicy = sabotagedPolicy(arm.policy, sab, info.shape.layers);
+    const runs = runArm(model, ref, arm, { checkLayers: true, checkAttention: true, actualPolicy, corruptRead: sab.corruptRead, onPrompt: o.progress });
+    // Scored from the float32 digest and float64 KL rows as saved, so the audit reads back exactly the numbers the run used.
+    const scored: ScoredOutcome[] = runs.map(({ logits, ...rest }, i) => ({ ...rest, digest: armDigest(ref, refD.ids[i]!, i, logits), klRows: exactKlRows(ref.entries[i]!.logits, logits, ref.vocab) }));
+    for (const r of scored) {
+      w.write(digestFile(arm.name, r.prompt), f32Bytes(r.digest), 'output');
+      w.write(klRowsFile(arm.name, r.prompt), f64Bytes(r.klRows!), 'output');
+    }
     if (arm.name === CONTROL_ARM) {
       control = scored.map((r) => r.digest);
       controlLogits = runs.map((r) => r.logits);
     }
-    records.push({ arm, outcomes: scored.map(({ digest: _digest, ...rest }) => rest) });
+    records.push({ arm, outcomes: scored.map(({ digest: _digest, klRows: _kl, ...rest }) => rest) });
     scores.push(scoreDigests(ref, refD.digests, spec.topK, arm, scored, info.shape, spec.horizons));
   }
   w.writeJson(RUNS_FILE, records, 'output');
   const checks = new CheckList();
   // Run time only (the logits are not saved): the strongest form of the control, every logit bit for bit.
-  checks.add('control (run time): the f16 cache re-run reproduces every reference logit bit for bit', ...countFailures(ref.entries.map((e, i) => ({ e, i })), ({ e, i }) => controlLogits[i] !== undefined && sameF32(controlLogits[i]!, e.logits), ({ e }) => e.prompt.id));
+  checks.add('determinism (run time): the f16 cache re-run reproduces every reference logit bit for bit', ...countFailures(ref.entries.map((e, i) => ({ e, i })), ({ e, i }) => controlLogits[i] !== undefined && sameF32(controlLogits[i]!, e.logits), ({ e }) => e.prompt.id));
   modelChecks(ref, refD.digests, records, control, spec, checks);
   return { ref, records, scores, checks };
 }
@@ -174,6 +226,47 @@ export function modelChecks(ref: ReferenceSet, refDigests: readonly Float32Array
   checks.add(`control: stored K/V relL2 > ${floor} on every layer meant to be quantized, exact f16 rounding on the others (read back)`,
     ...countFailures(layerRows, ({ e }) => storeErrorOk(e, floor), ({ arm, e }) => `${arm} layer ${e.layer}: K ${e.kRelL2.toExponential(2)} V ${e.vRelL2.toExponential(2)}`));
   checks.add('control: every arm read its layers back', ...countFailures(records, (r) => (r.outcomes[0]?.layerErrors?.length ?? 0) > 0, (r) => r.arm.name));
+  attentionChecks(records, checks);
+  placementChecks(records, layerCount(records), checks);
+}
+
+/** Layers of the first outcome's attention checks (the model's layer count as the run saw it). */
+const layerCount = (records: readonly ArmRecord[]) => records[0]?.outcomes[0]?.attention?.length ?? 0;
+
+/** Engine attention vs float64 attention written in the lab: the f16 arm against f16 of the appended K/V
+ * (independent of the reference run), every arm against what its cache stores (a wrong read fails). */
+export const READ_TOLERANCE = 1e-5;
+export function attentionChecks(records: readonly ArmRecord[], checks: CheckList): void {
+  const c = records.find((r) => r.arm.name === CONTROL_ARM);
+  const rows = (c?.outcomes ?? []).flatMap((o) => (o.attention ?? []).map((a) => ({ o, a })));
+  checks.add(`control (independent): the f16 cache's attention output on every layer and prompt equals float64 attention over the appended K/V rounded to f16 (relRms < ${READ_TOLERANCE})`,
+    ...(rows.length ? countFailures(rows, ({ a }) => a.vsF16RelRms < READ_TOLERANCE, ({ o, a }) => `${o.prompt} layer ${a.layer}: ${a.vsF16RelRms.toExponential(2)}`) : [false, 'no attention checks saved'] as [boolean, string]));
+  const all = records.flatMap((r) => r.outcomes.flatMap((o) => (o.attention ?? []).filter((a) => a.readRelRms !== null).map((a) => ({ r, o, a }))));
+  checks.add(`control: every arm's attention output equals float64 attention over the values its cache stores, read back (relRms < ${READ_TOLERANCE}; a cache destroyed at read fails)`,
+    ...(all.length ? countFailures(all, ({ a }) => a.readRelRms! < READ_TOLERANCE, ({ r, o, a }) => `${r.arm.name} ${o.prompt} layer ${a.layer}: ${a.readRelRms!.toExponential(2)}`) : [false, 'no attention checks saved'] as [boolean, string]));
+}
+
+/** Expected anchor span per layer of a policy: [prompt, prompt + count) clipped to the positions held. */
+function anchorSpan(policy: CachePolicy, layer: number, layers: number, prompt: number, positions: number): [number, number] | null {
+  const plan = planLayers(policy, layers, positions)[layer]!;
+  if (!plan.anchors) return null;
+  return [prompt, Math.min(prompt + plan.anchors.count, positions)];
+}
+
+/** Anchors land exactly on the layers and positions the policy names (read back from the cache's view). */
+export function placementChecks(records: readonly ArmRecord[], layers: number, checks: CheckList): void {
+  const anchored = records.filter((r) => r.arm.policy.anchors && r.arm.policy.anchors.count > 0);
+  if (anchored.length === 0) return;
+  const rows = anchored.flatMap((r) => {
+    const o = r.outcomes[0]!;
+    return (o.placement ?? []).map((p) => ({ r, o, p }));
+  });
+  checks.add('anchors: every anchored arm holds anchors on exactly the layers its policy names, at positions [prompt, prompt + N) (read back from the cache regions)',
+    ...(rows.length ? countFailures(rows, ({ r, o, p }) => {
+      const want = anchorSpan(r.arm.policy, p.layer, layers, o.promptTokens, o.positions);
+      const got = p.regions.anchors ?? [];
+      return want === null ? got.length === 0 : want[1] <= want[0] ? got.length === 0 : got.length === 1 && got[0]![0] === want[0] && got[0]![1] === want[1];
+    }, ({ r, p }) => `${r.arm.name} layer ${p.layer}: ${JSON.stringify(p.regions.anchors ?? [])}`) : [false, 'no placement saved'] as [boolean, string]));
 }
 
 /** Adds the bytes check (needs the scores). */
@@ -203,6 +296,7 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
   let control: Float32Array[] = [];
   const refD = referenceDigests(ref!, spec.topK);
   const width = digestWidth(Math.min(spec.topK, ref!.vocab));
+  const boundRows: { ok: boolean; what: string }[] = [];
   const ok = checks.try('results: every arm rescored from the saved logit digests and tokens', () => {
     for (const r of records) {
       const runs: ScoredOutcome[] = r.outcomes.map((x, i) => {
@@ -211,9 +305,12 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
         if (bytes.length !== rows * width * 4) throw new FileFormatError(digestFile(r.arm.name, x.prompt), `${bytes.length} B, expected ${rows * width * 4}`);
         return { ...x, digest: readF32(bytes, rows * width)[0]! };
       });
+      runs.forEach((x, i) => { const f = klRowsFile(r.arm.name, x.prompt); (x as { klRows?: Float64Array }).klRows = readF64(read(f)); if (x.klRows!.length !== ref!.entries[i]!.prompt.tokens.length + ref!.spec.horizon - 1) throw new FileFormatError(f, 'wrong row count'); });
       if (r.arm.name === CONTROL_ARM) control = runs.map((x) => x.digest);
+      klRowsBound(ref!, refD.digests, spec.topK, r.arm.name, runs, boundRows);
       scores.push(scoreDigests(ref!, refD.digests, spec.topK, r.arm, runs, info.shape, spec.horizons));
     }
+    checks.add('kl/: every saved exact KL row is >= its top-k + tail lower bound from the saved digests (and 0 for the f16 control)', ...countFailures(boundRows, (b) => b.ok, (b) => b.what));
     const saved = json<ArmScore[]>('results.json');
     if (saved.length !== scores.length) return [false, `${saved.length} saved, ${scores.length} recomputed`];
     return countFailures(scores.map((s, i) => [s, saved[i]!] as const), ([s, t]) => near(JSON.parse(JSON.stringify(s)), t, spec.tolerance), ([s]) => s.arm);
@@ -224,6 +321,19 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
   bytesCheck(scores, again);
   for (const c of again.checks) checks.add(`recomputed ${c.name}`, c.pass, c.detail);
   return { ref: ref!, records, scores, info, again };
+}
+
+/** Per arm and prompt: the exact KL rows bound from below by the digest's top-k + tail KL (rounding slack 1e-6). */
+function klRowsBound(ref: ReferenceSet, refDigests: readonly Float32Array[], topK: number, arm: string, runs: readonly ScoredOutcome[], out: { ok: boolean; what: string }[]): void {
+  const k = Math.min(topK, ref.vocab);
+  runs.forEach((x, i) => {
+    let ok = true;
+    for (let r = 0; r < x.klRows!.length && ok; r++) {
+      const bound = Math.max(0, klDigest({ digest: refDigests[i]!, k }, { digest: x.digest, k }, r, r + 1));
+      ok = x.klRows![r]! >= bound - 1e-6 - 1e-3 * bound && (arm !== CONTROL_ARM || x.klRows![r] === 0);
+    }
+    out.push({ ok, what: `${arm} ${x.prompt}` });
+  });
 }
 
 /** checks.json must hold the verdicts the audit re-derived, all PASS. */
@@ -246,7 +356,7 @@ export function schemeList(o: Json, field: string): string[] {
 export interface ModelProtocolHooks<S extends ModelEvalSpec> {
   prompts(model: Model, spec: S, w: RunWriter): EvalPrompt[];
   arms(model: Model, spec: S, w: RunWriter, prompts: readonly EvalPrompt[]): EvalArm[];
-  headline(spec: S, scores: readonly ArmScore[], records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string): string[];
+  headline(spec: S, scores: readonly ArmScore[], records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string, readBytes: (rel: string) => Uint8Array): string[];
   /** Protocol checks from saved data (run and audit both call it). */
   checks?(spec: S, records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string, checks: CheckList): void;
 }
@@ -258,11 +368,11 @@ export function runModelProtocol<S extends ModelEvalSpec & { name: string }>(hoo
   const arms = hooks.arms(model, spec, w, prompts);
   let done = 0;
   const total = (arms.length + 1) * prompts.length;
-  const r = runModelArms(w, model, info, spec, prompts, arms, { sabotage: opts.sabotageDisableQuantization, progress: () => opts.progress?.(++done, total) });
+  const r = runModelArms(w, model, info, spec, prompts, arms, { sabotage: { disableQuantization: opts.sabotageDisableQuantization, ...opts.sabotage }, progress: () => opts.progress?.(++done, total) });
   bytesCheck(r.scores, r.checks);
   const read = (rel: string) => readFileSync(join(w.tmp, rel), 'utf8');
   hooks.checks?.(spec, r.records, r.ref, read, r.checks);
-  const lines = hooks.headline(spec, r.scores, r.records, r.ref, read);
+  const lines = hooks.headline(spec, r.scores, r.records, r.ref, read, (rel) => new Uint8Array(readFileSync(join(w.tmp, rel))));
   w.writeJson('results.json', r.scores, 'output');
   w.writeJson('checks.json', r.checks.checks, 'output');
   w.write('headline.md', lines.join('\n') + '\n', 'output');
@@ -280,6 +390,6 @@ export function auditModelProtocol<S extends ModelEvalSpec>(hooks: ModelProtocol
     checks.add(`recomputed ${c.name}`, c.pass, c.detail);
     a.again.add(c.name, c.pass, c.detail);
   }
-  checks.try('headline.md re-rendered from the rescored results', () => [read('headline.md') === hooks.headline(spec, a.scores, a.records, a.ref, read).join('\n') + '\n', 'byte-identical']);
+  checks.try('headline.md re-rendered from the rescored results', () => [read('headline.md') === hooks.headline(spec, a.scores, a.records, a.ref, read, (rel) => new Uint8Array(readFileSync(join(dir, rel)))).join('\n') + '\n', 'byte-identical']);
   auditRecordedChecks(dir, a.again, checks);
 }

@@ -2,7 +2,7 @@
 // KL, top-1, exact-match and tokens/s vs the f16 cache.
 import { schemePolicy } from '../../cache/schemes.js';
 import { FileFormatError } from '../../errors.js';
-import { klLabel, type ArmScore, type EvalArm } from '../eval.js';
+import { exactCell, fmt, intervalNote, klLabel, pct, withCi, type ArmScore, type EvalArm } from '../eval.js';
 import { obj, num, nums, str, isNonNegInt, type Json } from '../spec.js';
 import { parseModelEval, schemeList, type ModelEvalSpec } from './model-runs.js';
 
@@ -50,11 +50,13 @@ export function sweepHeadline(spec: WindowSweepSpec, scores: readonly ArmScore[]
   const by = new Map(scores.map((s) => [s.arm, s]));
   const h = spec.horizons;
   return [
-    `| scheme | window (seed 000) | window here (x${spec.windowScale}) | sinks | ${klLabel(scores, 'KL mean')} | ${klLabel(scores, 'KL decode')} | top-1 | ${h.map((x) => `exact@${x}`).join(' | ')} | eff. bits | decode tok/s |`,
-    `|---|---:|---:|---:|---:|---:|---:|${h.map(() => '---:').join('|')}|---:|---:|`,
+    `| scheme | window (seed 000) | window here (x${spec.windowScale}) | sinks | ${klLabel(scores, 'KL prompt')} | ${klLabel(scores, 'KL decode')} | top-1 prompt | top-1 decode | ${h.map((x) => `exact@${x}`).join(' | ')} | bulk bits | eff. bits | staged | decode tok/s |`,
+    `|---|---:|---:|---:|---:|---:|---:|---:|${h.map(() => '---:').join('|')}|---:|---:|---:|---:|`,
     ...arms.map((a) => {
       const s = by.get(a.name)!;
-      return `| ${a.scheme} | ${a.window} | ${a.windowScaled} | ${a.sinks} | ${s.kl.toFixed(5)} | ${s.klDecode.toFixed(5)} | ${(100 * s.top1Agree).toFixed(1)}% | ${h.map((x) => `${(100 * s.exactAt[x]!).toFixed(0)}%`).join(' | ')} | ${s.effectiveBits.toFixed(2)} | ${s.decodeTps.toFixed(0)} |`;
+      return `| ${a.scheme} | ${a.window} | ${a.windowScaled} | ${a.sinks} | ${withCi(s, 'klPrompt', s.klPrompt, 5)} | ${withCi(s, 'klDecode', s.klDecode, 5)} | ${pct(s, 'top1Prompt', s.top1Prompt, 1)} | ${pct(s, 'top1Decode', s.top1Decode, 1)} | ${h.map((x) => exactCell(s, x)).join(' | ')} | ${fmt(s.bulkBits, 2)} | ${fmt(s.effectiveBits, 2)} | ${fmt(s.stagedPositions, 0)} | ${s.decodeTps.toFixed(0)} |`;
     }),
+    '',
+    ...intervalNote(scores),
   ];
 }

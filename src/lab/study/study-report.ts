@@ -1,0 +1,89 @@
+// The study report (report.md + report.html), rendered only from the saved files so the audit re-renders it.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CheckList } from '../checks.js';
+import type { Environment } from '../manifest.js';
+import { envLine, esc, mdTables, readSection, type LabSection } from '../report.js';
+import { memoryTable, type MemoryRow } from './memory.js';
+import { negativeCheck, negativeTable, type CaseRecord } from './negative-controls.js';
+import type { StudyConfig } from './study.js';
+
+const NEGATIVE_FILE = 'negative-controls/records.json';
+const MEMORY_FILE = 'memory.json';
+
+const SEED: Record<string, string> = {
+  'live-cache': "Seed 000 on the live cache: per-layer attention error, equal-bytes arms, logits per text, loops and short answers",
+  'window-sweep': 'Seed 000: the exact-window sweep',
+  needles: 'Seed 000: needles at 25/50/90% depth, recalled exactly by greedy decode',
+  anchors: "Seed 002: exact-match at 50/100, anchors on all / probe-chosen / layer-0 layers, anchor precision, prompt protection vs decode-only anchors",
+};
+
+export interface StudyParts {
+  readonly sections: LabSection[];
+  readonly negative: { table: string[]; checks: CheckList };
+  readonly memory: string[];
+}
+
+export function studyParts(dir: string, cfg: StudyConfig): StudyParts {
+  const sections = cfg.runs.map((r) => readSection(join(dir, r), r));
+  const cases = JSON.parse(readFileSync(join(dir, NEGATIVE_FILE), 'utf8')) as CaseRecord[];
+  const checks = new CheckList();
+  negativeCheck(cases, cfg.negative.errorFloor, checks);
+  const rows = JSON.parse(readFileSync(join(dir, MEMORY_FILE), 'utf8')) as MemoryRow[];
+  const m = cfg.model;
+  return { sections, negative: { table: negativeTable(cases, cfg.negative.errorFloor), checks }, memory: memoryTable(rows, { layers: m.layers, kvHeads: m.kvHeads, headDim: m.headDim }, cfg.options.ctx) };
+}
+
+function header(cfg: StudyConfig, env: Environment): string[] {
+  const m = cfg.model;
+  const o = cfg.options;
+  const prompts = o.texts.length ? `the user's texts (${o.texts.map((t) => `${t.file} sha256 ${t.sha256.slice(0, 12)}`).join('; ')}), each BOS + its first ${o.promptTokens} tokens (a shorter one continued by the model's greedy f16 text)` : `${o.prompts} ${o.openings === 'doc' ? 'doc-style (reStructuredText)' : 'story'} openings continued by the model's own greedy f16 text to ${o.promptTokens} tokens`;
+  return [
+    `Model: **${m.file}**, sha256 \`${m.sha256}\`, architecture ${m.arch}: ${m.layers} layers, ${m.heads} heads / ${m.kvHeads} KV heads, head dim ${m.headDim}, vocab ${m.vocab}, trained context ${m.ctxTrain}.`,
+    '',
+    `Command: \`${cfg.command}\``,
+    '',
+    `Context ${o.ctx}: prompts of ${o.promptTokens} tokens + ${o.horizon} greedy tokens; prompts: ${prompts}. Environment: ${envLine(env)}.`,
+    '',
+    'Every figure with [lo, hi] carries a bootstrap 95% interval over prompts; exact@h is n/a where the horizon does not reach h; bulk bits (the quantized stream alone) stand beside effective bits (every region, scales, padding, and the f32 "staged" positions of part-filled per-channel groups, which read exact). KL figures are exact over the full vocabulary. Each part is a variant of a built-in protocol (its patch and hash in its protocol.json); `kvpack protocol audit <this dir>` recomputes every number, re-renders this report and catches an edited file.',
+    '',
+  ];
+}
+
+export function renderStudyMarkdown(dir: string, cfg: StudyConfig, env: Environment): string {
+  const p = studyParts(dir, cfg);
+  const out = [`# kvpack study: ${cfg.model.file}`, '', ...header(cfg, env)];
+  for (const s of p.sections) {
+    out.push(`## ${SEED[s.name] ?? s.title} (\`${s.name}/\`)`, '', ...s.headline, '', 'Checks:', '');
+    for (const c of s.checks) out.push(`- ${c.pass ? 'PASS' : 'FAIL'} ${c.name}${c.detail ? ` (${c.detail})` : ''}`);
+    out.push('');
+  }
+  out.push('## Negative controls (`negative-controls/`)', '', ...p.negative.table, '');
+  for (const c of p.negative.checks.checks) out.push(`- ${c.pass ? 'PASS' : 'FAIL'} ${c.name}`);
+  out.push('', '## Memory (`memory.json`)', '', ...p.memory, '');
+  return out.join('\n');
+}
+
+export function renderStudyHtml(dir: string, cfg: StudyConfig, env: Environment): string {
+  const p = studyParts(dir, cfg);
+  const body = p.sections.map((s) => [
+    `<h2>${esc(SEED[s.name] ?? s.title)}</h2>`,
+    mdTables(s.headline),
+    `<div class="charts">${s.charts.join('\n')}</div>`,
+    `<ul>${s.checks.map((c) => `<li class="${c.pass ? 'pass' : 'fail'}">${c.pass ? 'PASS' : 'FAIL'} ${esc(c.name)}${c.detail ? ` (${esc(c.detail)})` : ''}</li>`).join('')}</ul>`,
+  ].join('\n'));
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>kvpack study: ${esc(cfg.model.file)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;padding:0 1em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}.pass{color:#060}.fail{color:#b00;font-weight:bold}.charts svg{margin:0.5em 1em 0.5em 0}</style>
+</head><body>
+<h1>kvpack study: ${esc(cfg.model.file)}</h1>
+${mdTables(header(cfg, env))}
+${body.join('\n')}
+<h2>Negative controls</h2>
+${mdTables(p.negative.table)}
+<ul>${p.negative.checks.checks.map((c) => `<li class="${c.pass ? 'pass' : 'fail'}">${c.pass ? 'PASS' : 'FAIL'} ${esc(c.name)}</li>`).join('')}</ul>
+<h2>Memory</h2>
+${mdTables(p.memory)}
+</body></html>
+`;
+}

@@ -13,6 +13,20 @@ import { packActQ6K, rowQ6K } from './matmul_vec_q6k';
 import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './matmul_vec_halves';
 
+/**
+ * q8_0 / q4_0 rows of at least EIGHT_MIN_ROW_BYTES run eight at a time, with no touches ahead (the hardware
+ * prefetcher follows rows this long). In-process A/B against four rows with touches, weights cycled through
+ * 96 MiB, one thread (bench/matmul-ab.ts --cold): q8_0 [4096, 14336] 0.44-0.61x the time, [4096, 4096]
+ * 0.78-0.83x, [14336, 4096] 0.72-0.75x; q4_0 [4096, 14336] 0.71-0.79x, [14336, 4096] 0.95-0.98x. Shorter rows
+ * keep four with touches: without them [2048, 768] q8_0 took 2.6-2.8x, and eight rows with touches took
+ * 1.3-1.4x on [14336, 4096]. EIGHT_ROWS / EIGHT_TOUCH are build switches for such A/B runs.
+ */
+const EIGHT_ROWS = true;
+const EIGHT_TOUCH = false;
+const EIGHT_MIN_ROW_BYTES: usize = 4096;
+/** q4_K rows of EIGHT_MIN_ROW_BYTES and more read without touches: [4096, 14336] (8064 B rows) 0.74-0.83x the time cold (same A/B). */
+const QK_LONG_NO_TOUCH = true;
+
 /** Value orders of packActVec: natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs half-block). */
 export const ORDER_NATURAL: i32 = 0;
 export const ORDER_NIB32: i32 = 1;
@@ -172,6 +186,41 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   const mins = hasMin(type);
   let r = 0;
   const last = w + <usize>rows * rb - 1;
+  // Eight rows at a time (two four-row groups, each lane's operations unchanged, so the bits are): twice the
+  // weight loads in flight per x load, for decode from DRAM.
+  if (EIGHT_ROWS && (type == T_Q8_0 || type == T_Q4_0) && rb >= EIGHT_MIN_ROW_BYTES) for (; r + 8 <= rows; r += 8) {
+    let p0 = w + <usize>r * rb;
+    let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb, p4 = p3 + rb, p5 = p4 + rb, p6 = p5 + rb, p7 = p6 + rb;
+    let x = xq;
+    let acc = f32x4.splat(0), acd = f32x4.splat(0);
+    let t = p0 + (rb << 4);
+    let sink: u32 = 0;
+    for (let b: usize = 0; b < nb; b++) {
+      if (EIGHT_TOUCH) sink += touch(t, last) + touch(t + 64, last) + touch(t + 128, last) + touch(t + 192, last);
+      t += bs << 3;
+      const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
+      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3), dotBlock(type, p1, x0, x1, x2, x3), dotBlock(type, p2, x0, x1, x2, x3), dotBlock(type, p3, x0, x1, x2, x3));
+      let u = hsum4i(dotBlock(type, p4, x0, x1, x2, x3), dotBlock(type, p5, x0, x1, x2, x3), dotBlock(type, p6, x0, x1, x2, x3), dotBlock(type, p7, x0, x1, x2, x3));
+      if (type == T_Q4_0) {
+        const c = i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3);
+        s = i32x4.sub(s, c);
+        u = i32x4.sub(u, c);
+      }
+      const dx = v128.load32_splat(xd + (b << 2));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(scales4(p0, p1, p2, p3), dx)));
+      acd = f32x4.add(acd, f32x4.mul(f32x4.convert_i32x4_s(u), f32x4.mul(scales4(p4, p5, p6, p7), dx)));
+      if (mins) {
+        const sx = f32x4.mul(dx, f32x4.splat(<f32>load<i16>(xs + (b << 1))));
+        acc = f32x4.add(acc, f32x4.mul(scales4(p0 + 2, p1 + 2, p2 + 2, p3 + 2), sx));
+        acd = f32x4.add(acd, f32x4.mul(scales4(p4 + 2, p5 + 2, p6 + 2, p7 + 2), sx));
+      }
+      p0 += bs; p1 += bs; p2 += bs; p3 += bs; p4 += bs; p5 += bs; p6 += bs; p7 += bs;
+      x += 64;
+    }
+    keep(sink);
+    v128.store(y + (<usize>r << 2), acc);
+    v128.store(y + (<usize>r << 2), acd, 16);
+  }
   for (; r + 4 <= rows; r += 4) {
     let p0 = w + <usize>r * rb;
     let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
@@ -232,7 +281,7 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
  * sub-block j of 32. Per block, sum_j sc_j (q . x)_j and sum_j m_j sum(x)_j are exact integers, then scaled
  * once by d and dmin times x's block scale. Touches the row that starts at `ahead` as it goes (never past `last`).
  */
-@inline function rowQK(five: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize, ahead: usize, last: usize): f32 {
+@inline function rowQK(five: bool, touching: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize, ahead: usize, last: usize): f32 {
   let acc: f32 = 0;
   const m4 = i16x8.splat(0x0f);
   const bs: usize = five ? 176 : 144;
@@ -244,7 +293,7 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   for (let b: usize = 0; b < nb; b++) {
     const p = w + b * bs;
     const ta = ahead + b * bs;
-    sink += touch(ta, last) + touch(ta + 64, last) + touch(ta + 128, last);
+    if (touching) sink += touch(ta, last) + touch(ta + 64, last) + touch(ta + 128, last);
     // 6-bit scales (sc_j low 6 bits of bytes 0..3 for j < 4, else low nibble of byte j + 4 with two bits
     // from byte j - 4) and mins (bytes 4..7 / high nibble of byte j + 4 and two bits of byte j): as bytes.
     const A = load<u32>(p + 4), B = load<u32>(p + 8), C = load<u32>(p + 12);
@@ -339,8 +388,9 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     else if (type == T_Q4_K || type == T_Q5_K) {
       const nb = <usize>(cols >> 8);
       const last = w + <usize>rows * rb - 1;
-      if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
-      else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
+      if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(true, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
+      else if (QK_LONG_NO_TOUCH && rb >= EIGHT_MIN_ROW_BYTES) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, false, w + <usize>r * rb, nb, q, d, s, 0, last));
+      else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
     } else if (type == T_Q6_K) {
       const nb = <usize>(cols >> 8);
       const last = w + <usize>rows * rb - 1;

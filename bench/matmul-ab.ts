@@ -4,7 +4,7 @@
 // alternated (medians). Reports time per call and the ratio new / old.
 // Build the old module: git archive <rev> assembly | tar -x -C /tmp/old && node node_modules/assemblyscript/bin/asc.js
 //   /tmp/old/assembly/index.ts --outFile /tmp/old/kernels.wasm <flags of scripts/build-wasm.mjs>
-// node dist-test/bench/matmul-ab.js --old /tmp/old/kernels.wasm [--new build/kernels.wasm] [--types q8_0,q4_K] [--shapes 2048x768] [--n 1,64] [--old-plan v1]
+// node dist-test/bench/matmul-ab.js --old /tmp/old/kernels.wasm [--new build/kernels.wasm] [--cold] [--types q8_0,q4_K] [--shapes 2048x768] [--n 1,64] [--old-plan v1]
 import { readFileSync } from 'node:fs';
 import { ggmlTypeByName, GGML } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
@@ -84,29 +84,39 @@ const budget = Number(option('--budget') ?? 0.6);
 /** `--count old|new --reps R`: only run that side R times per case, untimed (for valgrind --tool=callgrind instruction counts). */
 const count = option('--count');
 const reps = Number(option('--reps') ?? 100);
+const cold = process.argv.includes('--cold');
 const rng = new Prng(3);
 const rows: string[][] = [];
 for (const name of types) {
   const type = ggmlTypeByName(name).id;
   for (const [r, c] of shapes) {
-    const w = new Weight(name, { type, dims: [c, r], data: randomWeight(type, r, c, rng) }).packedWeight!;
+    const data = randomWeight(type, r, c, rng);
+    // --cold: copies of the weight through 96 MiB (past L3), one per call in turn, as a decode step streams its weights.
+    const copies = cold ? Math.max(1, Math.ceil((96 << 20) / data.length)) : 1;
+    const ws = Array.from({ length: copies }, () => new Weight(name, { type, dims: [c, r], data }).packedWeight!);
+    const w = ws[0]!;
     for (const n of ns) {
       const a = k.arena;
       const xp = a.alloc(n * c * 4), yOld = a.alloc(n * r * 4), yNew = a.alloc(n * r * 4);
       const wsBytes = n * c * 10 + 4096 + 4 * (newE['matmulTileScratchBytes']!(c) as number) + 65536;
       const wsOld = a.alloc(wsBytes), wsNew = a.alloc(wsBytes);
       new Float32Array(a.memory.buffer, xp, n * c).set(rng.normals(n * c));
-      const fns = [caller(oldE, oldPlan, w, n, xp, yOld, wsOld), caller(newE, 'v2', w, n, xp, yNew, wsNew)];
+      const rot = (e: Exports, plan: 'v1' | 'v2', y: number, wsp: number) => {
+        const fs = ws.map((wi) => caller(e, plan, wi, n, xp, y, wsp));
+        let i = 0;
+        return () => fs[(i = (i + 1) % fs.length)]!();
+      };
+      const fns = [rot(oldE, oldPlan, yOld, wsOld), rot(newE, 'v2', yNew, wsNew)];
       if (count) {
         const fn = fns[count === 'old' ? 0 : 1]!;
         for (let i = 0; i < reps; i++) fn();
       } else {
         const [tOld, tNew] = cpuAlternated(fns, budget) as [number, number];
-        rows.push([name, `${r}x${c}`, `${n}`, matmulKernelFor(w, n), (tOld * 1e6).toFixed(1), (tNew * 1e6).toFixed(1), (tNew / tOld).toFixed(3)]);
+        rows.push([name, `${r}x${c}`, `${n}`, matmulKernelFor(w, n), (tOld * 1e6).toFixed(1), (tNew * 1e6).toFixed(1), (tNew / tOld).toFixed(3), (data.length / tNew / 1e9).toFixed(2)]);
       }
       for (const p of [xp, yOld, yNew, wsOld, wsNew]) a.free(p);
     }
   }
 }
-if (!count) console.log(`matmul A/B, one thread, weights warm, CPU time per call, batches alternated (medians of 21); old: ${oldPath} (plan ${oldPlan})`);
-if (!count) printTable(['type', 'shape', 'n', 'new kernel', 'old us', 'new us', 'new/old'], rows);
+if (!count) console.log(`matmul A/B, one thread, weights warm, CPU time per call, batches alternated (medians of 21)${cold ? ', weights cycled through 96 MiB' : ''}; old: ${oldPath} (plan ${oldPlan})`);
+if (!count) printTable(['type', 'shape', 'n', 'new kernel', 'old us', 'new us', 'new/old', 'new GB/s'], rows);

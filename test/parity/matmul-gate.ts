@@ -28,8 +28,9 @@ export interface MatmulGrid {
 export const MATMUL_KERNELS = ['matmulVec', 'matmulQ8Tiled', 'matmulF32Tiled'] as const;
 
 /** The npm-test grid: leftover rows of four-row groups and strips, every token path (~2 s). */
-export const SMALL_MATMUL_GRID: MatmulGrid = { rows: [3, 6, 37], tokens: [1, 2, 3, 4, 7, 9], floatCols: [37, 130], blockCols: [96, 288], kCols: [256, 768] };
-export const FULL_MATMUL_GRID: MatmulGrid = { rows: [1, 2, 3, 4, 5, 7, 8, 9, 37, 130], tokens: [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 64], floatCols: [5, 8, 37, 64, 130, 768], blockCols: [32, 96, 128, 288, 768], kCols: [256, 768, 2048] };
+/** blockCols 7680: rows of 4 KiB and more (q8_0, q4_0), which the one-token kernel runs eight at a time. */
+export const SMALL_MATMUL_GRID: MatmulGrid = { rows: [3, 6, 37], tokens: [1, 2, 3, 4, 7, 9], floatCols: [37, 130], blockCols: [96, 288, 7680], kCols: [256, 768, 7424] };
+export const FULL_MATMUL_GRID: MatmulGrid = { rows: [1, 2, 3, 4, 5, 7, 8, 9, 37, 130], tokens: [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 64], floatCols: [5, 8, 37, 64, 130, 768], blockCols: [32, 96, 128, 288, 768, 7680], kCols: [256, 768, 2048, 7424] };
 
 /**
  * The worst |y - ref| over all outputs as a fraction of its bound (matmulTolerance; > 1 fails), and where.

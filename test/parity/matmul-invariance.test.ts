@@ -88,6 +88,35 @@ for (const type of MATMUL_TYPES) {
   });
 }
 
+test('matmul batch invariance, long q8_0 / q4_0 rows (the one-token kernel\'s eight-row groups): n 1/2/3/7/16 x threads 1/2', { skip }, () => {
+  const before = matmulConfig();
+  const rng = new Prng(91);
+  try {
+    for (const type of [GGML.Q8_0, GGML.Q4_0]) {
+      // 7680 values: 8160 / 4320 B per row; 29 rows: three groups of eight, one of four, one left over.
+      const cols = 7680, rows = 29;
+      const w = new Weight('w', { type, dims: [cols, rows], data: randomWeight(type, rows, cols, rng) });
+      const x = rng.normals(16 * cols);
+      configureMatmul({ activations: 'q8', threads: 1 });
+      const alone = Array.from({ length: 16 }, (_, t) => {
+        const y = new Float32Array(rows);
+        w.matmul(x.subarray(t * cols, (t + 1) * cols), 1, y);
+        return y;
+      });
+      for (const threads of availableCores() >= 2 ? [1, 2] : [1]) {
+        configureMatmul({ activations: 'q8', threads, threadChoice: 'always' });
+        for (const n of [1, 2, 3, 7, 16]) {
+          const y = new Float32Array(n * rows);
+          w.matmul(x, n, y);
+          assertRowsMatch(`${ggmlType(type)!.name} [${rows}, ${cols}] n=${n} threads ${threads}`, y, alone, n, rows);
+        }
+      }
+    }
+  } finally {
+    configureMatmul(before);
+  }
+});
+
 test('TS reference matmul batch invariance: every type, every token equal to the token alone', () => {
   const rng = new Prng(77);
   for (const type of MATMUL_TYPES) {

@@ -11,7 +11,7 @@ export { readGguf } from './gguf/reader.js';
 export { writeGguf, encodeGguf, type GgufWriteInput, type GgufTensorInput } from './gguf/writer.js';
 export { gv, type GgufValue, type GgufArray, type GgufItemType } from './gguf/values.js';
 export { GGML, ggmlTypes, ggmlType, ggmlTypeByName, type GgmlType } from './gguf/types.js';
-export { dequantize, dequantizeTensor, canDequantize } from './gguf/dequant.js';
+export { dequantize, dequantizeTensor, canDequantize } from './kernels/matmul/dequant.js';
 export { loadGgufModel, readHparams } from './gguf/model.js';
 export { loadLlama2c } from './gguf/llama2c-file.js';
 export { convertLlama2c } from './gguf/convert.js';

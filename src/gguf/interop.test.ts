@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dequantizeTensor } from './dequant.js';
+import { dequantizeTensor } from '../kernels/matmul/dequant.js';
 import { loadGgufModel, modelToGgufInput } from './model.js';
 import { readGguf } from './reader.js';
 import { tinyLlama } from '../../test/fixtures/tiny.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Weight } from './forward-weights.js';
-import { dequantize } from '../gguf/dequant.js';
+import { dequantize } from '../kernels/matmul/dequant.js';
 import { GGML, ggmlType } from '../gguf/types.js';
 import { Prng } from '../numeric/prng.js';
 import { FileFormatError } from '../errors.js';

@@ -6,7 +6,7 @@ import { FileFormatError, ShapeError } from '../errors.js';
 import { readTensor, tensorBytes, type ModelTensor } from '../gguf/model.js';
 import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
 import { blockDecoderOf, type BlockDecoder } from '../kernels/matmul/table.js';
-import { dequantTypes } from '../gguf/dequant.js';
+import { dequantTypes } from '../kernels/matmul/dequant.js';
 import { wasmKernels } from '../kernels/wasm.js';
 import { addRows } from './forward-wasm.js';
 import { allocInArena, allocWeight, arenaHalfNonFinite, freeInArena, matmulPrefetch, wasmMatmul, wasmMatmulGroup, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';

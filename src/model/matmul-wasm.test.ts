@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { matmulShared, Weight } from './forward-weights.js';
 import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, matmulPrefetch, matmulSplitStats, ThreadChooser, wasmMatmul } from './matmul-wasm.js';
 import { availableCores } from './threads.js';
-import { dequantize } from '../gguf/dequant.js';
+import { dequantize } from '../kernels/matmul/dequant.js';
 import { GGML, ggmlType } from '../gguf/types.js';
 import { wasmFailure } from '../kernels/wasm.js';
 import { Prng } from '../numeric/prng.js';

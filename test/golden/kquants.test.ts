@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { canDequantize, dequantize } from '../../src/gguf/dequant.js';
+import { canDequantize, dequantize } from '../../src/kernels/matmul/dequant.js';
 import { GGML, ggmlTypes } from '../../src/gguf/types.js';
 
 /** Repo root: the first ancestor with package.json (works from test/ under tsx and from dist-test/test/). */

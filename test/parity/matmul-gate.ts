@@ -6,7 +6,7 @@
 import { pathToFileURL } from 'node:url';
 import { Weight } from '../../src/model/forward-weights.js';
 import { matmulKernelFor, wasmMatmul, type Activations } from '../../src/model/matmul-wasm.js';
-import { dequantize } from '../../src/gguf/dequant.js';
+import { dequantize } from '../../src/kernels/matmul/dequant.js';
 import { ggmlType } from '../../src/gguf/types.js';
 import { wasmFailure, wasmKernels } from '../../src/kernels/wasm.js';
 import { weightType } from '../../src/kernels/matmul/table.js';

@@ -1,7 +1,7 @@
 // The weight-type table: one row per ggml weight type the engine multiplies, plain data. A row names how a
 // block decodes (the reference the dequantizer and the TS matmul use), the wasm one-token kernel's
 // activation order and reach, the tiled kernel, the int8 activation block, and what the matmul gate covers.
-// The dequantizer (gguf/dequant.ts), Weight (model/forward-weights.ts) and the wasm dispatch (plan.ts) all
+// The dequantizer (dequant.ts), Weight (model/forward-weights.ts) and the wasm dispatch (plan.ts) all
 // read it: adding a weight type is one row here (plus its kernels in assembly/ and golden vectors).
 import { formats } from '../../formats/registry.js';
 import { decodeQ4K, decodeQ5K, decodeQ6K } from '../../gguf/kquants.js';

@@ -1,9 +1,9 @@
 // Reference dequantization of GGUF weight tensors to float32, bit-exact with ggml's dequantize_row_*.
 // Types that are also kvpack KV formats decode through the format's own decodeBlock (one definition);
-// the K-quants, which exist only as weights, decode in kquants.ts (kernels/matmul/table.ts says which).
-import { FileFormatError } from '../errors.js';
-import { blockDecoderOf, WEIGHT_TYPES } from '../kernels/matmul/table.js';
-import { GGML, ggmlType, ggmlTypeName } from './types.js';
+// the K-quants, which exist only as weights, decode in gguf/kquants.ts (table.ts says which).
+import { FileFormatError } from '../../errors.js';
+import { blockDecoderOf, WEIGHT_TYPES } from './table.js';
+import { GGML, ggmlType, ggmlTypeName } from '../../gguf/types.js';
 
 // Which types decode, and how: the weight-type table (kernels/matmul/table.ts).
 const decoderFor = blockDecoderOf;

@@ -2,11 +2,11 @@
 // unsupported types and wrong sizes are errors naming the tensor and type.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FileFormatError } from '../errors.js';
-import { encode } from '../formats/codec.js';
-import { Prng } from '../numeric/prng.js';
+import { FileFormatError } from '../../errors.js';
+import { encode } from '../../formats/codec.js';
+import { Prng } from '../../numeric/prng.js';
 import { canDequantize, dequantize, dequantizeTensor, dequantTypes } from './dequant.js';
-import { GGML } from './types.js';
+import { GGML } from '../../gguf/types.js';
 
 test('every weight type the loader promises is dequantizable', () => {
   const want = [GGML.F32, GGML.F16, GGML.BF16, GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL, GGML.Q4_K, GGML.Q5_K, GGML.Q6_K];

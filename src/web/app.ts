@@ -76,9 +76,14 @@ async function listModels(wanted: string): Promise<void> {
   }
   for (const m of listed) if (m.kind === 'hf') servedDirs.set(m.name, m.files);
   const names = listed.map((m) => m.name);
+  // A file or folder picked while the listing loaded stays listed and chosen: the pick is the newer choice.
+  const pick = pickedOption();
+  const pickChosen = modelSel.value === PICKED;
   if (names.length) modelSel.replaceChildren(...listed.map((m) => new Option(m.kind === 'hf' ? `${m.name} (Hugging Face)` : m.name, m.name)));
   if (wanted && !names.includes(wanted)) modelSel.add(new Option(wanted, wanted));
-  if (wanted) modelSel.value = wanted;
+  if (pick) modelSel.add(pick);
+  if (pickChosen) modelSel.value = PICKED;
+  else if (wanted) modelSel.value = wanted;
 }
 
 function modelRef(): ModelRef {
@@ -105,10 +110,15 @@ function pickedRef(list: FileList | null): ModelRef | null {
   return { picked: files.map((file, i) => ({ path: paths[i]!, file })), name: folder };
 }
 
+/** The select's entry for the last pick (by value: a CSS selector cannot match PICKED's U+0000). */
+function pickedOption(): HTMLOptionElement | undefined {
+  return Array.from(modelSel.options).find((o) => o.value === PICKED);
+}
+
 function onPick(input: HTMLInputElement): void {
   picked = pickedRef(input.files);
   if (!picked) return;
-  modelSel.querySelector(`option[value="${PICKED}"]`)?.remove();
+  pickedOption()?.remove();
   modelSel.add(new Option('file' in picked ? `local file: ${picked.name}` : `local folder: ${picked.name}`, PICKED));
   modelSel.value = PICKED;
 }

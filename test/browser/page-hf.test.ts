@@ -108,3 +108,28 @@ test('page, local HF folder (webkitdirectory) and the same files picked together
   assert.equal(r.state, 'error');
   assert.equal(r.status, 'Error: hf: picked files/config.json: missing');
 });
+
+// The page lists the served models (models.json) after it loads; a folder picked before that listing lands
+// stays the chosen model. Under load the listing once arrived after the pick and replaced it, so the run
+// loaded the first served model instead (tokens different from the first one on): the listing is held here.
+test('page, files picked before the served listing arrives: the pick stays chosen and runs', { skip }, async () => {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  let release = (): void => {};
+  const held = new Promise<void>((r) => (release = r));
+  await page.route('**/models.json', async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(server.url + query(settings('f16', 1)));
+  await page.setInputFiles('#file', readdirSync(DIR).map((f) => join(DIR, f)));
+  release();
+  await page.waitForSelector(`#model option[value="${NAME}"]`, { state: 'attached' });
+  const option = await page.evaluate(() => (document.getElementById('model') as HTMLSelectElement).selectedOptions[0]?.textContent ?? '');
+  await page.click('#run');
+  const r = await readRun(page);
+  await page.close();
+  assert.equal(option, 'local folder: picked files', 'the listing replaced the pick');
+  sameAsNode(r, errors, 'f16');
+});

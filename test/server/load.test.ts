@@ -11,7 +11,10 @@ test('load: 16 clients with faults mixed in; no error, no leaked slot, memory in
   printReport(o, r);
   assert.deepEqual(r.errors, []);
   assert.equal(r.leakedSlots, 0);
-  // The mix really ran: streams, disconnects and each kind of bad request.
-  assert.ok(r.streams > 20 && r.disconnects > 0 && r.faults > 0, JSON.stringify({ streams: r.streams, disconnects: r.disconnects, faults: r.faults }));
+  // The mix really ran, however slow the machine (throughput is bench/load.ts's figure, not a threshold here):
+  // every client sends its first request before the deadline, and the seeded first requests of 16 clients
+  // are 12 streams, 3 bad requests and 1 disconnect.
+  const mix = JSON.stringify({ requests: r.requests, streams: r.streams, disconnects: r.disconnects, faults: r.faults });
+  assert.ok(r.requests >= o.clients && r.streams > 0 && r.disconnects > 0 && r.faults > 0, mix);
   assert.ok(loadOk(r));
 });

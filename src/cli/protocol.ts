@@ -68,7 +68,8 @@ function noteFrozen(dir: string): void {
     const name = readManifest(dir).protocol.name;
     if (!protocols.has(name) || !existsSync(join(dir, PROTOCOL_COPY))) return;
     const same = sha256(readFileSync(join(dir, PROTOCOL_COPY))) === sha256(loadProtocol(name).bytes);
-    console.log(`note: protocol.json ${same ? 'is identical to' : 'differs from'} ${protocols.get(name)!.file} in this checkout`);
+    const variant = (JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as { variant?: unknown }).variant !== undefined;
+    console.log(`note: protocol.json ${same ? 'is identical to' : variant ? 'is a variant of' : 'differs from'} ${protocols.get(name)!.file} in this checkout`);
   } catch {
     // The audit lines above already report an unreadable manifest.
   }

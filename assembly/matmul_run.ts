@@ -10,7 +10,7 @@ import { matmulF32Tiled } from './matmul_tile_f32';
 import { matmulVec } from './matmul_vec';
 import { keep } from './touch';
 
-// Kernel ids (src/model/matmul-wasm.ts names them).
+// Kernel ids, exported (src/kernels/matmul/job.ts reads them from the module).
 export const K_VEC: i32 = 0;
 export const K_Q8_TILED: i32 = 3;
 export const K_F32_TILED: i32 = 4;

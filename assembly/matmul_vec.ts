@@ -25,6 +25,8 @@ export const ORDER_Q6K: i32 = 4;
 /**
  * The activation order a weight type's one-token kernel reads (-1: none). The int8 orders quantize x,
  * ORDER_NIB256 with one scale per 256 values, the others per 32; ORDER_HALVES (f16, bf16) keeps it f32.
+ * The weight-type table (src/kernels/matmul/table.ts) holds the same orders for the dispatch; the matmul
+ * gate checks they agree (the kernel needs them here, where the type is a constant).
  */
 export function vecOrder(type: i32): i32 {
   if (type == T_F16 || type == T_BF16) return ORDER_HALVES;
@@ -33,25 +35,6 @@ export function vecOrder(type: i32): i32 {
   if (type == T_Q4_K || type == T_Q5_K) return ORDER_NIB256;
   if (type == T_Q6_K) return ORDER_Q6K;
   return -1;
-}
-
-/**
- * Most tokens a call of this type runs through the one-token kernel (once per token, re-reading the rows)
- * before the tiled ones pay (the row kernels compared here were removed: the tiles now take every other size). Measured on [2048, 768] and [768, 2048], one core, CPU time:
- * q8_0 at 3 tokens 290 vs 473 us (row kernel), at 4 384 vs 369 (tiled); q4_0 / q4_K at 6 543 / 651 vs
- * 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; q6_K at 3 530 vs 653 (row kernel), at 4 702 vs 494
- * (tiled); f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531 vs 563, at 6 793 vs 760 (f32 row kernel);
- * q4_1 / q5_0 / q5_1 / iq4_nl (weights cycled from DRAM, CPU time) at 3 538-744 vs 610-933 (row kernel);
- * q5_K at 3 600-610 vs 781-852 (row kernel), at 4 773 vs 689-691 (tiled).
- */
-export function vecMaxTokens(type: i32): i32 {
-  if (type == T_Q8_0 || otherBlocks(type)) return 3;
-  if (type == T_Q4_0 || type == T_Q4_K) return 6;
-  if (type == T_Q5_K) return 3;
-  if (type == T_BF16) return 4;
-  if (type == T_Q6_K) return 3;
-  if (type == T_F16) return 1;
-  return 0;
 }
 
 /** Even / odd 16-bit lanes of a:b (values 0,2,..,14 / 1,3,..,15 of the 16 they hold). */

@@ -10,6 +10,7 @@ import { ggmlTypeByName, GGML } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
 import { matmulKernelFor } from '../src/model/matmul-wasm.js';
 import { wasmKernels, type WasmExports } from '../src/kernels/wasm.js';
+import { weightType } from '../src/kernels/matmul/table.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomWeight } from '../test/parity/matmul-weights.js';
 import { median, option, printTable } from './harness.js';
@@ -24,7 +25,9 @@ function caller(e: Exports, plan: 'v1' | 'v2', w: { type: number; ptr: number; r
   const { type, ptr, rowBytes, rows, cols } = w;
   const q = ws, d = ws + n * cols * 8 + 64, s = d + n * cols + 64, scratch = s + n * cols + 64;
   const order = e['vecOrder']!(type) as number;
-  const vec = order >= 0 && n <= (e['vecMaxTokens']!(type) as number);
+  // Builds before the weight-type table export vecMaxTokens; this one keeps it in the table.
+  const maxTokens = e['vecMaxTokens'] ? (e['vecMaxTokens'](type) as number) : (weightType(type)?.oneToken?.maxTokens ?? 0);
+  const vec = order >= 0 && n <= maxTokens;
   if (vec) return () => { e['packActVecN']!(xp, n, cols, order, q, d, s); e['matmulVec']!(type, ptr, rowBytes, rows, cols, q, d, s, n, yp, rows); };
   const qb = K.has(type) ? 256 : 32;
   if (!FLOAT.has(type)) {

@@ -46,3 +46,8 @@ export function ringSlots(plan: LayerPlan): number {
   if (plan.windowMode === 'overlay') return Math.max(plan.window, B - 1);
   return plan.window + B - 1;
 }
+
+/** "window W" as commands print it: a per-channel bulk still reads its open group exact (exactFrom). */
+export function windowLabel(window: number): string {
+  return `window ${window} (per-channel K/V: + up to 31 open-group positions exact)`;
+}

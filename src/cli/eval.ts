@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { ArgumentError } from '../errors.js';
 import { schemePolicy } from '../cache/schemes.js';
+import { windowLabel } from '../cache/exact-from.js';
 import { loadModel } from '../model/model.js';
 import { runArm, scoreArm, evalTable, type EvalArm } from '../lab/eval.js';
 import { defaultPrompts, readPromptsFile } from '../lab/prompts.js';
@@ -72,7 +73,7 @@ function evalCommand(o: EvalOpts): void {
   }
   console.log(`reference: f16 cache, ${reused ? 'reused' : 'computed and stored'} ${path}`);
   const kind = o.prompts ? o.prompts : model.tokenizer && !o.idPrompts ? 'held-out story openings + greedy text' : 'seeded ids + greedy text';
-  console.log(`${prompts.length} prompts (${kind}; ${prompts.map((p) => p.tokens.length).join('/')} tokens) + ${o.horizon} greedy tokens; window ${window}, sinks ${sinks} over lossy schemes; ${secs.toFixed(1)} s\n`);
+  console.log(`${prompts.length} prompts (${kind}; ${prompts.map((p) => p.tokens.length).join('/')} tokens) + ${o.horizon} greedy tokens; ${windowLabel(window)}, sinks ${sinks} over lossy schemes; ${secs.toFixed(1)} s\n`);
   console.log(evalTable(scores, HORIZONS).join('\n'));
   const padded = paddingNote(model, arms.map((a) => a.policy));
   if (padded) console.log(`\n${padded}`);

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { schemes, schemePolicy } from '../cache/schemes.js';
 import { kvBytes } from '../cache/accounting.js';
 import { withSlidingWindows } from '../cache/swa.js';
+import { windowLabel } from '../cache/exact-from.js';
 import { intArg, table } from './args.js';
 import type { WindowMode } from '../cache/policy.js';
 import { DEFAULT_SINKS, DEFAULT_WINDOW } from '../cache/defaults.js';
@@ -65,7 +66,7 @@ export function register(program: Command): void {
       const { window, sinks } = regionsInForce(opts);
       if (opts.json) return void console.log(JSON.stringify({ config: { ...opts, window, sinks }, schemes: rows }, null, 2));
       const swa = opts.slidingWindow ? `, sliding window ${opts.slidingWindow} on ${patternWindows(opts.layers, opts.slidingWindow, opts.swaPattern ?? 6).filter((w) => w > 0).length} layers` : '';
-      console.log(`ctx ${opts.ctx}, ${opts.layers} layers, ${opts.kvHeads} KV heads x ${opts.headDim} dims, window ${window} (${opts.windowMode}), sinks ${sinks} over lossy formats${swa}`);
+      console.log(`ctx ${opts.ctx}, ${opts.layers} layers, ${opts.kvHeads} KV heads x ${opts.headDim} dims, ${windowLabel(window)}, ${opts.windowMode}, sinks ${sinks} over lossy formats${swa}`);
       const gib = (x: number) => `${(x / GiB).toFixed(2)} GiB`;
       console.log(table([
         ['scheme', 'K', 'V', 'B/cell', 'overlay', 'KV total', ...(swa ? ['keep-all'] : []), 'bits/elem'],

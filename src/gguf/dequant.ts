@@ -1,43 +1,16 @@
 // Reference dequantization of GGUF weight tensors to float32, bit-exact with ggml's dequantize_row_*.
 // Types that are also kvpack KV formats decode through the format's own decodeBlock (one definition);
-// the K-quants, which exist only as weights, decode in kquants.ts.
+// the K-quants, which exist only as weights, decode in kquants.ts (kernels/matmul/table.ts says which).
 import { FileFormatError } from '../errors.js';
-import type { KvFormat } from '../formats/format.js';
-import { formats } from '../formats/registry.js';
-import { decodeQ4K, decodeQ5K, decodeQ6K } from './kquants.js';
+import { blockDecoderOf, WEIGHT_TYPES } from '../kernels/matmul/table.js';
 import { GGML, ggmlType, ggmlTypeName } from './types.js';
 
-type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
-
-/** Weight types whose bytes equal a registered KV format's (looked up at call time, by ggml name). */
-const VIA_FORMAT: readonly number[] = [GGML.F32, GGML.F16, GGML.BF16, GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL];
-
-const K_QUANTS: ReadonlyMap<number, BlockDecoder> = new Map([
-  [GGML.Q4_K, decodeQ4K],
-  [GGML.Q5_K, decodeQ5K],
-  [GGML.Q6_K, decodeQ6K],
-]);
-
-/** The registered format whose bytes are this ggml type's, or undefined (not yet registered). */
-function formatFor(typeId: number): KvFormat | undefined {
-  const t = ggmlType(typeId);
-  const f = t && formats.get(t.name);
-  // Both checks guard against a same-named format whose bytes differ from ggml's.
-  if (!f || f.ggmlType !== typeId || f.blockValues !== t.blockValues || f.blockBytes !== t.blockBytes) return undefined;
-  return f;
-}
-
-function decoderFor(typeId: number): BlockDecoder | undefined {
-  const k = K_QUANTS.get(typeId);
-  if (k) return k;
-  if (!VIA_FORMAT.includes(typeId)) return undefined;
-  const f = formatFor(typeId);
-  return f ? (src, so, dst, doff) => f.decodeBlock(src, so, dst, doff) : undefined;
-}
+// Which types decode, and how: the weight-type table (kernels/matmul/table.ts).
+const decoderFor = blockDecoderOf;
 
 /** ggml type ids this build can dequantize right now. */
 export function dequantTypes(): number[] {
-  return [...VIA_FORMAT, ...K_QUANTS.keys()].filter((id) => decoderFor(id) !== undefined).sort((a, b) => a - b);
+  return WEIGHT_TYPES.map((r) => r.type).filter((id) => decoderFor(id) !== undefined).sort((a, b) => a - b);
 }
 
 export function canDequantize(typeId: number): boolean {

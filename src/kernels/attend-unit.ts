@@ -83,14 +83,15 @@ export interface UnitScratch {
  * Positions per online-softmax chunk, at fixed multiples of it: a row's chunks, and so its float order,
  * do not depend on which rows share its unit (decode's [G, chunk] scores stay in L2 between the passes).
  */
-export const CHUNK_POSITIONS = 512;
+export const CHUNK_POSITIONS = 2048;
 /**
  * Positions per split of a head's sequence, at fixed multiples of it whatever the thread count (one thread
- * runs the same splits); merged in split order. The old per-thread splits were never shorter than this.
+ * runs the same splits); merged in split order. At 2048 q4_0 decode over 4K positions (8 kv heads) cost 3-5%
+ * more CPU than no splits on one thread (bench/attention-ab.ts); beyond 4K two threads share a head's splits.
  */
-export const SPLIT_POSITIONS = 1024;
-/** Largest rows per unit (queries x query heads of one kv head) the scratch holds. */
-export const MAX_UNIT_ROWS = 256;
+export const SPLIT_POSITIONS = 4096;
+/** Largest rows per unit (queries x query heads of one kv head) the scratch holds (attend.ts packs 64). */
+export const MAX_UNIT_ROWS = 64;
 /** Scores scratch per thread (bytes): the scores and the band buffer, [MAX_UNIT_ROWS, CHUNK_POSITIONS] f32 each. */
 export const SCORES_BYTES = 2 * MAX_UNIT_ROWS * CHUNK_POSITIONS * 4;
 export const LOHI_BYTES = MAX_UNIT_ROWS * 8;
@@ -266,9 +267,58 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
   // Segments are ordered by start: skip those wholly before the unit, then walk it chunk by chunk.
   let first = 0;
   while (first < segs.length && segs[first]!.start + segs[first]!.count <= a) first++;
-  for (let c0 = a, c1 = 0; c0 < b; c0 = c1) {
+  // Views over the whole scratch (a chunk's rows are span apart); the helpers read the chunk's c0 and span.
+  const scores = new Float32Array(buf, sc.scores, rows * job.chunk);
+  const band = new Float32Array(buf, sc.band, rows * job.chunk);
+  // Rows of this unit whose bounds differ: exact scores and weights go to the band buffer, each row picks.
+  const mixed = xmin < xmax;
+  let c0 = a;
+  let span = 0;
+  // Scores q.k of [s0, s1) into dst ([rows, span] at address dstAddr): each K block read once for all rows.
+  const scoresInto = (pt: Part, dstAddr: number, dst: Float32Array) => {
+    const { seg, u0: s0, u1: s1 } = pt;
+    const k = seg.k;
+    const t0 = k.first + (s0 - seg.start);
+    const base = k.addr + h * k.headStride;
+    const out = dstAddr + (s0 - c0) * 4;
+    const call = k.call;
+    if (call.abi === 'js') {
+      (call.fn as ScoresKernel)(new Float32Array(buf, qAddr, rows * D), 0, rows, D, u8, base, t0, s1 - s0, dst, s0 - c0, span);
+    } else if (call.abi === 'scores-channel') {
+      (ex[call.name] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, k.table);
+    } else if (call.abi === 'scores-int') {
+      (ex[call.name] as Fn)(qiAddr, qdAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span);
+    } else {
+      (ex[call.name] as Fn)(qAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span, sc.tile);
+    }
+  };
+  // acc += weights (src, [rows, span] at srcAddr) x V of [s0, s1), token by token.
+  const accumFrom = (pt: Part, srcAddr: number, src: Float32Array) => {
+    const { seg, u0: s0, u1: s1 } = pt;
+    const v = seg.v;
+    const t0 = v.first + (s0 - seg.start);
+    const base = v.addr + h * v.headStride;
+    const w = srcAddr + (s0 - c0) * 4;
+    const call = v.call;
+    if (call.abi === 'js') {
+      (call.fn as AccumulateKernel)(src, s0 - c0, span, rows, D, u8, base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
+    } else if (call.abi === 'accum-channel') {
+      (ex[call.name] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, v.table);
+    } else {
+      (ex[call.name] as Fn)(w, span, rows, D, base + t0 * v.rowBytes, s1 - s0, accAddr, sc.tile);
+    }
+  };
+  /** fn(row offset into a [rows, span] buffer minus c0, the row's bound) for every row. */
+  const eachRow = (fn: (r: number, x: number) => void) => {
+    for (let i = 0; i < n; i++) {
+      const x = jl[3 * (i0 + i) + 2]!;
+      for (let g = 0; g < G; g++) fn((i * G + g) * span - c0, x);
+    }
+  };
+
+  for (let c1 = 0; c0 < b; c0 = c1) {
     c1 = Math.min(b, (Math.floor(c0 / job.chunk) + 1) * job.chunk);
-    const span = c1 - c0;
+    span = c1 - c0;
     for (let i = 0; i < n; i++) {
       const lo = Math.min(span, Math.max(0, jl[3 * (i0 + i)]! - c0));
       const hi = Math.min(span, Math.max(0, jl[3 * (i0 + i) + 1]! - c0));
@@ -279,51 +329,6 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
     }
     while (first < segs.length && segs[first]!.start + segs[first]!.count <= c0) first++;
     const groups = chunkGroups(segs, first, c0, c1, xmin, xmax);
-    const scores = new Float32Array(buf, sc.scores, rows * span);
-    const band = new Float32Array(buf, sc.band, rows * span);
-    // Rows of this unit whose bounds differ: exact scores and weights go to the band buffer, each row picks.
-    const mixed = xmin < xmax;
-    // Scores q.k of [s0, s1) into dst ([rows, span] at address dstAddr): each K block read once for all rows.
-    const scoresInto = (pt: Part, dstAddr: number, dst: Float32Array) => {
-      const { seg, u0: s0, u1: s1 } = pt;
-      const k = seg.k;
-      const t0 = k.first + (s0 - seg.start);
-      const base = k.addr + h * k.headStride;
-      const out = dstAddr + (s0 - c0) * 4;
-      const call = k.call;
-      if (call.abi === 'js') {
-        (call.fn as ScoresKernel)(new Float32Array(buf, qAddr, rows * D), 0, rows, D, u8, base, t0, s1 - s0, dst, s0 - c0, span);
-      } else if (call.abi === 'scores-channel') {
-        (ex[call.name] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, k.table);
-      } else if (call.abi === 'scores-int') {
-        (ex[call.name] as Fn)(qiAddr, qdAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span);
-      } else {
-        (ex[call.name] as Fn)(qAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span, sc.tile);
-      }
-    };
-    // acc += weights (src, [rows, span] at srcAddr) x V of [s0, s1), token by token.
-    const accumFrom = (pt: Part, srcAddr: number, src: Float32Array) => {
-      const { seg, u0: s0, u1: s1 } = pt;
-      const v = seg.v;
-      const t0 = v.first + (s0 - seg.start);
-      const base = v.addr + h * v.headStride;
-      const w = srcAddr + (s0 - c0) * 4;
-      const call = v.call;
-      if (call.abi === 'js') {
-        (call.fn as AccumulateKernel)(src, s0 - c0, span, rows, D, u8, base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
-      } else if (call.abi === 'accum-channel') {
-        (ex[call.name] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, v.table);
-      } else {
-        (ex[call.name] as Fn)(w, span, rows, D, base + t0 * v.rowBytes, s1 - s0, accAddr, sc.tile);
-      }
-    };
-    /** fn(row offset into a [rows, span] buffer minus c0, the row's bound) for every row. */
-    const eachRow = (fn: (r: number, x: number) => void) => {
-      for (let i = 0; i < n; i++) {
-        const x = jl[3 * (i0 + i) + 2]!;
-        for (let g = 0; g < G; g++) fn((i * G + g) * span - c0, x);
-      }
-    };
     for (const gr of groups) {
       if ('all' in gr) {
         scoresInto(gr.all, sc.scores, scores);

@@ -3,34 +3,23 @@
 // plain TS path below is the reference: it dequantizes a block of rows into a small float32 scratch and
 // multiplies every token by it, so a Q4_K model never exists as float32 in memory.
 import { FileFormatError, ShapeError } from '../errors.js';
-import { formats } from '../formats/registry.js';
-import { decodeQ4K, decodeQ5K, decodeQ6K } from '../gguf/kquants.js';
 import { readTensor, tensorBytes, type ModelTensor } from '../gguf/model.js';
 import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
+import { blockDecoderOf, type BlockDecoder } from '../kernels/matmul/table.js';
 import { dequantTypes } from '../gguf/dequant.js';
 import { wasmKernels } from '../kernels/wasm.js';
 import { addRows } from './forward-wasm.js';
 import { allocInArena, allocWeight, arenaHalfNonFinite, freeInArena, matmulPrefetch, wasmMatmul, wasmMatmulGroup, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
 
-type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
-
 /** Scratch of about this many float32 values per row block: 64 KiB stays in L2 while the batch reuses it. */
 const ROW_BLOCK_VALUES = 16384;
 
-const K_QUANTS: ReadonlyMap<number, BlockDecoder> = new Map([[GGML.Q4_K, decodeQ4K], [GGML.Q5_K, decodeQ5K], [GGML.Q6_K, decodeQ6K]]);
-
-/** The block decoder for a weight type: K-quants from kquants.ts, the rest through the format registry. */
+/** The block decoder for a weight type (the weight-type table, kernels/matmul/table.ts), or a clear error. */
 function blockDecoder(name: string, typeId: number): BlockDecoder {
-  const k = K_QUANTS.get(typeId);
-  if (k) return k;
-  const t = ggmlType(typeId);
-  const f = t && formats.get(t.name);
-  // Same guard as gguf/dequant.ts: only a format whose bytes are ggml's may decode a weight.
-  if (!t || !f || f.ggmlType !== typeId || f.blockValues !== t.blockValues || f.blockBytes !== t.blockBytes) {
-    const supported = dequantTypes().map(ggmlTypeName).join(', ');
-    throw new FileFormatError('gguf', `tensor '${name}': weight type ${ggmlTypeName(typeId)} (id ${typeId}) is not supported (supported: ${supported})`);
-  }
-  return (src, so, dst, doff) => f.decodeBlock(src, so, dst, doff);
+  const d = blockDecoderOf(typeId);
+  if (d) return d;
+  const supported = dequantTypes().map(ggmlTypeName).join(', ');
+  throw new FileFormatError('gguf', `tensor '${name}': weight type ${ggmlTypeName(typeId)} (id ${typeId}) is not supported (supported: ${supported})`);
 }
 
 /** Packed bytes read per step when expanding a file-backed weight to f32: bounds the transient buffer. */

@@ -46,7 +46,8 @@ for (const [name, policy] of POLICIES) {
     const want = kvBytes({ ctx: n, layers: model.hp.nLayer, kvHeads: model.hp.nHeadKv, headDim: model.hp.headDim, policy: swa.policy, prompt: PROMPT, chunkTokens: CHUNK });
     for (const r of ['sinks', 'anchors', 'bulk', 'window', 'staging', 'total'] as const) assert.equal(got[r], want[r], `${name} ${r}`);
     const full = all.nbytes();
-    assert.ok(got.total < full.total / 2 && got.allocated < full.allocated, `${name}: ${got.total} B held vs ${full.total} B, ${got.allocated} B allocated vs ${full.allocated} B`);
+    // Eviction frees bulk chunks; the exact rows (sinks, anchors, window and an open channel group) are the same in both.
+    assert.ok(got.bulk < full.bulk / 2 && got.total < full.total && got.allocated < full.allocated, `${name}: ${got.bulk} B bulk vs ${full.bulk} B, ${got.total} B held vs ${full.total} B, ${got.allocated} B allocated vs ${full.allocated} B`);
     swa.dispose();
     all.dispose();
   });

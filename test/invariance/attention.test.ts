@@ -87,3 +87,25 @@ for (const { scheme, opts } of CASES) {
     }
   });
 }
+
+test('attention rows are batch- and thread-invariant across position splits (a 9000-position cache: 3 splits)', (t) => {
+  if (!wasmKernels()) return t.skip('wasm kernels unavailable');
+  for (const scheme of ['q4_0', 'q2k']) {
+    const L = 9000;
+    const c = new KvCache({ layers: 1, kvHeads: H, headDim: D, capacity: L, policy: schemePolicy(scheme, { window: 40, sinks: 4 }), chunkTokens: 256 });
+    c.append(0, new Prng(11).normals((L - 64) * H * D), new Prng(12).normals((L - 64) * H * D));
+    c.append(0, new Prng(13).normals(64 * H * D), new Prng(14).normals(64 * H * D));
+    // Queries before, at and past split boundaries, and the last batch's 64.
+    const positions = [100, 4094, 4095, 4096, 4097, 8191, 8192, ...Array.from({ length: 64 }, (_, i) => L - 64 + i)];
+    const heads = H * 4;
+    const row = heads * D;
+    const q = new Prng(15).normals(positions.length * row);
+    const all = run(c, q, heads, positions, positions.length, 1, {});
+    for (const [batch, threads] of [[1, 1], [7, 1], [positions.length, 2], [1, 2]] as const) {
+      if (threads > getThreads()) continue;
+      const at = firstDiff(run(c, q, heads, positions, batch, threads, {}), all, row);
+      assert.equal(at, -1, `${scheme}: batches of ${batch} on ${threads} thread(s) differ at the query at ${positions[at]}`);
+    }
+    c.dispose();
+  }
+});

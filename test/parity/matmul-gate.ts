@@ -7,8 +7,9 @@ import { pathToFileURL } from 'node:url';
 import { Weight } from '../../src/model/forward-weights.js';
 import { matmulKernelFor, wasmMatmul, type Activations } from '../../src/model/matmul-wasm.js';
 import { dequantize } from '../../src/gguf/dequant.js';
-import { GGML, ggmlType } from '../../src/gguf/types.js';
+import { ggmlType } from '../../src/gguf/types.js';
 import { wasmFailure, wasmKernels } from '../../src/kernels/wasm.js';
+import { weightType } from '../../src/kernels/matmul/table.js';
 import { Prng } from '../../src/numeric/prng.js';
 import type { GateResult } from './gate.js';
 import { FLOAT_TYPES, K_TYPES, MATMUL_TYPES, matmulTolerance, randomWeight } from './matmul-weights.js';
@@ -23,7 +24,7 @@ export interface MatmulGrid {
   readonly kCols: readonly number[];
 }
 
-/** Kernels the gate must see run (src/model/matmul-wasm.ts plans). */
+/** Kernels the gate must see run (src/kernels/matmul/plan.ts). */
 export const MATMUL_KERNELS = ['matmulVec', 'matmulQ8Tiled', 'matmulF32Tiled'] as const;
 
 /** The npm-test grid: leftover rows of four-row groups and strips, every token path (~2 s). */
@@ -52,7 +53,7 @@ export function worstError(y: Float32Array, ref: Float32Array, full: Float32Arra
 }
 
 /** 32-value block types whose one-token kernels need finite block scales (and mins): others take the row kernel. */
-const SCALED_BLOCKS: ReadonlySet<number> = new Set([GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL]);
+const SCALED_BLOCKS: ReadonlySet<number> = new Set(MATMUL_TYPES.filter((t) => weightType(t)!.scalesChecked));
 
 /**
  * A weight with an Inf block scale in row 1 and a NaN one in row 2 (the last row of [4, 96] otherwise
@@ -105,9 +106,13 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
   };
   for (const type of MATMUL_TYPES) {
     const name = ggmlType(type)!.name;
-    const qb = K_TYPES.has(type) ? 256 : 32;
-    // Types with a one-token kernel must run it for one token (q8 activations for the integer types).
-    const hasVec = (wasmKernels()!.exports['vecOrder']!(type) as number) >= 0;
+    const qb = weightType(type)!.actBlock || 32;
+    // Types with a one-token kernel must run it for one token (q8 activations for the integer types); the
+    // table's activation order is the one the kernel reads.
+    const row = weightType(type)!;
+    const hasVec = row.oneToken !== null;
+    const kernelOrder = wasmKernels()!.exports['vecOrder']!(type) as number;
+    report(kernelOrder === (row.oneToken?.order ?? -1), `matmul ${name}: the table's one-token order ${row.oneToken?.order ?? -1}, the kernel's ${kernelOrder}`);
     let vecRan = 0;
     const colsList = FLOAT_TYPES.has(type) ? grid.floatCols : K_TYPES.has(type) ? grid.kCols : grid.blockCols;
     const rng = new Prng(1000 + type);

@@ -2,12 +2,14 @@
 // matmul parity checks (test/parity/matmul-gate.ts, src/model/matmul-wasm.test.ts) share them.
 import { encode } from '../../src/formats/codec.js';
 import { GGML, ggmlType } from '../../src/gguf/types.js';
+import { WEIGHT_TYPES } from '../../src/kernels/matmul/table.js';
 import { Prng } from '../../src/numeric/prng.js';
 
-export const K_TYPES: ReadonlySet<number> = new Set([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
-export const FLOAT_TYPES: ReadonlySet<number> = new Set([GGML.F32, GGML.F16, GGML.BF16]);
-/** Every weight type the wasm matmuls take. */
-export const MATMUL_TYPES: readonly number[] = [GGML.F32, GGML.F16, GGML.BF16, GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL, GGML.Q4_K, GGML.Q5_K, GGML.Q6_K];
+/** Every weight type the wasm matmuls take: the weight-type table's rows (adding a row adds it to the gate). */
+export const MATMUL_TYPES: readonly number[] = WEIGHT_TYPES.filter((r) => r.wasm).map((r) => r.type);
+/** Types in whole 256-value blocks, and the float types (any column count). */
+export const K_TYPES: ReadonlySet<number> = new Set(WEIGHT_TYPES.filter((r) => r.gateCols === 'block256').map((r) => r.type));
+export const FLOAT_TYPES: ReadonlySet<number> = new Set(WEIGHT_TYPES.filter((r) => r.gateCols === 'float').map((r) => r.type));
 
 /** f32 activations: wasm and TS sum in different orders; allowed error relative to sum |w x|. */
 export const F32_ACT_REL = 2e-6;

@@ -1,0 +1,160 @@
+// A matmul job: the weights of a group cut into units of 4-row strips, run by the caller and the pool's
+// workers taking units from a shared counter (assembly/matmul_run.ts), and the prefetch job that has idle
+// workers read the next weights into cache.
+import { awaitShared, beforePosts, postShared } from '../pool.js';
+import type { WasmKernels } from '../wasm.js';
+import { matmulConfig, matmulCores, PARALLEL_MIN_MACS } from './config.js';
+import { ThreadChooser } from './chooser.js';
+import type { Packed, Plan } from './plan.js';
+import type { MatmulKernel } from './table.js';
+import type { PackedWeight } from './weights.js';
+
+const chooser = new ThreadChooser();
+
+/** The module's global of each job kernel id (assembly/matmul_run.ts K_*, exported: one definition). */
+const KERNEL_GLOBALS: Readonly<Record<MatmulKernel | 'touch', string>> = { matmulVec: 'K_VEC', matmulQ8Tiled: 'K_Q8_TILED', matmulF32Tiled: 'K_F32_TILED', touch: 'K_TOUCH' };
+let ids: Record<MatmulKernel | 'touch', number> | null = null;
+/** Job kernel ids read from the module's exports (the same in every space: one module). */
+function kernelId(k: WasmKernels, kernel: MatmulKernel | 'touch'): number {
+  if (!ids) {
+    const e = k.exports as unknown as Record<string, WebAssembly.Global>;
+    const read = (name: string) => e[name]!.value as number;
+    ids = { matmulVec: read(KERNEL_GLOBALS.matmulVec), matmulQ8Tiled: read(KERNEL_GLOBALS.matmulQ8Tiled), matmulF32Tiled: read(KERNEL_GLOBALS.matmulF32Tiled), touch: read(KERNEL_GLOBALS.touch) };
+  }
+  return ids[kernel];
+}
+
+/** One weight of a job: its plan, its packed activations and its output address. */
+export interface Part {
+  w: PackedWeight;
+  p: Plan;
+  x: Packed;
+  y: number;
+}
+
+/** Units per thread a parallel call aims for, so a thread that starts late or stalls holds up at most a few. */
+const UNITS_PER_THREAD = 8;
+/** Smallest unit, in multiply-adds: taking a unit costs ~0.1 us (an atomic on a shared line), this ~2 us of work. */
+const MIN_UNIT_MACS = 1 << 16;
+
+/**
+ * Totals over parallel calls: units run and how many of them the calling thread took (benchmarks report the
+ * share); prefetches posted and the touch units the workers took of them before the next job.
+ */
+const splitStats = { calls: 0, units: 0, callerUnits: 0, prefetches: 0, prefetchUnits: 0 };
+export function matmulSplitStats(): Readonly<typeof splitStats> {
+  return { ...splitStats };
+}
+
+/** Per space, the shared job every thread takes units from (pool.ts postShared wants a fixed address). */
+const jobs: number[] = [];
+function jobOf(k: WasmKernels): number {
+  return (jobs[k.index] ||= k.arena.alloc(k.exports['matmulJobBytes']!() as number));
+}
+let jobTag = 0;
+
+/**
+ * The parts' products into their outputs as one job, whose units (whole 4-row strips of one weight) are
+ * split dynamically across the pool when that pays: the workers are woken and waited for once per job.
+ */
+export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratch: number, stride: number, maxThreads: number): void {
+  const e = k.exports;
+  let macs = 0;
+  for (const { w } of parts) macs += w.rows * w.cols * n;
+  const threads = Math.min(maxThreads, Math.floor(macs / MIN_UNIT_MACS) || 1);
+  const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (matmulConfig().threadChoice === 'always' || chooser.choose(macs));
+  // Only a clear win holds the workers awake and prefetches; a re-timing of the pool (one thread winning: a
+  // busy machine) does neither.
+  const chosen = parallel && (matmulConfig().threadChoice === 'always' || (!chooser.probing && chooser.clearlyFaster(macs)));
+  // Units of at least MIN_UNIT_MACS, about UNITS_PER_THREAD per thread over the whole job.
+  const unitMacs = Math.max(MIN_UNIT_MACS, macs / (threads * UNITS_PER_THREAD));
+  const job = jobOf(k);
+  endPrefetch();
+  usingPool = chosen;
+  jobTag = (jobTag + 1) >>> 0;
+  const t0 = performance.now();
+  let count = 0;
+  const part = ({ w, p, x, y }: Part, r0: number, rows: number, unitRows: number) =>
+    e['matmulPart']!(job, count++, kernelId(k, p.kernel), w.type, w.ptr + r0 * w.rowBytes, w.rowBytes, rows, w.cols, x.q, x.d, x.s, n, y + r0 * 4, w.rows, unitRows, scratch, stride);
+  parts.forEach((pt, i) => {
+    const { rows, cols } = pt.w;
+    // (The job's counter holds at most 0xffff units in all.)
+    const unitRows = parallel ? Math.max(Math.ceil(unitMacs / (cols * n) / 4) * 4, Math.ceil((rows * (parts.length + 1)) / 0xfff0)) : rows;
+    // The job's last rows, about a unit per thread, go in quarter units: the threads then finish within a
+    // quarter unit of each other. (Splits on a multiple of 4 rows: every row keeps its place in its 4-row group.)
+    const tail = parallel && i === parts.length - 1 ? Math.min(rows - (rows % 4), threads * unitRows) : 0;
+    const split = tail ? rows - tail - ((rows - tail) % 4) : rows;
+    if (split > 0) part(pt, 0, split, unitRows);
+    if (split < rows) part(pt, split, rows - split, Math.max(4, Math.ceil(unitRows / 16) * 4));
+  });
+  const units = e['matmulArm']!(job, count, jobTag) as number;
+  if (parallel) postShared(k, 'matmulRun', job, threads - 1, chosen);
+  const mine = e['matmulRun']!(job, 0) as number;
+  // Also when not posted: a worker still in its loop from an earlier job (a prefetch, a late wake) may
+  // have taken a unit of this one, and must finish it before the activations and the job are rewritten.
+  if (mine < units) awaitShared(k, e['matmulJobDone']!(job) as number, units);
+  if (parallel) {
+    splitStats.calls++;
+    splitStats.units += units;
+    splitStats.callerUnits += mine;
+  }
+  if (threads > 1 && macs >= PARALLEL_MIN_MACS) chooser.record(macs, parallel, performance.now() - t0);
+}
+
+/** Whether the last job ran on the pool by choice (a prefetch only pays while the pool is in use). */
+let usingPool = false;
+/** Units of a prefetch job the workers may still be taking (0: none posted since the last job), and its space. */
+let prefetching = 0;
+let prefetchSpace: WasmKernels | null = null;
+/** Bytes of weight rows per prefetch unit: a cancel waits for at most one such unit (~5 us). */
+const PREFETCH_UNIT_BYTES = 64 << 10;
+
+/**
+ * Has the pool's workers read `group`'s weight rows into cache, in order, while this thread does something
+ * else (a decode step's attention, when the workers would only spin): the next job cancels whatever they
+ * have not reached. Does nothing when the last job did not use the pool (one thread chosen: a busy machine).
+ * Only the weights in the first one's memory space are read (a job addresses one space).
+ */
+export function matmulPrefetch(group: readonly PackedWeight[]): void {
+  const k = group[0]?.space;
+  if (!k || !usingPool || !jobs[k.index]) return;
+  const job = jobs[k.index]!;
+  const e = k.exports;
+  endPrefetch();
+  const mine = group.filter((w) => w.space === k);
+  const most = Math.min(mine.length, e['matmulJobParts']!() as number);
+  for (let i = 0; i < most; i++) {
+    const w = mine[i]!;
+    const unitRows = Math.max(1, Math.floor(PREFETCH_UNIT_BYTES / w.rowBytes));
+    e['matmulPart']!(job, i, kernelId(k, 'touch'), w.type, w.ptr, w.rowBytes, w.rows, w.cols, 0, 0, 0, 0, 0, 0, unitRows, 0, 0);
+  }
+  jobTag = (jobTag + 1) >>> 0;
+  const units = e['matmulArm']!(job, most, jobTag) as number;
+  const workers = Math.min(matmulConfig().threads, matmulCores()) - 1;
+  prefetching = postShared(k, 'matmulRun', job, workers) > 0 ? units : 0;
+  prefetchSpace = k;
+  if (prefetching) splitStats.prefetches++;
+  // No worker to take it (the pool did not start): nothing may be left armed.
+  if (!prefetching) e['matmulCancel']!(job);
+}
+
+// The pool's own jobs (attention) stop a prefetch too, so the workers take them at once.
+beforePosts(() => endPrefetch());
+
+/** Stops a posted prefetch: no unit is taken after this, and the ones taken are waited for. */
+function endPrefetch(): void {
+  const k = prefetchSpace;
+  if (!prefetching || !k) return;
+  const e = k.exports;
+  const job = jobs[k.index]!;
+  const taken = e['matmulCancel']!(job) as number;
+  awaitShared(k, e['matmulJobDone']!(job) as number, taken);
+  splitStats.prefetchUnits += taken;
+  prefetching = 0;
+}
+
+/**
+ * Kept for callers that used to stop the matmul threads: they are now the process's one worker pool
+ * (kernels/pool.ts), shared with attention, whose idle workers never keep the process alive.
+ */
+export function closeMatmulThreads(): void {}

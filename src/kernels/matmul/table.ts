@@ -1,0 +1,87 @@
+// The weight-type table: one row per ggml weight type the engine multiplies, plain data. A row names how a
+// block decodes (the reference the dequantizer and the TS matmul use), the wasm one-token kernel's
+// activation order and reach, the tiled kernel, the int8 activation block, and what the matmul gate covers.
+// The dequantizer (gguf/dequant.ts), Weight (model/forward-weights.ts) and the wasm dispatch (plan.ts) all
+// read it: adding a weight type is one row here (plus its kernels in assembly/ and golden vectors).
+import { formats } from '../../formats/registry.js';
+import { decodeQ4K, decodeQ5K, decodeQ6K } from '../../gguf/kquants.js';
+import { GGML, ggmlType } from '../../gguf/types.js';
+
+/** Decodes one block at src[srcOff..] into dst[dstOff..] (blockValues floats). */
+export type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
+
+/** Kernels of assembly/matmul_run.ts by name (ids: its K_* constants, read from the module at dispatch). */
+export type MatmulKernel = 'matmulVec' | 'matmulQ8Tiled' | 'matmulF32Tiled';
+
+export interface WeightTypeRow {
+  readonly type: number;
+  /**
+   * The block decoder: 'format' for types whose bytes are a registered KV format's (looked up by ggml name
+   * at call time, so one definition serves both), else the function (K-quants, weights only).
+   */
+  readonly decoder: 'format' | BlockDecoder;
+  /** Whether the wasm kernels read this type in its packed bytes. */
+  readonly wasm: boolean;
+  /**
+   * The one-token kernel (assembly/matmul_vec.ts matmulVec), or null: the activation order it reads
+   * (packActVec ORDER_*) and the most tokens a call runs through it (once per token, re-reading the rows)
+   * before the tiles pay. Bits never depend on it: every kernel of a type sums in the same order. Measured
+   * on [2048, 768] and [768, 2048], one core, CPU time (against the row kernels since removed, and the
+   * tiles): q8_0 at 3 tokens 290 vs 473 us (row kernel), at 4 384 vs 369 (tiled); q4_0 / q4_K at 6 543 /
+   * 651 vs 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; q6_K at 3 530 vs 653 (row kernel), at 4 702 vs
+   * 494 (tiled); f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531 vs 563, at 6 793 vs 760 (f32 row
+   * kernel); q4_1 / q5_0 / q5_1 / iq4_nl (weights cycled from DRAM) at 3 538-744 vs 610-933 (row kernel);
+   * q5_K at 3 600-610 vs 781-852 (row kernel), at 4 773 vs 689-691 (tiled).
+   */
+  readonly oneToken: { readonly order: number; readonly maxTokens: number } | null;
+  /** 'q8': int8 activations per `actBlock` values (matmulQ8Tiled) by default; 'f32': float weights, f32 activations always. */
+  readonly acts: 'q8' | 'f32';
+  /** Values per int8 activation scale (32, or 256 for K-quants); 0 for float types. */
+  readonly actBlock: number;
+  /** The one-token kernel converts f16 block scales four at a time (Inf/NaN not kept): weights with any take the tiles (vecScalesFinite). */
+  readonly scalesChecked: boolean;
+  /** Column counts the matmul gate draws: any ('float'), whole 32-value blocks, whole 256-value blocks. */
+  readonly gateCols: 'float' | 'block32' | 'block256';
+}
+
+// packActVec orders (assembly/matmul_vec.ts ORDER_*).
+const NATURAL = 0, NIB32 = 1, NIB256 = 2, HALVES = 3, Q6K = 4;
+
+const row = (type: number, decoder: WeightTypeRow['decoder'], oneToken: WeightTypeRow['oneToken'], acts: 'q8' | 'f32', actBlock: number, scalesChecked: boolean, gateCols: WeightTypeRow['gateCols']): WeightTypeRow => ({ type, decoder, wasm: true, oneToken, acts, actBlock, scalesChecked, gateCols });
+
+export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
+  // f32 has no one-token kernel: the f32 tile reads its rows in place at any n.
+  row(GGML.F32, 'format', null, 'f32', 0, false, 'float'),
+  row(GGML.F16, 'format', { order: HALVES, maxTokens: 1 }, 'f32', 0, false, 'float'),
+  row(GGML.BF16, 'format', { order: HALVES, maxTokens: 4 }, 'f32', 0, false, 'float'),
+  row(GGML.Q8_0, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
+  row(GGML.Q4_0, 'format', { order: NIB32, maxTokens: 6 }, 'q8', 32, true, 'block32'),
+  row(GGML.Q4_1, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
+  row(GGML.Q5_0, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
+  row(GGML.Q5_1, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
+  row(GGML.IQ4_NL, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
+  row(GGML.Q4_K, decodeQ4K, { order: NIB256, maxTokens: 6 }, 'q8', 256, false, 'block256'),
+  row(GGML.Q5_K, decodeQ5K, { order: NIB256, maxTokens: 3 }, 'q8', 256, false, 'block256'),
+  row(GGML.Q6_K, decodeQ6K, { order: Q6K, maxTokens: 3 }, 'q8', 256, false, 'block256'),
+];
+
+const byType = new Map(WEIGHT_TYPES.map((r) => [r.type, r]));
+
+/** The row of a ggml type, or undefined (not a weight type the engine multiplies). */
+export function weightType(type: number): WeightTypeRow | undefined {
+  return byType.get(type);
+}
+
+/**
+ * The block decoder of a ggml type, or undefined: K-quants from kquants.ts, the rest through the registered
+ * format whose bytes are that type's (guarded: a same-named format whose bytes differ from ggml's is refused).
+ */
+export function blockDecoderOf(type: number): BlockDecoder | undefined {
+  const r = byType.get(type);
+  if (!r) return undefined;
+  if (r.decoder !== 'format') return r.decoder;
+  const t = ggmlType(type);
+  const f = t && formats.get(t.name);
+  if (!t || !f || f.ggmlType !== type || f.blockValues !== t.blockValues || f.blockBytes !== t.blockBytes) return undefined;
+  return (src, so, dst, doff) => f.decodeBlock(src, so, dst, doff);
+}

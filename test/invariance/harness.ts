@@ -12,16 +12,18 @@ import { chatModelPath, type TestServer } from '../server/harness.js';
 export interface SuiteModel {
   name: string;
   path: string;
+  /** The schemes run on it (the suite's time: the 6.8M-parameter model runs f16 and q2k only). */
+  schemes: typeof SCHEMES;
 }
 
 const SHARED = ['stories260K.gguf', 'tinystories-656k.gguf', 'pydoc-6.8m.gguf'];
 
 /** The synthetic model, then each shared model found (a missing one is named once, with the reason). */
 export function suiteModels(file: string): SuiteModel[] {
-  const out: SuiteModel[] = [{ name: 'synthetic tiny-chat', path: chatModelPath() }];
+  const out: SuiteModel[] = [{ name: 'synthetic tiny-chat', path: chatModelPath(), schemes: SCHEMES }];
   for (const f of SHARED) {
     const path = fromRoot('..', 'shared', 'models', f);
-    if (existsSync(path)) out.push({ name: f, path });
+    if (existsSync(path)) out.push({ name: f, path, schemes: f.startsWith('pydoc') ? SCHEMES.filter((x) => x.name === 'f16' || x.name === 'q2k') : SCHEMES });
     else console.log(`${file}: skipping ${f}: ${path} is absent (../shared/models not checked out)`);
   }
   return out;

@@ -7,7 +7,6 @@ import { schemePolicy } from '../../src/cache/schemes.js';
 import { attendAll } from '../fixtures/attend-all.js';
 import { Prng } from '../../src/numeric/prng.js';
 import { RemotePrefixTier } from '../../src/store/prefix-tier.js';
-import { importChunks, exportChunk } from '../../src/store/cache-chunks.js';
 import type { RedisChunkStore } from '../../src/store/redis-store.js';
 
 const skip = reportSkip('test/redis/prefix-tier.test.ts');
@@ -23,34 +22,36 @@ function filled(tokens: number): KvCache {
 }
 
 
-test('two instances, one Redis: B extends its cache with the chunks A prefilled, bit for bit; other chains never hit', { skip }, () =>
+test('two instances, one Redis: B imports the chunks and resume rows A stored and continues bit for bit; other chains never hit', { skip }, () =>
   withRedis(async (r, open) => {
     const a = new RemotePrefixTier(open(r.url).store, { log: () => {} });
     const bLines: string[] = [];
     const b = new RemotePrefixTier(open(r.url).store, { log: (l) => bLines.push(l) });
     await Promise.all([a.store, b.store].map((s) => (s as RedisChunkStore).waitReady(5000)));
-    const src = filled(3 * C + 20);
+    const src = filled(3 * C);
     const hashes = chainKeys('prompt', 3);
-    assert.equal(a.offer(hashes, src), 3);
+    // Three chunks and the resume rows at their end.
+    assert.equal(a.offerResumable(hashes, src), 4);
     await a.store.flush();
-    const ref = src.fork();
-    ref.rewind(3 * C);
-    const fresh = make();
-    assert.equal(await b.fetchInto(fresh, hashes), 3);
-    assert.deepEqual(attendAll(fresh), attendAll(ref));
-    // From a local base holding the first chunk: only the rest is fetched.
-    const base = make();
-    importChunks(base, [exportChunk(src, 0)]);
-    assert.equal(await b.fetchInto(base, hashes), 2);
-    assert.deepEqual(attendAll(base), attendAll(ref));
+    const got = await b.fetchResumable(make, hashes, 0, 8);
+    assert.deepEqual([got.depth, got.chain, got.cache?.length], [3, 3, 3 * C]);
+    // Appending the same rows to both gives the same attention, bit for bit.
+    const more = (c: KvCache) => {
+      for (let l = 0; l < L; l++) c.append(l, new Prng(30 + l).normals(20 * H * D), new Prng(40 + l).normals(20 * H * D));
+      return attendAll(c);
+    };
+    assert.deepEqual(more(got.cache!), more(src));
+    // fetchInto: the chunks alone, without resume rows (a cache that is not resumable at their end).
+    const bare = make();
+    assert.equal(await b.fetchInto(bare, hashes), 3);
+    assert.equal(bare.resumableAt(3 * C), false);
     // Another salt, model or policy roots another chain: nothing shared.
-    assert.equal(await b.fetchInto(make(), chainKeys('other-salt', 3)), 0);
+    assert.equal((await b.fetchResumable(make, chainKeys('other-salt', 3), 0, 8)).chain, 0);
     // Same chain, cache of another shape (a key collision or a bug): refused, never imported.
-    const other = make(schemePolicy('q4_0', { window: 16 }));
-    assert.equal(await b.fetchInto(other, hashes), 0);
-    assert.equal(other.length, 0);
+    const refused = await b.fetchResumable(() => make(schemePolicy('q4_0', { window: 16 })), hashes, 0, 8);
+    assert.deepEqual([refused.cache, refused.chain], [null, 3]);
     assert.match(bLines.join('\n'), /refused 3 remote chunks/);
-    for (const c of [src, ref, fresh, base, other]) c.dispose();
+    for (const c of [src, got.cache!, bare]) c.dispose();
   }));
 
 test('offer sends each chunk once, again after it went missing (evicted, or Redis restarted empty)', { skip }, () =>

@@ -99,7 +99,7 @@ const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(0)}%`;
 for (const C of sizes) {
   const r = await RedisServer.start();
   try {
-    const args = ['-m', model, '--kv', kv, '-np', '4', '-c', '512', '--chunk-tokens', String(C), '--resume-every', every, '--kv-store', r.url];
+    const args = ['-m', model, '--kv', kv, '-np', '4', '-c', '512', '--chunk-tokens', String(C), '--resume-every', every, '--kv-store', r.url, '--kv-store-key', 'bench prefix-chunks store key (a bench)'];
     const a = await startServe(args);
     let sa: Side;
     let prefixBytes: number;

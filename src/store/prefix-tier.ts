@@ -4,6 +4,7 @@
 // end of chunk c (the exact rows a query there reads, cache-chunks.ts) live under resumeKey(h_c): a chain
 // is resumable only where they were stored.
 import type { KvCache } from '../cache/kvcache.js';
+import { FileFormatError } from '../errors.js';
 import { exportChunk, exportResumeRows, importChunks, importResumeRows } from './cache-chunks.js';
 import type { ChunkStore } from './redis-store.js';
 
@@ -110,7 +111,7 @@ export class RemotePrefixTier {
       try {
         importChunks(cache, got.slice(0, c), 0);
         importResumeRows(cache, c * cache.chunkTokens, rows);
-        if (!cache.resumableAt(c * cache.chunkTokens)) throw new Error(`the imported cache is not resumable at ${c * cache.chunkTokens}`);
+        if (!cache.resumableAt(c * cache.chunkTokens)) throw new FileFormatError('remote chunks', `the imported cache is not resumable at ${c * cache.chunkTokens}`);
       } catch (e) {
         cache.dispose();
         this.log(`refused ${c} remote chunks and their resume rows: ${(e as Error).message}`);

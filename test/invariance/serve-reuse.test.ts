@@ -107,7 +107,7 @@ test('a second instance fed from a real redis-server answers as a cold prefill, 
   try {
     for (const m of models) {
       for (const { name, policy } of m.schemes) {
-        const o = { modelPath: m.path, policy, parallel: 1, kvStore: r.url, storeLog: () => {} };
+        const o = { modelPath: m.path, policy, parallel: 1, kvStore: r.url, kvStoreKey: 'invariance-suite-store-key', storeLog: () => {} };
         const [a, b] = [await serve({ ...o, prefillChunk: 7 }), await serve({ ...o, prefillChunk: 128 })];
         const ref = await serve({ modelPath: m.path, policy, parallel: 1, cacheRamBytes: 0 });
         try {

@@ -102,15 +102,17 @@ test('nginx in front of two instances sharing Redis: prefix served from the stor
     const viaA = await client(`${lb.url}/a`).completions.create(body(prompt) as OpenAI.CompletionCreateParamsNonStreaming);
     assert.equal(cached(viaA), 0);
     // A writes its chunks behind the response: wait until they are in Redis.
-    for (let i = 0; i < 200 && (await redis.admin().dbsize()) < 10; i++) await new Promise((r) => setTimeout(r, 25));
-    assert.equal(await redis.admin().dbsize(), 10);
+    // Ten chunks of 32 below the prompt end, and the resume rows at the deepest boundary (320).
+    for (let i = 0; i < 200 && (await redis.admin().dbsize()) < 11; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(await redis.admin().dbsize(), 11);
     const viaB = await client(`${lb.url}/b`).completions.create(body(prompt) as OpenAI.CompletionCreateParamsNonStreaming);
     assert.ok(cached(viaB) >= 256, `B served A's prefix from the store: cached ${cached(viaB)}`);
     assert.equal(viaB.choices[0]!.text, viaA.choices[0]!.text);
     assert.deepEqual(viaB.choices[0]!.logprobs!.token_logprobs, viaA.choices[0]!.logprobs!.token_logprobs);
     // Both instances' /metrics through nginx: B counted the remote hit, A the chunks it wrote.
     assert.ok((await metricOf(`${lb.url}/b`, 'kvpack:remote_store_hit_tokens_total')) >= 256);
-    assert.equal(await metricOf(`${lb.url}/a`, 'kvpack:remote_store_written_chunks_total'), 10);
+    // Ten chunks and the resume rows at 320.
+    assert.equal(await metricOf(`${lb.url}/a`, 'kvpack:remote_store_written_chunks_total'), 11);
 
     // A stream on A; A is killed after three chunks; the client retries through the balanced upstream.
     const predictedB = await metricOf(b.url, 'llamacpp:tokens_predicted_total');

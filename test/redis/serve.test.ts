@@ -282,8 +282,8 @@ test('kvpack serve --kv-store without a key refuses to start (one line); --kv-st
     await new Promise<void>((resolve, reject) => {
       child.stderr.on('data', (b: Buffer) => {
         err += b.toString();
-        // SIGTERM drains only once the server is up (the warning comes before it): wait for its address line.
-        if (/WARNING/.test(err) && /kvpack serve: http:/.test(err)) resolve();
+        // The address line comes once the model is loaded and SIGTERM drains (before, it would just kill).
+        if (/WARNING/.test(err) && /kvpack serve: http/.test(err)) resolve();
       });
       void exited.then((code) => reject(new Error(`exited ${code}: ${err}`)));
     });

@@ -1,12 +1,13 @@
-// The short `npm run load`: 16 concurrent streaming clients against a `kvpack serve` child process for a
-// few seconds, with disconnects, malformed JSON, oversized bodies and wrong types mixed in.
+// The short `npm run load`: 16 concurrent streaming clients against a `kvpack serve` child process for five
+// seconds (enough streams even with the shared cores busy), with disconnects, malformed JSON, oversized
+// bodies and wrong types mixed in.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadOk, loadRun, printReport, type LoadRunOptions } from '../../bench/load.js';
 import { chatModelPath } from './harness.js';
 
 test('load: 16 clients with faults mixed in; no error, no leaked slot, memory in bounds', async () => {
-  const o: LoadRunOptions = { model: chatModelPath(), seconds: 3, clients: 16, parallel: 4, kv: 'q8_0', cacheRamMiB: 16, ctx: 512 };
+  const o: LoadRunOptions = { model: chatModelPath(), seconds: 5, clients: 16, parallel: 4, kv: 'q8_0', cacheRamMiB: 16, ctx: 512 };
   const r = await loadRun(o);
   printReport(o, r);
   assert.deepEqual(r.errors, []);

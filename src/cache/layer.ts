@@ -302,7 +302,8 @@ export class LayerCache {
     if (!Number.isInteger(r) || r < 0 || r > this.n || !this.canRewind(r)) return false;
     if (r === 0) return true;
     const [a0, a1] = this.prompt !== undefined && r >= this.prompt ? this.anchorRange() : [0, 0];
-    const need = Math.min(r, exactFrom(this.plan, r, a0, a1));
+    // Positions below the sinks are the sink rows (always held), never the ring's.
+    const need = Math.min(r, Math.max(this.plan.sinks, exactFrom(this.plan, r, a0, a1)));
     const R = this.ring.k.rows;
     const held = R === 0 ? r : this.ringLo;
     if (need < r && held > need) return false;

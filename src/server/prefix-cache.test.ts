@@ -221,7 +221,7 @@ test('remote tier: another instance imports the chain with its resume rows and c
   b.clear();
 });
 
-test('remote tier: resume rows at a boundary inside the first window (r < W + sinks) make the import resumable', { todo: 'cache (A1): importResumeRows below W + sinks leaves ringLo above the sinks, so resumableAt(r) stays false' }, () => {
+test('remote tier: resume rows at a boundary inside the first window (r < W + sinks) make the import resumable', () => {
   const policy: CachePolicy = { k: 'q8_0', v: 'q8_0', window: 128, sinks: 4 };
   const toks = seq(64);
   const a = filled(toks, policy);

@@ -22,10 +22,15 @@ export const deepestResumable: ResumeRule = (cache, max) => {
 /** Resume points of frozen caches, descending. */
 const frozenPoints = new WeakMap<KvCache, number[]>();
 
-/** The resume points in [1, top], descending (all of them, or only the first found). */
+/**
+ * The resume points in (sinks, top], descending (all of them, or only the first found). A point inside the
+ * sinks is resumable but saves nothing worth a fork: a cold start.
+ */
 function scan(cache: KvCache, top: number, all: boolean): number[] {
   const out: number[] = [];
-  for (let r = top; r > 0 && (all || out.length === 0); r--) if (cache.resumableAt(r)) out.push(r);
+  let floor = 0;
+  for (let l = 0; l < cache.layers; l++) floor = Math.max(floor, cache.layerCache(l).plan.sinks);
+  for (let r = top; r > floor && (all || out.length === 0); r--) if (cache.resumableAt(r)) out.push(r);
   return out;
 }
 

@@ -14,8 +14,9 @@ const D = 64;
 const C = 32;
 const LAYERS = 2;
 const W = 16;
+const make = (policy: CachePolicy, capacity = 160): KvCache => makeCache(policy, capacity);
 
-function make(policy: CachePolicy, capacity = 160): KvCache {
+function makeCache(policy: CachePolicy, capacity = 160): KvCache {
   return new KvCache({ layers: LAYERS, kvHeads: H, headDim: D, capacity, policy, chunkTokens: C });
 }
 
@@ -118,10 +119,12 @@ test('import refuses chunks of another shape or policy, garbage, and caches not 
   for (const x of [a, other, deeper, b, small]) x.dispose();
 });
 
-for (const scheme of ['q8_0', 'q4_0', 'q2k', 'kivi2']) {
-  test(`${scheme}: chunks + resume rows at a boundary continue bit for bit like the cache they came from (negative control: chunks alone do not)`, () => {
-    const policy = schemePolicy(scheme, { window: W, sinks: 4 });
-    const n = 2 * C + W + 8;
+// Window 16: the boundary lies past the first window; window 128: inside it (r < W + sinks: the rows start at the sinks).
+for (const [scheme, win] of [['q8_0', W], ['q4_0', W], ['q2k', W], ['kivi2', W], ['q8_0', 128], ['q2k', 128]] as const) {
+  test(`${scheme}, window ${win}: chunks + resume rows at a boundary continue bit for bit like the cache they came from (negative control: chunks alone do not)`, () => {
+    const policy = schemePolicy(scheme, { window: win, sinks: 4 });
+    const n = 2 * C + win + 8;
+    const make = (p: CachePolicy) => makeCache(p, n + 8);
     const a = make(policy);
     fill(a, 0, n); // one batch: the rows below 2C its first queries read are still in its spill
     const chunks = [exportChunk(a, 0), exportChunk(a, 1)];
@@ -133,7 +136,7 @@ for (const scheme of ['q8_0', 'q4_0', 'q2k', 'kivi2']) {
     assert.equal(b.resumableAt(2 * C), true);
     fill(b, 2 * C, n);
     // The queries just past the boundary read exact rows below it.
-    const at = Array.from({ length: W + 4 }, (_, i) => 2 * C + i);
+    const at = Array.from({ length: win + 4 }, (_, i) => 2 * C + i);
     assert.deepEqual(attendAt(b, at), attendAt(a, at));
     const bare = make(policy);
     importChunks(bare, chunks);

@@ -159,9 +159,11 @@ test('Redis evicting past maxmemory: partial hits and misses, no errors, the tok
     const admin = r.admin();
     const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
-    // Room for a few prefixes (each 10 chunks of ~4.6 KB and 5 resume rows of ~4 KB, plus the clients'
+    // Redis's LRU samples keys: with few, large values the default 5 samples could evict the newest prefix too.
+    await admin.config('SET', 'maxmemory-samples', '64');
+    // Room for several prefixes (each 10 chunks of ~4.6 KB and 5 resume rows of ~4 KB, plus the clients'
     // buffers); 12 are written.
-    await admin.config('SET', 'maxmemory', String(used + (384 << 10)));
+    await admin.config('SET', 'maxmemory', String(used + (640 << 10)));
     const prefixes = Array.from({ length: 12 }, (_, i) => ids(300, 20 + i));
     for (const pre of prefixes) {
       await complete(a, [...pre, ...ids(40, 2)]);

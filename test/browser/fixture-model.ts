@@ -32,7 +32,8 @@ export function testModel(shared = SHARED): TestModel {
   const vocab = trainedSpmMetadata();
   const tokens = vocab.get('tokenizer.ggml.tokens') as string[];
   // dim 256: its output matmul is big enough (>= PARALLEL_MIN_MACS) that threaded runs hand rows to a worker.
-  const model = tinyLlama({ vocab: tokens.length, ctx: 256, dim: 256, ff: 512 });
+  // ctx 1024: the page's long-prompt test feeds it ~700 tokens (the page holds a model to its own context).
+  const model = tinyLlama({ vocab: tokens.length, ctx: 1024, dim: 256, ff: 512 });
   const tok: [string, GgufValue][] = [...vocab].map(([k, v]) => [k, toValue(v)]);
   const keep = [...model.metadata].filter(([k]) => !k.startsWith('tokenizer.'));
   writeGguf(join(dir, name), { ...model, metadata: [...keep, ...tok] });

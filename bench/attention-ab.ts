@@ -78,17 +78,23 @@ for (const f of formats) {
     }
     cache.append(0, rng.normals(PREFILL * KV * D), rng.normals(PREFILL * KV * D));
     const view = cache.view(0);
-    for (const [kind, nq] of [['decode', 1], ['prefill', PREFILL]] as const) {
+    for (const [kind, nq] of [
+      ['decode', 1],
+      ['prefill', PREFILL],
+    ] as const) {
       if (!kinds.includes(kind)) continue;
       const positions = Array.from({ length: nq }, (_, i) => n - nq + i);
       const q = rng.normals(nq * HEADS * D);
       const out = new Float32Array(q.length);
       const old = oldView(view, n - 1);
-      const [tNew, tSame, tOld] = cpuInterleaved([
-        () => attend({ view, q, heads: HEADS, out, positions, threads: 1 }),
-        () => attend({ view: old, q, heads: HEADS, out, positions, threads: 1 }),
-        () => attendOld(k, { view: old, q, heads: HEADS, out, positions, threads: 1 }),
-      ], budget);
+      const [tNew, tSame, tOld] = cpuInterleaved(
+        [
+          () => attend({ view, q, heads: HEADS, out, positions, threads: 1 }),
+          () => attend({ view: old, q, heads: HEADS, out, positions, threads: 1 }),
+          () => attendOld(k, { view: old, q, heads: HEADS, out, positions, threads: 1 }),
+        ],
+        budget,
+      );
       const ms = (x: number) => (x * 1e3).toFixed(3);
       rows.push([f, `${n}`, kind, ms(tOld!), ms(tSame!), (tSame! / tOld!).toFixed(3), ms(tNew!), (tNew! / tOld!).toFixed(3)]);
       process.stderr.write(`${rows.at(-1)!.join(' ')}\n`);

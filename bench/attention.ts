@@ -87,7 +87,7 @@ function fillRun(f: KvFormat, tokens: number, D: number): { off: number; headStr
     for (let t = 0; t < tokens; t += B) {
       const n = f.axis === 'token' ? Math.min(B, tokens - t) : B;
       const start = ((h * 7919 + t) * D) % (POOL.length - n * D);
-      const dst = f.axis === 'token' ? off + h * headStride + (t / B) * B * (bytesFor(f, 1, D)) : off + h * headStride + (t / B) * D * f.blockBytes;
+      const dst = f.axis === 'token' ? off + h * headStride + (t / B) * B * bytesFor(f, 1, D) : off + h * headStride + (t / B) * D * f.blockBytes;
       encodeRows(f, POOL, start, D, n, D, a.u8(), dst);
     }
   }
@@ -121,8 +121,17 @@ function caseFor(name: string, D: number, L: number, runs: ReadonlyMap<string, {
   const vf = getFormat(p.v);
   const bytes = sharedArena().u8();
   const run = (f: KvFormat): PackedRun => ({ format: f, bytes, offset: runs.get(f.id)!.off, headStride: runs.get(f.id)!.headStride, first: 0 });
-  const impl = (hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels') + (p.qPrecision ? ` q ${p.qPrecision}` : '') + (p.vPrecision ? ` v ${p.vPrecision}` : '');
-  return { name, p, impl, packed: KV_HEADS * (bytesFor(kf, L, D) + bytesFor(vf, L, D)), view: { headDim: D, kvHeads: KV_HEADS, length: L, segments: [{ start: 0, count: L, k: run(kf), v: run(vf), region: 'bulk' }] } };
+  const impl =
+    (hasKernel(p.k, 'scores', 'wasm') && hasKernel(p.v, 'accumulate', 'wasm') ? 'wasm' : 'ref-kernels') +
+    (p.qPrecision ? ` q ${p.qPrecision}` : '') +
+    (p.vPrecision ? ` v ${p.vPrecision}` : '');
+  return {
+    name,
+    p,
+    impl,
+    packed: KV_HEADS * (bytesFor(kf, L, D) + bytesFor(vf, L, D)),
+    view: { headDim: D, kvHeads: KV_HEADS, length: L, segments: [{ start: 0, count: L, k: run(kf), v: run(vf), region: 'bulk' }] },
+  };
 }
 
 /** Encodes the K/V runs `names` need (each format once), or returns null when they would not fit together. */
@@ -138,13 +147,22 @@ function fillRuns(ids: readonly string[], D: number, L: number): Map<string, { o
  * this machine's second vCPU drifts by up to 1.5x over minutes, which would otherwise favour whichever ran
  * in a quiet minute. Larger cases time one pairing at a time, in `rounds` alternating rounds (median round).
  */
-export function benchAttention(names: readonly string[], headDims: readonly number[], contexts: readonly number[], threadCounts: readonly number[], bandwidth: number, log: (s: string) => void, rounds = 1): AttentionRow[] {
+export function benchAttention(
+  names: readonly string[],
+  headDims: readonly number[],
+  contexts: readonly number[],
+  threadCounts: readonly number[],
+  bandwidth: number,
+  log: (s: string) => void,
+  rounds = 1,
+): AttentionRow[] {
   const rows: AttentionRow[] = [];
   const q = new Prng(3).normals(HEADS * 256);
   for (const D of headDims) {
     const qq = q.subarray(0, HEADS * D);
     const out = new Float32Array(HEADS * D);
-    const call = (c: Case, threads: number) => () => attend({ view: c.view, q: qq, heads: HEADS, out, threads, qPrecision: c.p.qPrecision, vPrecision: c.p.vPrecision });
+    const call = (c: Case, threads: number) => () =>
+      attend({ view: c.view, q: qq, heads: HEADS, out, threads, qPrecision: c.p.qPrecision, vPrecision: c.p.vPrecision });
     const gflops = (L: number, seconds: number) => (2 * (D + D) * L * HEADS) / seconds / 1e9;
     for (const L of contexts) {
       const order = ['f32', ...names.filter((n) => n !== 'f32')].filter((name) => {
@@ -156,11 +174,18 @@ export function benchAttention(names: readonly string[], headDims: readonly numb
       const seconds = new Map<string, number>();
       const cases = new Map<string, Case>();
       const budget = L >= 65536 ? 1.5 : 0.5;
-      const all = fillRuns(order.flatMap((n) => [pairing(n).k, pairing(n).v]), D, L);
+      const all = fillRuns(
+        order.flatMap((n) => [pairing(n).k, pairing(n).v]),
+        D,
+        L,
+      );
       if (all) {
         for (const name of order) cases.set(name, caseFor(name, D, L, all));
         for (const threads of threadCounts) {
-          const med = timeInterleaved(order.map((n) => call(cases.get(n)!, threads)), budget);
+          const med = timeInterleaved(
+            order.map((n) => call(cases.get(n)!, threads)),
+            budget,
+          );
           order.forEach((n, i) => seconds.set(`${n}@${threads}`, med[i]!));
           log(`D=${D} L=${L} threads=${threads} (interleaved): ${order.map((n, i) => `${n} ${gflops(L, med[i]!).toFixed(1)}`).join(', ')} GFLOP/s`);
         }
@@ -176,7 +201,9 @@ export function benchAttention(names: readonly string[], headDims: readonly numb
             for (const threads of threadCounts) {
               const s = timeMedian(call(c, threads), budget);
               times.set(`${name}@${threads}`, [...(times.get(`${name}@${threads}`) ?? []), s]);
-              log(`${name} D=${D} L=${L} threads=${threads}${rounds > 1 ? ` round ${round + 1}/${rounds}` : ''}: ${(s * 1e3).toFixed(3)} ms, ${gflops(L, s).toFixed(1)} GFLOP/s`);
+              log(
+                `${name} D=${D} L=${L} threads=${threads}${rounds > 1 ? ` round ${round + 1}/${rounds}` : ''}: ${(s * 1e3).toFixed(3)} ms, ${gflops(L, s).toFixed(1)} GFLOP/s`,
+              );
             }
             for (const r of runs.values()) sharedArena().free(r.off);
           }
@@ -189,7 +216,12 @@ export function benchAttention(names: readonly string[], headDims: readonly numb
           const s = seconds.get(`${name}@${threads}`)!;
           const gbs = c.packed / s / 1e9;
           rows.push({
-            format: name, headDim: D, context: L, impl: c.impl, threads, seconds: s,
+            format: name,
+            headDim: D,
+            context: L,
+            impl: c.impl,
+            threads,
+            seconds: s,
             gflops: gflops(L, s),
             packedGBs: gbs,
             tokensPerSecond: L / s,
@@ -223,7 +255,13 @@ export function benchEncode(names: readonly string[], headDims: readonly number[
       }, 0.3);
       a.free(off);
       const n = f.axis === 'token' ? T : Math.floor(T / B) * B;
-      rows.push({ format: id, headDim: D, impl: hasKernel(id, 'encode', 'wasm') ? 'wasm' : 'ref', rowsPerSecond: n / seconds, inputGBs: (n * D * 4) / seconds / 1e9 });
+      rows.push({
+        format: id,
+        headDim: D,
+        impl: hasKernel(id, 'encode', 'wasm') ? 'wasm' : 'ref',
+        rowsPerSecond: n / seconds,
+        inputGBs: (n * D * 4) / seconds / 1e9,
+      });
     }
   }
   return rows;
@@ -257,7 +295,10 @@ export function probeThreshold(threads: number, contexts: readonly number[], D =
     const best = [Infinity, Infinity];
     for (let rep = 0; rep < 7; rep++) {
       [1, threads].forEach((t, i) => {
-        best[i] = Math.min(best[i]!, timeMedian(() => attend({ view, q, heads: HEADS, out, threads: t, minParallelWork: 0 }), 0.05, 3));
+        best[i] = Math.min(
+          best[i]!,
+          timeMedian(() => attend({ view, q, heads: HEADS, out, threads: t, minParallelWork: 0 }), 0.05, 3),
+        );
       });
     }
     a.free(kr.off);

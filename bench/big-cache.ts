@@ -96,7 +96,8 @@ export function bigCacheCheck(s: BigCacheShape, scheme: string, log: (m: string)
     const q = new Prng(29).normals(s.heads * s.headDim, Q_STD);
     const first = attendLayers(cache, checked, q);
     // The reference reads the view's packed bytes; it equals the cache's own output only for unpacked, unrotated heads.
-    if (cache.packing.some((p) => p.group > 1) || cache.plans.some((p) => p.rotation)) throw new Error(`big cache: scheme ${scheme} packs or rotates heads; pick one that does neither`);
+    if (cache.packing.some((p) => p.group > 1) || cache.plans.some((p) => p.rotation))
+      throw new Error(`big cache: scheme ${scheme} packs or rotates heads; pick one that does neither`);
     const errs = checked.map((l, i) => {
       const ref = new Float32Array(q.length);
       attendReference({ view: cache.view(l), q, heads: s.heads, out: ref });
@@ -104,7 +105,18 @@ export function bigCacheCheck(s: BigCacheShape, scheme: string, log: (m: string)
     });
     log('big cache: attended and checked against the reference');
     const layersDiffer = first.outs.every((o, i) => i === 0 || !same(o, first.outs[0]!));
-    const base = { scheme, shape: s, bytes, appendS, checked, nmse: errs, tolerance: TOLERANCES['f32-accumulation'], attendMs: first.ms, kernels: [...first.kernels], layersDiffer };
+    const base = {
+      scheme,
+      shape: s,
+      bytes,
+      appendS,
+      checked,
+      nmse: errs,
+      tolerance: TOLERANCES['f32-accumulation'],
+      attendMs: first.ms,
+      kernels: [...first.kernels],
+      layersDiffer,
+    };
     let t0 = performance.now();
     try {
       cache.save(file);
@@ -135,12 +147,20 @@ export function bigCacheCheck(s: BigCacheShape, scheme: string, log: (m: string)
 export function printBigCache(r: BigCacheResult): boolean {
   const s = r.shape;
   const gib = (b: number) => `${(b / 2 ** 30).toFixed(3)} GiB`;
-  console.log(`\ncache beyond 4 GiB: ${r.scheme}, ${s.layers} layers x ${s.kvHeads} KV heads x head dim ${s.headDim}, ${s.positions} positions of synthetic K/V (appended in ${CHUNK}-position chunks)`);
-  console.log(`  bytes held ${r.bytes.total} (${gib(r.bytes.total)}), allocated ${r.bytes.allocated} (${gib(r.bytes.allocated)}): ${r.bytes.total > GIB4 ? 'exceeds' : 'does NOT exceed'} 4 GiB`);
+  console.log(
+    `\ncache beyond 4 GiB: ${r.scheme}, ${s.layers} layers x ${s.kvHeads} KV heads x head dim ${s.headDim}, ${s.positions} positions of synthetic K/V (appended in ${CHUNK}-position chunks)`,
+  );
+  console.log(
+    `  bytes held ${r.bytes.total} (${gib(r.bytes.total)}), allocated ${r.bytes.allocated} (${gib(r.bytes.allocated)}): ${r.bytes.total > GIB4 ? 'exceeds' : 'does NOT exceed'} 4 GiB`,
+  );
   console.log(`  append ${r.appendS.toFixed(1)} s (${((s.positions * s.layers) / r.appendS / 1e3).toFixed(0)}K layer-positions/s)`);
   const ok = r.nmse.every((e) => e <= r.tolerance);
-  console.log(`  attend (${s.heads} query heads, one query at the last position) layers ${r.checked.join(', ')}: ${r.attendMs.map((m) => `${m.toFixed(1)} ms`).join(', ')}; kernels ${r.kernels.join(', ')}`);
-  console.log(`  vs float64 reference: NMSE ${r.nmse.map((e) => e.toExponential(2)).join(', ')} (tolerance ${r.tolerance}): ${ok ? 'ok' : 'FAILED'}; layers' outputs differ: ${r.layersDiffer ? 'yes' : 'NO (FAILED)'}`);
+  console.log(
+    `  attend (${s.heads} query heads, one query at the last position) layers ${r.checked.join(', ')}: ${r.attendMs.map((m) => `${m.toFixed(1)} ms`).join(', ')}; kernels ${r.kernels.join(', ')}`,
+  );
+  console.log(
+    `  vs float64 reference: NMSE ${r.nmse.map((e) => e.toExponential(2)).join(', ')} (tolerance ${r.tolerance}): ${ok ? 'ok' : 'FAILED'}; layers' outputs differ: ${r.layersDiffer ? 'yes' : 'NO (FAILED)'}`,
+  );
   if (!r.save.ok) console.log(`  save FAILED: ${r.save.error}`);
   else console.log(`  save ${r.save.s.toFixed(1)} s, file ${r.save.fileBytes} B (${gib(r.save.fileBytes)})`);
   if (r.restore && !r.restore.ok) console.log(`  restore FAILED: ${r.restore.error}`);

@@ -47,7 +47,10 @@ const DISTINCT_ROWS = 8192;
 const GENERATOR = 1;
 
 export function bigModelPath(s: BigShape, weightType: string): string {
-  return join(tmpdir(), `kvpack-bench-big-${s.name}-d${s.dim}-l${s.layers}-h${s.heads}x${s.kvHeads}-f${s.ff}-v${s.vocab}-c${s.ctx}-${weightType}-g${GENERATOR}.gguf`);
+  return join(
+    tmpdir(),
+    `kvpack-bench-big-${s.name}-d${s.dim}-l${s.layers}-h${s.heads}x${s.kvHeads}-f${s.ff}-v${s.vocab}-c${s.ctx}-${weightType}-g${GENERATOR}.gguf`,
+  );
 }
 
 /** [rows, cols] random weights of RMS 1/sqrt(cols) (activations stay finite through the layers) in the weight type. */
@@ -59,7 +62,15 @@ function randomMatrix(weightType: string, rows: number, cols: number, rng: Prng)
 
 /** A tensor whose bytes are made only when the writer reads them. */
 function lazy(name: string, type: number, dims: number[], nbytes: number, make: () => Uint8Array): GgufTensorInput {
-  return { name, type, dims, nbytes, get data() { return make(); } };
+  return {
+    name,
+    type,
+    dims,
+    nbytes,
+    get data() {
+      return make();
+    },
+  };
 }
 
 /** The writer input: metadata as a llama GGUF (placeholder vocabulary) and lazy tensors. */
@@ -69,8 +80,13 @@ function bigModelInput(s: BigShape, weightType: string): { metadata: [string, Gg
   const kvDim = s.kvHeads * headDim;
   // Matrix kinds as [ggml name, rows (out), cols (in)].
   const kinds: [string, number, number][] = [
-    ['attn_q', s.dim, s.dim], ['attn_k', kvDim, s.dim], ['attn_v', kvDim, s.dim], ['attn_output', s.dim, s.dim],
-    ['ffn_gate', s.ff, s.dim], ['ffn_down', s.dim, s.ff], ['ffn_up', s.ff, s.dim],
+    ['attn_q', s.dim, s.dim],
+    ['attn_k', kvDim, s.dim],
+    ['attn_v', kvDim, s.dim],
+    ['attn_output', s.dim, s.dim],
+    ['ffn_gate', s.ff, s.dim],
+    ['ffn_down', s.dim, s.ff],
+    ['ffn_up', s.ff, s.dim],
   ];
   const t = ggmlTypeByName(weightType);
   const rowBytes = (cols: number) => (cols / t.blockValues) * t.blockBytes;

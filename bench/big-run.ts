@@ -36,8 +36,20 @@ export interface BigRunOptions {
   log: (s: string) => void;
 }
 
-interface DecodeRow { scheme: string; context: number; fillS: number; tps: number; rss: number; cacheBytes: number }
-interface NativeDecode { kv: string; context: number; tps: number; load: RunLoad }
+interface DecodeRow {
+  scheme: string;
+  context: number;
+  fillS: number;
+  tps: number;
+  rss: number;
+  cacheBytes: number;
+}
+interface NativeDecode {
+  kv: string;
+  context: number;
+  tps: number;
+  load: RunLoad;
+}
 
 const rss = () => process.memoryUsage().rss;
 const gib = (b: number) => (b / 2 ** 30).toFixed(2);
@@ -113,7 +125,9 @@ export function bigRun(o: BigRunOptions): void {
     const k = withLoad(() => prefill(model, o.prompt));
     ours.push({ tps: k.value, load: k.load });
     o.log(`${o.weights}: prefill ${k.value.toFixed(1)} tok/s`);
-    const n = tryNative(`llama-bench -p ${o.prompt}`, (nl) => llamaBench(nl, { model: o.path, threads: o.threads, prompt: o.prompt, gen: 0, depth: 0, kv: 'f16', reps: 1 }));
+    const n = tryNative(`llama-bench -p ${o.prompt}`, (nl) =>
+      llamaBench(nl, { model: o.path, threads: o.threads, prompt: o.prompt, gen: 0, depth: 0, kv: 'f16', reps: 1 }),
+    );
     if (n) theirs.push({ tps: nativeTps(n.results, 'pp'), load: n.load });
     if (n) o.log(`${o.weights}: native prefill ${theirs.at(-1)!.tps.toFixed(1)} tok/s`);
   }
@@ -122,7 +136,8 @@ export function bigRun(o: BigRunOptions): void {
   // Smallest cache first within each context (contexts ascending): freed arena pages stay resident, so each
   // row's RSS is then its own cache's high-water mark.
   const hp = model.hp;
-  const size = (s: string, c: number) => kvBytes({ ctx: c, layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim, policy: schemePolicy(parseScheme(s).name) }).total;
+  const size = (s: string, c: number) =>
+    kvBytes({ ctx: c, layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim, policy: schemePolicy(parseScheme(s).name) }).total;
   const rows: DecodeRow[] = [];
   const natives: NativeDecode[] = [];
   for (const c of [...o.contexts].sort((a, b) => a - b)) {
@@ -132,7 +147,9 @@ export function bigRun(o: BigRunOptions): void {
     }
     if (!o.nativeContexts.includes(c)) continue;
     for (const kv of o.nativeKvs) {
-      const n = tryNative(`llama-bench -d ${c} ${kv}`, (nl) => (nl.hasDepth ? llamaBench(nl, { model: o.path, threads: o.threads, prompt: 0, gen: longSteps(c), depth: c, kv, reps: 1 }) : null));
+      const n = tryNative(`llama-bench -d ${c} ${kv}`, (nl) =>
+        nl.hasDepth ? llamaBench(nl, { model: o.path, threads: o.threads, prompt: 0, gen: longSteps(c), depth: c, kv, reps: 1 }) : null,
+      );
       if (!n) continue;
       natives.push({ kv, context: c, tps: nativeTps(n.results, 'tg'), load: n.load });
       o.log(`${o.weights}: native decode ${kv} at ${c}: ${natives.at(-1)!.tps.toFixed(2)} tok/s`);
@@ -145,29 +162,76 @@ export function bigRun(o: BigRunOptions): void {
   const ppRef = nativePrefill === null ? null : checkNative(refModel, 'pp', o.prompt, 0, 'f16', o.threads, nativePrefill);
   const within = (r: number, want: number) => `${(r / want).toFixed(3)}${r <= 1.1 * want ? '' : ' (over 1.1x)'}`;
   const loads = (xs: { load: RunLoad }[]) => xs.map((x) => fmtLoad(x.load)).join(' ');
-  console.log(`\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads`);
-  console.log(`  native llama.cpp: ${native || theirs.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`);
-  console.log(`  load ${loadS.toFixed(2)} s (loadModel from the path, weights kept quantized); RSS ${gib(rss0)} GiB before, ${gib(rss1)} GiB after: RSS / file ${within(rss1, o.fileBytes)}, (RSS - before) / file ${((rss1 - rss0) / o.fileBytes).toFixed(3)}`);
-  console.log(`  prefill ${o.prompt} tokens (f16 cache), median of ${ours.length} rounds${theirs.length ? ' alternated with native' : ''}: kvpack ${prefillTps.toFixed(1)} tok/s (runs ${ours.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(ours)}), logits finite (checked at every step); RSS after it ${gib(rss2)} GiB (prefill workspaces stay allocated)`);
+  console.log(
+    `\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads`,
+  );
+  console.log(
+    `  native llama.cpp: ${native || theirs.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`,
+  );
+  console.log(
+    `  load ${loadS.toFixed(2)} s (loadModel from the path, weights kept quantized); RSS ${gib(rss0)} GiB before, ${gib(rss1)} GiB after: RSS / file ${within(rss1, o.fileBytes)}, (RSS - before) / file ${((rss1 - rss0) / o.fileBytes).toFixed(3)}`,
+  );
+  console.log(
+    `  prefill ${o.prompt} tokens (f16 cache), median of ${ours.length} rounds${theirs.length ? ' alternated with native' : ''}: kvpack ${prefillTps.toFixed(1)} tok/s (runs ${ours.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(ours)}), logits finite (checked at every step); RSS after it ${gib(rss2)} GiB (prefill workspaces stay allocated)`,
+  );
   if (nativePrefill !== null) {
     const far = ppRef?.farBelow;
-    console.log(`  native prefill ${nativePrefill.toFixed(1)} tok/s (runs ${theirs.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(theirs)}; issue 24 on this machine kind: ${nativeNote(ppRef)}): kvpack / native ${far ? 'n/a (native far below its reference: loaded machine or crippled build)' : (prefillTps / nativePrefill).toFixed(2)}`);
+    console.log(
+      `  native prefill ${nativePrefill.toFixed(1)} tok/s (runs ${theirs.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(theirs)}; issue 24 on this machine kind: ${nativeNote(ppRef)}): kvpack / native ${far ? 'n/a (native far below its reference: loaded machine or crippled build)' : (prefillTps / nativePrefill).toFixed(2)}`,
+    );
   }
-  console.log(`  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time${natives.length ? `; native: llama-bench -d (prefilled), ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ')}` : ''}`);
+  console.log(
+    `  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time${natives.length ? `; native: llama-bench -d (prefilled), ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ')}` : ''}`,
+  );
   const farTg = (x: NativeDecode) => !!checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)?.farBelow;
   const nat = (c: number) => natives.filter((x) => x.context === c);
   const vs = (tps: number, n: NativeDecode | undefined, far: boolean) => (!n ? '-' : far ? 'n/a*' : (tps / n.tps).toFixed(2));
-  printTable(['scheme', 'context', 'fill s', 'decode tok/s', 'x native f16', 'x native best', 'RSS GiB', 'file + cache GiB', 'RSS / (file + cache)', '(RSS - before) / (file + cache)'], rows.map((r) => {
-    const f16 = nat(r.context).find((x) => x.kv === 'f16');
-    const best = nat(r.context).sort((a, b) => b.tps - a.tps)[0];
-    return [r.scheme, `${r.context}`, r.fillS.toFixed(1), r.tps.toFixed(2), vs(r.tps, f16, !!f16 && farTg(f16)), vs(r.tps, best, nat(r.context).some(farTg)), gib(r.rss), gib(o.fileBytes + r.cacheBytes), within(r.rss, o.fileBytes + r.cacheBytes), ((r.rss - rss0) / (o.fileBytes + r.cacheBytes)).toFixed(3)];
-  }));
+  printTable(
+    [
+      'scheme',
+      'context',
+      'fill s',
+      'decode tok/s',
+      'x native f16',
+      'x native best',
+      'RSS GiB',
+      'file + cache GiB',
+      'RSS / (file + cache)',
+      '(RSS - before) / (file + cache)',
+    ],
+    rows.map((r) => {
+      const f16 = nat(r.context).find((x) => x.kv === 'f16');
+      const best = nat(r.context).sort((a, b) => b.tps - a.tps)[0];
+      return [
+        r.scheme,
+        `${r.context}`,
+        r.fillS.toFixed(1),
+        r.tps.toFixed(2),
+        vs(r.tps, f16, !!f16 && farTg(f16)),
+        vs(r.tps, best, nat(r.context).some(farTg)),
+        gib(r.rss),
+        gib(o.fileBytes + r.cacheBytes),
+        within(r.rss, o.fileBytes + r.cacheBytes),
+        ((r.rss - rss0) / (o.fileBytes + r.cacheBytes)).toFixed(3),
+      ];
+    }),
+  );
   console.log('  (run smallest cache first: wasm memory never shrinks, so RSS is the high-water mark; it includes the prefill workspaces)');
   if (natives.length) {
-    console.log('  native llama.cpp decode (same file and threads, run after kvpack\'s rows at each context)');
-    printTable(['  KV', 'context', 'decode tok/s', 'issue 24 ref', 'load before->after'], natives.map((x) => [`  ${x.kv}`, `${x.context}`, x.tps.toFixed(2), nativeNote(checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)), fmtLoad(x.load)]));
+    console.log("  native llama.cpp decode (same file and threads, run after kvpack's rows at each context)");
+    printTable(
+      ['  KV', 'context', 'decode tok/s', 'issue 24 ref', 'load before->after'],
+      natives.map((x) => [
+        `  ${x.kv}`,
+        `${x.context}`,
+        x.tps.toFixed(2),
+        nativeNote(checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)),
+        fmtLoad(x.load),
+      ]),
+    );
     const busy = busyLoad([...ours, ...theirs, ...natives].map((x) => x.load));
     if (busy !== null) console.log(`  ! ${busyNote(busy)}`);
-    if (natives.some(farTg) || ppRef?.farBelow) console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');
+    if (natives.some(farTg) || ppRef?.farBelow)
+      console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');
   }
 }

@@ -52,7 +52,13 @@ export function attendRow(scheme: string, positions: number, threads: number, bu
   const s = timeMedian(() => cache.attend(0, q, out), budgetS, 5, 400);
   const bytes = cache.nbytes().total;
   cache.dispose();
-  return { kind: 'attend', scheme, threads, value: (positions * heads) / s / 1e6, detail: `${positions} positions, ${(s * 1e3).toFixed(2)} ms/call, ${((bytes / s) / 1e9).toFixed(1)} GB/s of cache` };
+  return {
+    kind: 'attend',
+    scheme,
+    threads,
+    value: (positions * heads) / s / 1e6,
+    detail: `${positions} positions, ${(s * 1e3).toFixed(2)} ms/call, ${(bytes / s / 1e9).toFixed(1)} GB/s of cache`,
+  };
 }
 
 export interface BenchPlan {

@@ -56,7 +56,11 @@ async function main(): Promise<void> {
   // The bench Worker and its pool worker, next to each other under the page root the server sends.
   const out = fromRoot('dist-test', 'browser', 'bench');
   const { browserBuild } = (await import(fromRoot('scripts', 'browser-twins.mjs'))) as { browserBuild: object };
-  await build({ ...browserBuild, entryPoints: { worker: fromRoot('dist-test', 'bench', 'browser-worker.js'), 'pool-worker': fromRoot('dist-test', 'src', 'kernels', 'pool-worker.js') }, outdir: out });
+  await build({
+    ...browserBuild,
+    entryPoints: { worker: fromRoot('dist-test', 'bench', 'browser-worker.js'), 'pool-worker': fromRoot('dist-test', 'src', 'kernels', 'pool-worker.js') },
+    outdir: out,
+  });
   const server = await startWebServer({ port: 0, host: '127.0.0.1', models: dirname(path) });
   const browser = await launchChromium();
   let browserRows: Row[];
@@ -94,14 +98,22 @@ async function main(): Promise<void> {
     for (const t of plan.threads) {
       const a = cell(nodeRows, k, t);
       const b = cell(browserRows, k, t) ?? cell(browserRows, k, 1);
-      row.push(a ? a.value.toFixed(1) : '-', b ? `${b.value.toFixed(1)}${b.threads !== t ? ` (${b.threads}T)` : ''}` : '-', a && b ? (b.value / a.value).toFixed(2) : '-');
+      row.push(
+        a ? a.value.toFixed(1) : '-',
+        b ? `${b.value.toFixed(1)}${b.threads !== t ? ` (${b.threads}T)` : ''}` : '-',
+        a && b ? (b.value / a.value).toFixed(2) : '-',
+      );
     }
     return row;
   });
   console.log('');
   printTable(headers, rows);
   console.log('');
-  for (const [who, rs] of [['Node', nodeRows], ['Chromium', browserRows]] as const) for (const r of rs) console.log(`${who} ${r.threads}T ${key(r)}: ${r.detail}`);
+  for (const [who, rs] of [
+    ['Node', nodeRows],
+    ['Chromium', browserRows],
+  ] as const)
+    for (const r of rs) console.log(`${who} ${r.threads}T ${key(r)}: ${r.detail}`);
   console.log(`ratio = Chromium / Node (same code, same machine, one run each); baseline SIMD kernels only (${relaxed}; no relaxed-SIMD variants yet).`);
 }
 

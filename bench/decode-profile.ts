@@ -20,7 +20,10 @@ const steps = Number(option('--steps') ?? 48);
 const wt = option('--weights') ?? 'q8_0';
 const choice = (option('--choice') ?? 'measured') as 'measured' | 'always';
 configureMatmul({ threads, threadChoice: choice });
-const model = loadModel(syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)), { expand: false });
+const model = loadModel(
+  syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)),
+  { expand: false },
+);
 const hp = model.hp;
 const cache = model.createCache({ policy: schemePolicy('q8_0'), capacity: 512 });
 const prompt = Array.from({ length: 128 }, (_, i) => 300 + ((i * 7919 + 104729) % (hp.nVocab - 300)));
@@ -43,10 +46,29 @@ function timed(name: string, fn: () => void): void {
 function step(token: number): number {
   cur = new Map();
   const t0 = performance.now();
-  const dim = hp.nEmbd, hd = hp.headDim, nh = hp.nHead, nkv = hp.nHeadKv, ff = hp.nFf, eps = hp.rmsEps;
+  const dim = hp.nEmbd,
+    hd = hp.headDim,
+    nh = hp.nHead,
+    nkv = hp.nHeadKv,
+    ff = hp.nFf,
+    eps = hp.rmsEps;
   const pos = Int32Array.of(cache.length);
   const half = model.ropeGlobal.dims / 2;
-  const B = ForwardBuffers.acquire({ x: dim, xb: dim, q: nh * hd, k: nkv * hd, v: nkv * hd, att: nh * hd, gate: ff, up: ff, logits: hp.nVocab, cosG: half, sinG: half, cosL: 0, sinL: 0 });
+  const B = ForwardBuffers.acquire({
+    x: dim,
+    xb: dim,
+    q: nh * hd,
+    k: nkv * hd,
+    v: nkv * hd,
+    att: nh * hd,
+    gate: ff,
+    up: ff,
+    logits: hp.nVocab,
+    cosG: half,
+    sinG: half,
+    cosL: 0,
+    sinL: 0,
+  });
   let next = 0;
   holdWorkers();
   try {
@@ -116,12 +138,19 @@ const split1 = matmulSplitStats();
 const pool1 = poolStats();
 
 const load = (await import('node:os')).loadavg();
-console.log(`\ndecode after 128 q8_0 KV positions, ${wt} weights, ${threads} threads (${choice}), ${steps} steps; load average ${load.map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `\ndecode after 128 q8_0 KV positions, ${wt} weights, ${threads} threads (${choice}), ${steps} steps; load average ${load.map((x) => x.toFixed(2)).join(' ')}`,
+);
 console.log(`model.forward: median ${median(whole).toFixed(2)} ms/token = ${(1000 / median(whole)).toFixed(1)} tok/s`);
 const totalMed = median(parts.get('total')!);
-printTable(['part', 'ms/token (median)', 'share'], [...parts].map(([k, v]) => [k, median(v).toFixed(3), `${((100 * median(v)) / totalMed).toFixed(1)}%`]));
+printTable(
+  ['part', 'ms/token (median)', 'share'],
+  [...parts].map(([k, v]) => [k, median(v).toFixed(3), `${((100 * median(v)) / totalMed).toFixed(1)}%`]),
+);
 const calls = split1.calls - split0.calls;
-console.log(`parallel matmul jobs per step (whole and op-by-op steps together): ${(calls / steps).toFixed(1)}; caller's share of units ${((split1.callerUnits - split0.callerUnits) / Math.max(1, split1.units - split0.units)).toFixed(2)}; posts that woke a sleeping worker per step: ${(((pool1.wakes ?? NaN) - (pool0.wakes ?? NaN)) / steps).toFixed(1)}; prefetch units (64 KiB) read per step: ${(((split1.prefetchUnits ?? NaN) - (split0.prefetchUnits ?? NaN)) / steps).toFixed(1)}`);
+console.log(
+  `parallel matmul jobs per step (whole and op-by-op steps together): ${(calls / steps).toFixed(1)}; caller's share of units ${((split1.callerUnits - split0.callerUnits) / Math.max(1, split1.units - split0.units)).toFixed(2)}; posts that woke a sleeping worker per step: ${(((pool1.wakes ?? NaN) - (pool0.wakes ?? NaN)) / steps).toFixed(1)}; prefetch units (64 KiB) read per step: ${(((split1.prefetchUnits ?? NaN) - (split0.prefetchUnits ?? NaN)) / steps).toFixed(1)}`,
+);
 
 // Each weight alone, 1 thread vs N, interleaved; GB/s of weight bytes read.
 const L0 = model.layers[0]!;
@@ -130,13 +159,25 @@ const group = (ws: Weight[]) => {
   const ys = ws.map((w) => new Float32Array(w.rows));
   return () => matmulShared(ws, x.subarray(0, ws[0]!.cols), 1, ys);
 };
-const cases: [string, Weight[]][] = [['q/k/v', [L0.wq, L0.wk, L0.wv]], ['o', [L0.wo]], ['gate/up', [L0.wGate, L0.wUp]], ['down', [L0.wDown]], ['output', [model.output]]];
+const cases: [string, Weight[]][] = [
+  ['q/k/v', [L0.wq, L0.wk, L0.wv]],
+  ['o', [L0.wo]],
+  ['gate/up', [L0.wGate, L0.wUp]],
+  ['down', [L0.wDown]],
+  ['output', [model.output]],
+];
 const rows: string[][] = [];
 for (const [name, ws] of cases) {
   const bytes = ws.reduce((a, w) => a + w.nbytes, 0);
   const fn = group(ws);
-  const tN = () => { configureMatmul({ threads, threadChoice: 'always' }); fn(); };
-  const t1 = () => { configureMatmul({ threads: 1 }); fn(); };
+  const tN = () => {
+    configureMatmul({ threads, threadChoice: 'always' });
+    fn();
+  };
+  const t1 = () => {
+    configureMatmul({ threads: 1 });
+    fn();
+  };
   const [a, b] = timeInterleaved([t1, tN], 0.3);
   rows.push([name, `${(bytes / 1e6).toFixed(2)}`, (a! * 1e3).toFixed(3), (bytes / a! / 1e9).toFixed(2), (b! * 1e3).toFixed(3), (bytes / b! / 1e9).toFixed(2)]);
 }

@@ -41,7 +41,10 @@ const log = (s: string) => process.stderr.write(`${s}\n`);
 
 function listOf(flag: string, known: readonly string[], check = (x: string) => known.includes(x)): (v: string) => string[] {
   return (v) => {
-    const xs = v.split(',').map((x) => x.trim()).filter(Boolean);
+    const xs = v
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
     const badOne = xs.find((x) => !check(x));
     if (!xs.length || badOne !== undefined) throw new InvalidArgumentError(`${flag}: '${badOne ?? v}' is not one of ${known.join(', ')}`);
     return xs;
@@ -49,26 +52,38 @@ function listOf(flag: string, known: readonly string[], check = (x: string) => k
 }
 
 function program(): Command {
-  return new Command('bench:big')
-    .description('8B-shaped synthetic model (random weights, speed only) and a cache beyond 4 GiB')
-    .option('--weights <list>', `weight types, of ${BIG_WEIGHTS.join(', ')}`, listOf('--weights', BIG_WEIGHTS), [...BIG_WEIGHTS])
-    .option('--contexts <list>', 'decode contexts (positions of synthetic K/V)', intListArg('--contexts', 1, 131072 - 64), [1024, 32768])
-    .option('--schemes <list>', 'cache schemes (optional :int8 / :w16 suffixes as bench:engine)', listOf('--schemes', [...schemeRegistry.keys()], (x) => schemeRegistry.has(parseScheme(x).name)), ['f16', 'q8_0', 'q4_0', 'q2k'])
-    .option('--threads <n>', 'matmul and attention threads (default: available cores)', intArg('--threads', 1, 256), availableCores())
-    .option('--prompt <n>', 'prefill prompt tokens', intArg('--prompt', 16, 8192), 512)
-    .option('--rounds <n>', 'prefill rounds, kvpack and native llama.cpp alternated (median)', intArg('--rounds', 1, 100), 2)
-    .option('--no-native', 'skip native llama.cpp (no build, no native ratio)')
-    .option('--native-kvs <list>', 'KV types of native decode', listOf('--native-kvs', ['f16', 'q8_0', 'q4_0']), ['f16', 'q8_0', 'q4_0'])
-    // Native prefills the context for every run: 1K takes ~30 s on the 8B shape at 2 threads, 32K ~25 min.
-    .option('--native-contexts <list>', 'contexts native decode runs at (of --contexts; 32768 adds ~25 min per KV type on the 8B shape)', intListArg('--native-contexts', 1, 131072 - 64), [1024])
-    .option('--cache-only', 'only the cache beyond 4 GiB')
-    .option('--no-cache', 'skip the cache beyond 4 GiB')
-    // q4_0: 4.5 GiB at 131072 positions of the 8B shape; q2k there is 3.5 GiB (112.5 B per position and KV head), under 4 GiB.
-    .addOption(new Option('--cache-scheme <name>', 'scheme of the cache beyond 4 GiB').choices([...schemeRegistry.keys()]).default('q4_0'))
-    .addOption(new Option('--shape <name>', 'model and cache shape').choices(Object.keys(BIG_SHAPES)).default('8b'))
-    .addOption(new Option('--child-run <weights>').hideHelp())
-    .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s.split('\n')[0] + '\n') });
+  return (
+    new Command('bench:big')
+      .description('8B-shaped synthetic model (random weights, speed only) and a cache beyond 4 GiB')
+      .option('--weights <list>', `weight types, of ${BIG_WEIGHTS.join(', ')}`, listOf('--weights', BIG_WEIGHTS), [...BIG_WEIGHTS])
+      .option('--contexts <list>', 'decode contexts (positions of synthetic K/V)', intListArg('--contexts', 1, 131072 - 64), [1024, 32768])
+      .option(
+        '--schemes <list>',
+        'cache schemes (optional :int8 / :w16 suffixes as bench:engine)',
+        listOf('--schemes', [...schemeRegistry.keys()], (x) => schemeRegistry.has(parseScheme(x).name)),
+        ['f16', 'q8_0', 'q4_0', 'q2k'],
+      )
+      .option('--threads <n>', 'matmul and attention threads (default: available cores)', intArg('--threads', 1, 256), availableCores())
+      .option('--prompt <n>', 'prefill prompt tokens', intArg('--prompt', 16, 8192), 512)
+      .option('--rounds <n>', 'prefill rounds, kvpack and native llama.cpp alternated (median)', intArg('--rounds', 1, 100), 2)
+      .option('--no-native', 'skip native llama.cpp (no build, no native ratio)')
+      .option('--native-kvs <list>', 'KV types of native decode', listOf('--native-kvs', ['f16', 'q8_0', 'q4_0']), ['f16', 'q8_0', 'q4_0'])
+      // Native prefills the context for every run: 1K takes ~30 s on the 8B shape at 2 threads, 32K ~25 min.
+      .option(
+        '--native-contexts <list>',
+        'contexts native decode runs at (of --contexts; 32768 adds ~25 min per KV type on the 8B shape)',
+        intListArg('--native-contexts', 1, 131072 - 64),
+        [1024],
+      )
+      .option('--cache-only', 'only the cache beyond 4 GiB')
+      .option('--no-cache', 'skip the cache beyond 4 GiB')
+      // q4_0: 4.5 GiB at 131072 positions of the 8B shape; q2k there is 3.5 GiB (112.5 B per position and KV head), under 4 GiB.
+      .addOption(new Option('--cache-scheme <name>', 'scheme of the cache beyond 4 GiB').choices([...schemeRegistry.keys()]).default('q4_0'))
+      .addOption(new Option('--shape <name>', 'model and cache shape').choices(Object.keys(BIG_SHAPES)).default('8b'))
+      .addOption(new Option('--child-run <weights>').hideHelp())
+      .exitOverride()
+      .configureOutput({ writeErr: (s) => process.stderr.write(s.split('\n')[0] + '\n') })
+  );
 }
 
 /** Runs one weight type in a child process of its own; true when it succeeded. */
@@ -110,8 +125,19 @@ function main(argv: string[]): number {
       const file = bigModel(shape, f.childRun, log);
       const n = f.native ? nativeLlama(log) : { ok: false as const, reason: 'skipped (--no-native)' };
       bigRun({
-        path: file.path, fileBytes: file.bytes, weights: f.childRun, prompt: f.prompt, contexts: f.contexts, schemes: f.schemes, threads: f.threads, shape: f.shape,
-        native: n.ok ? n.native : { unavailable: n.reason }, nativeKvs: f.nativeKvs, nativeContexts: f.nativeContexts.filter((c) => f.contexts.includes(c)), rounds: f.rounds, log,
+        path: file.path,
+        fileBytes: file.bytes,
+        weights: f.childRun,
+        prompt: f.prompt,
+        contexts: f.contexts,
+        schemes: f.schemes,
+        threads: f.threads,
+        shape: f.shape,
+        native: n.ok ? n.native : { unavailable: n.reason },
+        nativeKvs: f.nativeKvs,
+        nativeContexts: f.nativeContexts.filter((c) => f.contexts.includes(c)),
+        rounds: f.rounds,
+        log,
       });
       return 0;
     }
@@ -120,13 +146,19 @@ function main(argv: string[]): number {
     if (!f.cacheOnly && f.native) {
       // Built here once (cached outside the repo), so the children only find it.
       const n = nativeLlama(log);
-      console.log(n.ok ? `native llama.cpp ${n.native.commit.slice(0, 7)}: ${n.native.bin}${n.native.buildS === null ? '' : ` (built in this run, ${n.native.buildS.toFixed(0)} s)`}` : `native llama.cpp unavailable: ${n.reason}; no native ratio printed`);
+      console.log(
+        n.ok
+          ? `native llama.cpp ${n.native.commit.slice(0, 7)}: ${n.native.bin}${n.native.buildS === null ? '' : ` (built in this run, ${n.native.buildS.toFixed(0)} s)`}`
+          : `native llama.cpp unavailable: ${n.reason}; no native ratio printed`,
+      );
     }
     let ok = true;
     if (!f.cacheOnly) {
       for (const wt of f.weights) {
         const file = bigModel(shape, wt, log);
-        console.log(`\n${wt}: ${file.path}, ${file.bytes} B (${(file.bytes / 2 ** 30).toFixed(2)} GiB)${file.writeS === null ? ', already written' : `, written in ${file.writeS.toFixed(1)} s`}`);
+        console.log(
+          `\n${wt}: ${file.path}, ${file.bytes} B (${(file.bytes / 2 ** 30).toFixed(2)} GiB)${file.writeS === null ? ', already written' : `, written in ${file.writeS.toFixed(1)} s`}`,
+        );
         if (!spawnWeights(wt, argv)) {
           console.log(`${wt}: FAILED (its error is on stderr)`);
           ok = false;

@@ -34,7 +34,6 @@ function argmax(a: Float32Array): number {
   return b;
 }
 
-
 /** A kvpack cache filled to `context` positions with random K/V (decode cost depends on the length, not the values). */
 export function filledCache(model: Model, scheme: string, context: number, extra: number): { cache: KvCache; last: number } {
   const hp = model.hp;
@@ -53,13 +52,22 @@ export function filledCache(model: Model, scheme: string, context: number, extra
   return { cache, last: argmax(logits) };
 }
 
-
 /**
  * Rows for every (scheme, context) of kvpack and for llama.cpp f16 KV at each context, `rounds` alternating
  * rounds each. `noLlama` (or node-llama-cpp failing to load) leaves llama.cpp out. `eachRound` runs at the
  * end of every round (engine.ts: native llama.cpp at that context), so a third engine alternates too.
  */
-export async function benchLong(path: string, weights: string, schemes: readonly string[], contexts: readonly number[], threads: number, rounds: number, noLlama: boolean, log: (s: string) => void, eachRound?: (context: number, round: number) => void): Promise<LongRow[]> {
+export async function benchLong(
+  path: string,
+  weights: string,
+  schemes: readonly string[],
+  contexts: readonly number[],
+  threads: number,
+  rounds: number,
+  noLlama: boolean,
+  log: (s: string) => void,
+  eachRound?: (context: number, round: number) => void,
+): Promise<LongRow[]> {
   const model = loadModel(path, { expand: false });
   const sorted = [...contexts].sort((a, b) => a - b);
   const perContext = rounds * Math.max(...sorted.map(longSteps)) + 8;
@@ -94,12 +102,22 @@ export async function benchLong(path: string, weights: string, schemes: readonly
       log(`long ${c}: round ${r + 1}/${rounds}`);
     }
     for (const x of caches) x.cache.dispose();
-    const peerBest = peerThreads.map((t) => ({ t, v: samples.get(`peer:${t}`) ?? [] })).filter((p) => p.v.length).sort((a, b) => median(b.v) - median(a.v))[0];
+    const peerBest = peerThreads
+      .map((t) => ({ t, v: samples.get(`peer:${t}`) ?? [] }))
+      .filter((p) => p.v.length)
+      .sort((a, b) => median(b.v) - median(a.v))[0];
     for (const [k, v] of samples) {
       if (k.startsWith('peer:')) continue;
       rows.push({ engine: `kvpack (${weights} weights)`, kv: k, context: c, decodeTps: median(v), samples: v });
     }
-    if (peerBest) rows.push({ engine: `${peer} (${weights} weights, best of ${peerThreads.join('/')} threads: ${peerBest.t})`, kv: 'f16', context: c, decodeTps: median(peerBest.v), samples: peerBest.v });
+    if (peerBest)
+      rows.push({
+        engine: `${peer} (${weights} weights, best of ${peerThreads.join('/')} threads: ${peerBest.t})`,
+        kv: 'f16',
+        context: c,
+        decodeTps: median(peerBest.v),
+        samples: peerBest.v,
+      });
   }
   await llama?.dispose();
   return rows;

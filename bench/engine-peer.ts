@@ -99,7 +99,14 @@ async function measure(req: PeerRequest): Promise<PeerResult> {
       const runs: [number, number, number][] = [];
       for (let r = 0; r < req.repeats; r++) {
         for (const threads of req.threads) {
-          const ctx = await model.createContext({ contextSize: req.prompt + req.decode + 64, threads, batchSize: 512, flashAttention: true, experimentalKvCacheKeyType: kt as never, experimentalKvCacheValueType: kt as never });
+          const ctx = await model.createContext({
+            contextSize: req.prompt + req.decode + 64,
+            threads,
+            batchSize: 512,
+            flashAttention: true,
+            experimentalKvCacheKeyType: kt as never,
+            experimentalKvCacheValueType: kt as never,
+          });
           const seq = ctx.getSequence();
           await seq.evaluateWithoutGeneratingNewTokens(toks(tokens(32, 9)));
           await seq.clearHistory();
@@ -132,10 +139,13 @@ async function measure(req: PeerRequest): Promise<PeerResult> {
 
 /** Runs the peer in a child process (this file) and returns its result; throws when it cannot run. */
 export function runPeer(req: PeerRequest): PeerResult {
-  const out = execFileSync(process.execPath, [new URL(import.meta.url).pathname, JSON.stringify(req)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+  const out = execFileSync(process.execPath, [new URL(import.meta.url).pathname, JSON.stringify(req)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 1 << 24,
+  });
   return JSON.parse(out.trim().split('\n').pop()!) as PeerResult;
 }
-
 
 /** A long-context peer session in a child process: one context per thread count, filled alike. */
 export interface LongPeer {
@@ -197,7 +207,14 @@ async function serve(): Promise<void> {
         lib = await getLlama({ gpu: false, build: 'never', logLevel: 'error' as never });
         model = await lib.loadModel({ modelPath: req.path! });
         for (const threads of req.threads!) {
-          const ctx = await model.createContext({ contextSize: req.contextSize!, threads, batchSize: 2048, flashAttention: true, experimentalKvCacheKeyType: 'F16' as never, experimentalKvCacheValueType: 'F16' as never });
+          const ctx = await model.createContext({
+            contextSize: req.contextSize!,
+            threads,
+            batchSize: 2048,
+            flashAttention: true,
+            experimentalKvCacheKeyType: 'F16' as never,
+            experimentalKvCacheValueType: 'F16' as never,
+          });
           ctxs.push({ threads, ctx, seq: ctx.getSequence(), filled: 0 });
         }
       } else if (req.op === 'fill') {

@@ -23,7 +23,19 @@ import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
 import { median, printTable, timeMedian } from './harness.js';
 import { PEER_SHORTFALL, runPeer, type PeerResult } from './engine-peer.js';
-import { busyLoad, busyNote, checkNative, fmtLoad, llamaBench, nativeLlama, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
+import {
+  busyLoad,
+  busyNote,
+  checkNative,
+  fmtLoad,
+  llamaBench,
+  nativeLlama,
+  nativeNote,
+  nativeTps,
+  withLoad,
+  type NativeLlama,
+  type RunLoad,
+} from './native-llama.js';
 
 /** The synthetic model: a small-Llama shape (TinyLlama-like width, GQA 12/4, head dim 64). */
 const SHAPE = { dim: 768, layers: 12, heads: 12, kvHeads: 4, ff: 2048, vocab: 32000, ctx: 32768 + 512 };
@@ -55,13 +67,30 @@ export interface EngineBenchOptions {
 }
 
 /** One run of an engine: tok/s and the machine load around it. */
-export interface EngineRun { prefillTps: number; decodeTps: number; load: RunLoad }
+export interface EngineRun {
+  prefillTps: number;
+  decodeTps: number;
+  load: RunLoad;
+}
 
 /** One engine on one (weights, KV): medians over the alternating rounds, and every run. */
-export interface EngineRow { weight: string; kv: string; engine: string; prefillTps: number; decodeTps: number; runs: EngineRun[] }
+export interface EngineRow {
+  weight: string;
+  kv: string;
+  engine: string;
+  prefillTps: number;
+  decodeTps: number;
+  runs: EngineRun[];
+}
 
 /** Native llama.cpp decode at a long context (llama-bench -d): median of its rounds, each run's load. */
-export interface NativeLongRow { kv: string; context: number; decodeTps: number; samples: number[]; loads: RunLoad[] }
+export interface NativeLongRow {
+  kv: string;
+  context: number;
+  decodeTps: number;
+  samples: number[];
+  loads: RunLoad[];
+}
 
 export interface EngineBenchResult {
   threads: number;
@@ -99,7 +128,8 @@ function argmax(a: Float32Array): number {
 
 /** Matmul kernels on one [2048, 768] weight: decode (n = 1) and a 64-token batch. */
 function benchMatmul(threads: number, log: (s: string) => void): { rows: EngineBenchResult['matmul']; err: EngineBenchResult['actsError'] } {
-  const rows = 2048, cols = 768;
+  const rows = 2048,
+    cols = 768;
   const rng = new Prng(5);
   const values = rng.normals(rows * cols);
   const out: EngineBenchResult['matmul'] = [];
@@ -132,7 +162,8 @@ function benchMatmul(threads: number, log: (s: string) => void): { rows: EngineB
         const yq = new Float32Array(n * rows);
         wasmMatmul(w.packedWeight!, x, n, yf, 'f32');
         wasmMatmul(w.packedWeight!, x, n, yq, 'q8');
-        let num = 0, den = 0;
+        let num = 0,
+          den = 0;
         for (let i = 0; i < yf.length; i++) {
           num += (yq[i]! - yf[i]!) ** 2;
           den += yf[i]! ** 2;
@@ -191,7 +222,14 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
   const status = o.noNative ? { ok: false as const, reason: 'skipped (--no-native)' } : nativeLlama(log);
   let native = status.ok ? status.native : null;
   const res: EngineBenchResult = {
-    threads, native: native ? { name: nativeLabel(native), ...native } : { unavailable: status.ok ? '' : status.reason }, peer: null, matmul: [], actsError: [], engines: [], long: [], nativeLong: [],
+    threads,
+    native: native ? { name: nativeLabel(native), ...native } : { unavailable: status.ok ? '' : status.reason },
+    peer: null,
+    matmul: [],
+    actsError: [],
+    engines: [],
+    long: [],
+    nativeLong: [],
   };
   if (!status.ok) log(`native llama.cpp unavailable: ${status.reason}`);
   // A native run that fails leaves the native column empty from there on, and says why.
@@ -200,7 +238,7 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
     try {
       return fn(native);
     } catch (e) {
-      const m = (e as { stderr?: string; message: string });
+      const m = e as { stderr?: string; message: string };
       res.native = { unavailable: `${what} failed: ${(m.stderr ?? m.message).trim().split('\n').pop()}` };
       log(`native llama.cpp: ${what} failed, no native ratio from here on`);
       native = null;
@@ -255,7 +293,8 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
     try {
       const peer = runPeer({ models: Object.fromEntries(paths), kvs, threads: threads > 1 ? [1, threads] : [1], prompt: PROMPT, decode: DECODE, repeats: 2 });
       res.peer = peer;
-      for (const r of peer.rows) res.engines.push({ weight: r.weight, kv: r.kv, engine: peer.engine, prefillTps: r.prefillTps, decodeTps: r.decodeTps, runs: [] });
+      for (const r of peer.rows)
+        res.engines.push({ weight: r.weight, kv: r.kv, engine: peer.engine, prefillTps: r.prefillTps, decodeTps: r.decodeTps, runs: [] });
       log(`${peer.engine} done (load ${peer.load[0].toFixed(1)} -> ${peer.load[1].toFixed(1)})`);
     } catch (e) {
       log(`node-llama-cpp unavailable: ${(e as Error).message}`);
@@ -291,44 +330,99 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
 export function printEngine(r: EngineBenchResult): void {
   if (r.matmul.length) {
     console.log(`\nmatmul kernels, one weight, median per call (threads available: ${r.threads})`);
-    printTable(['weight', 'shape', 'n', 'impl', 'ms/call', 'GFLOP/s'], r.matmul.map((m) => [m.weight, m.shape, `${m.n}`, m.impl, m.ms.toFixed(3), m.gflops.toFixed(2)]));
+    printTable(
+      ['weight', 'shape', 'n', 'impl', 'ms/call', 'GFLOP/s'],
+      r.matmul.map((m) => [m.weight, m.shape, `${m.n}`, m.impl, m.ms.toFixed(3), m.gflops.toFixed(2)]),
+    );
     console.log('\nq8 activations vs f32 activations, 64 tokens: relative L2 error of the output');
-    printTable(['weight', 'relL2'], r.actsError.map((e) => [e.weight, e.relL2.toExponential(2)]));
+    printTable(
+      ['weight', 'relL2'],
+      r.actsError.map((e) => [e.weight, e.relL2.toExponential(2)]),
+    );
   }
   const nat = 'name' in r.native ? r.native : null;
-  console.log(nat
-    ? `\nnative llama.cpp ${nat.commit.slice(0, 7)}: ${nat.bin} (CPU build, Release, GGML_NATIVE; ${nat.buildS === null ? 'cached build' : `built in this run, ${nat.buildS.toFixed(0)} s`}), flash attention, ${r.threads} threads, same GGUF files`
-    : `\nnative llama.cpp unavailable: ${'unavailable' in r.native ? r.native.unavailable : ''}; no native ratio printed`);
+  console.log(
+    nat
+      ? `\nnative llama.cpp ${nat.commit.slice(0, 7)}: ${nat.bin} (CPU build, Release, GGML_NATIVE; ${nat.buildS === null ? 'cached build' : `built in this run, ${nat.buildS.toFixed(0)} s`}), flash attention, ${r.threads} threads, same GGUF files`
+      : `\nnative llama.cpp unavailable: ${'unavailable' in r.native ? r.native.unavailable : ''}; no native ratio printed`,
+  );
   const s = SHAPE;
   const nativeRow = (wt: string, kv: string) => r.engines.find((e) => e.engine.startsWith('llama.cpp native') && e.weight === wt && e.kv === kv);
   // The native figures beside issue 24's on this machine kind; a run far below them is labelled and not divided by.
-  const check = (e: EngineRow) => ({ pp: checkNative(`d${s.dim}-${e.weight}`, 'pp', PROMPT, 0, e.kv, r.threads, e.prefillTps), tg: checkNative(`d${s.dim}-${e.weight}`, 'tg', DECODE, PROMPT, e.kv, r.threads, e.decodeTps) });
+  const check = (e: EngineRow) => ({
+    pp: checkNative(`d${s.dim}-${e.weight}`, 'pp', PROMPT, 0, e.kv, r.threads, e.prefillTps),
+    tg: checkNative(`d${s.dim}-${e.weight}`, 'tg', DECODE, PROMPT, e.kv, r.threads, e.decodeTps),
+  });
   const ratio = (x: number, peer: number | undefined, far: boolean | undefined) => (peer === undefined ? '-' : far ? 'n/a*' : (x / peer).toFixed(2));
   if (r.engines.length) {
-    console.log(`\nengine, synthetic llama dim ${s.dim} x ${s.layers} layers, vocab ${s.vocab}, GQA ${s.heads}/${s.kvHeads}; prompt ${PROMPT}, decode ${DECODE} after it; ${r.threads} threads; medians of ${Math.max(...r.engines.map((e) => e.runs.length))} alternating rounds`);
+    console.log(
+      `\nengine, synthetic llama dim ${s.dim} x ${s.layers} layers, vocab ${s.vocab}, GQA ${s.heads}/${s.kvHeads}; prompt ${PROMPT}, decode ${DECODE} after it; ${r.threads} threads; medians of ${Math.max(...r.engines.map((e) => e.runs.length))} alternating rounds`,
+    );
     const peer = r.peer;
     const pl = (wt: string, kv: string) => (peer ? r.engines.find((e) => e.engine === peer.engine && e.weight === wt && e.kv === kv) : undefined);
-    printTable(['weights', 'KV', 'engine', 'prefill tok/s', 'decode tok/s', 'prefill x native', 'decode x native', 'prefill x nlc', 'decode x nlc', 'native ref pp / tg (issue 24)', 'load per run (1-min avg before->after)'], r.engines.map((e) => {
-      const n = nativeRow(e.weight, e.kv);
-      const c = n ? check(n) : null;
-      const l = pl(e.weight, e.kv);
-      const isNative = e === n;
-      return [e.weight, e.kv, e.engine, e.prefillTps.toFixed(1), e.decodeTps.toFixed(1), isNative ? '' : ratio(e.prefillTps, n?.prefillTps, c?.pp?.farBelow), isNative ? '' : ratio(e.decodeTps, n?.decodeTps, c?.tg?.farBelow),
-        l && e !== l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-', l && e !== l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-', isNative && c ? `${nativeNote(c.pp)} / ${nativeNote(c.tg)}` : '', e.runs.map((x) => fmtLoad(x.load)).join(' ')];
-    }));
+    printTable(
+      [
+        'weights',
+        'KV',
+        'engine',
+        'prefill tok/s',
+        'decode tok/s',
+        'prefill x native',
+        'decode x native',
+        'prefill x nlc',
+        'decode x nlc',
+        'native ref pp / tg (issue 24)',
+        'load per run (1-min avg before->after)',
+      ],
+      r.engines.map((e) => {
+        const n = nativeRow(e.weight, e.kv);
+        const c = n ? check(n) : null;
+        const l = pl(e.weight, e.kv);
+        const isNative = e === n;
+        return [
+          e.weight,
+          e.kv,
+          e.engine,
+          e.prefillTps.toFixed(1),
+          e.decodeTps.toFixed(1),
+          isNative ? '' : ratio(e.prefillTps, n?.prefillTps, c?.pp?.farBelow),
+          isNative ? '' : ratio(e.decodeTps, n?.decodeTps, c?.tg?.farBelow),
+          l && e !== l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-',
+          l && e !== l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-',
+          isNative && c ? `${nativeNote(c.pp)} / ${nativeNote(c.tg)}` : '',
+          e.runs.map((x) => fmtLoad(x.load)).join(' '),
+        ];
+      }),
+    );
     const far = r.engines.filter((e) => e.engine.startsWith('llama.cpp native') && (check(e).pp?.farBelow || check(e).tg?.farBelow));
     const busy = busyLoad(r.engines.flatMap((e) => e.runs.map((x) => x.load)));
     if (busy !== null) console.log(`! ${busyNote(busy)}`);
-    if (far.length) console.log(`* native llama.cpp ran more than ${((1 - 0.7) * 100).toFixed(0)}% below its issue-24 figures here (${far.map((e) => `${e.weight}/${e.kv}`).join(', ')}): a loaded machine or a crippled build; no ratio is divided by it`);
+    if (far.length)
+      console.log(
+        `* native llama.cpp ran more than ${((1 - 0.7) * 100).toFixed(0)}% below its issue-24 figures here (${far.map((e) => `${e.weight}/${e.kv}`).join(', ')}): a loaded machine or a crippled build; no ratio is divided by it`,
+      );
     if (peer) {
-      console.log(`\nnlc = ${peer.engine}, prebuilt CPU binaries, its own process, best of 1 and ${r.threads} threads (2 runs each); load average ${peer.load[0].toFixed(1)} -> ${peer.load[1].toFixed(1)}, other processes used ${peer.otherCores.toFixed(2)} cores meanwhile`);
-      printTable(['weights', 'KV', 'runs: threads prefill/decode tok/s'], peer.rows.map((p) => [p.weight, p.kv, p.runs.map(([t, a, b]) => `${t}t ${a.toFixed(0)}/${b.toFixed(1)}`).join(', ')]));
-      const short = peer.rows.filter((p) => { const n = nativeRow(p.weight, p.kv); return n && (p.decodeTps < 0.85 * n.decodeTps || p.prefillTps < 0.85 * n.prefillTps); });
-      if (short.length) console.log(`${peer.engine} runs more than 15% below native llama.cpp measured in this run (${short.map((p) => `${p.weight}/${p.kv}`).join(', ')}): ${PEER_SHORTFALL}`);
+      console.log(
+        `\nnlc = ${peer.engine}, prebuilt CPU binaries, its own process, best of 1 and ${r.threads} threads (2 runs each); load average ${peer.load[0].toFixed(1)} -> ${peer.load[1].toFixed(1)}, other processes used ${peer.otherCores.toFixed(2)} cores meanwhile`,
+      );
+      printTable(
+        ['weights', 'KV', 'runs: threads prefill/decode tok/s'],
+        peer.rows.map((p) => [p.weight, p.kv, p.runs.map(([t, a, b]) => `${t}t ${a.toFixed(0)}/${b.toFixed(1)}`).join(', ')]),
+      );
+      const short = peer.rows.filter((p) => {
+        const n = nativeRow(p.weight, p.kv);
+        return n && (p.decodeTps < 0.85 * n.decodeTps || p.prefillTps < 0.85 * n.prefillTps);
+      });
+      if (short.length)
+        console.log(
+          `${peer.engine} runs more than 15% below native llama.cpp measured in this run (${short.map((p) => `${p.weight}/${p.kv}`).join(', ')}): ${PEER_SHORTFALL}`,
+        );
     }
   }
   if (!r.long.length) return;
-  console.log(`\ndecode tok/s at long context, median of alternating rounds (kvpack: cache filled with random K/V; node-llama-cpp and native llama.cpp: prefilled; ${LONG_WEIGHTS} weights, ${r.threads} threads)`);
+  console.log(
+    `\ndecode tok/s at long context, median of alternating rounds (kvpack: cache filled with random K/V; node-llama-cpp and native llama.cpp: prefilled; ${LONG_WEIGHTS} weights, ${r.threads} threads)`,
+  );
   const nlc = (c: number) => r.long.find((x) => x.engine.startsWith('node-llama-cpp') && x.context === c);
   const nat16 = (c: number) => r.nativeLong.find((x) => x.context === c && x.kv === 'f16');
   const natBest = (c: number) => r.nativeLong.filter((x) => x.context === c).sort((a, b) => b.decodeTps - a.decodeTps)[0];
@@ -336,14 +430,35 @@ export function printEngine(r: EngineBenchResult): void {
   const anyFar = (c: number) => r.nativeLong.some((x) => x.context === c && farLong(x));
   const rows = [
     ...r.long.map((x) => ({ engine: x.engine, kv: x.kv, context: x.context, tps: x.decodeTps, native: false, loads: '' })),
-    ...r.nativeLong.map((x) => ({ engine: `llama.cpp native${'commit' in r.native ? ` ${r.native.commit.slice(0, 7)}` : ''}`, kv: x.kv, context: x.context, tps: x.decodeTps, native: true, loads: x.loads.map(fmtLoad).join(' ') })),
+    ...r.nativeLong.map((x) => ({
+      engine: `llama.cpp native${'commit' in r.native ? ` ${r.native.commit.slice(0, 7)}` : ''}`,
+      kv: x.kv,
+      context: x.context,
+      tps: x.decodeTps,
+      native: true,
+      loads: x.loads.map(fmtLoad).join(' '),
+    })),
   ].sort((a, b) => a.context - b.context);
-  printTable(['engine', 'KV', 'context', 'decode tok/s', 'x native f16', 'x native best', 'x nlc f16', 'native ref (issue 24)', 'load per native run'], rows.map((x) => {
-    const f16 = nat16(x.context), best = natBest(x.context), l = nlc(x.context);
-    const ref = x.native ? checkNative(`d${s.dim}-${LONG_WEIGHTS}`, 'tg', 0, x.context, x.kv, r.threads, x.tps) : null;
-    return [x.engine, x.kv, `${x.context}`, x.tps.toFixed(2), x.native ? '' : ratio(x.tps, f16?.decodeTps, f16 && farLong(f16)), x.native ? '' : ratio(x.tps, best?.decodeTps, anyFar(x.context)),
-      l && !x.engine.startsWith('node-llama-cpp') ? (x.tps / l.decodeTps).toFixed(2) : '-', x.native ? nativeNote(ref) : '', x.loads];
-  }));
+  printTable(
+    ['engine', 'KV', 'context', 'decode tok/s', 'x native f16', 'x native best', 'x nlc f16', 'native ref (issue 24)', 'load per native run'],
+    rows.map((x) => {
+      const f16 = nat16(x.context),
+        best = natBest(x.context),
+        l = nlc(x.context);
+      const ref = x.native ? checkNative(`d${s.dim}-${LONG_WEIGHTS}`, 'tg', 0, x.context, x.kv, r.threads, x.tps) : null;
+      return [
+        x.engine,
+        x.kv,
+        `${x.context}`,
+        x.tps.toFixed(2),
+        x.native ? '' : ratio(x.tps, f16?.decodeTps, f16 && farLong(f16)),
+        x.native ? '' : ratio(x.tps, best?.decodeTps, anyFar(x.context)),
+        l && !x.engine.startsWith('node-llama-cpp') ? (x.tps / l.decodeTps).toFixed(2) : '-',
+        x.native ? nativeNote(ref) : '',
+        x.loads,
+      ];
+    }),
+  );
   if (r.nativeLong.some(farLong)) console.log('* native llama.cpp ran far below its issue-24 figure at this context: no ratio is divided by it');
   const busy = busyLoad(r.nativeLong.flatMap((x) => x.loads));
   if (busy !== null) console.log(`! ${busyNote(busy)}`);

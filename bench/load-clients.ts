@@ -26,7 +26,13 @@ export interface LoadResult {
   elapsedMs: number;
 }
 
-const PROMPTS = ['Once upon a time', 'The little dog ran to the park and', 'She looked at the sky and said', 'One day a bird flew over the river.', 'Tom had a red ball. He'];
+const PROMPTS = [
+  'Once upon a time',
+  'The little dog ran to the park and',
+  'She looked at the sky and said',
+  'One day a bird flew over the river.',
+  'Tom had a red ball. He',
+];
 
 type Outcome = { kind: 'stream'; tokens: number; ttft?: number; gaps: number[] } | { kind: 'disconnect' } | { kind: 'fault' };
 
@@ -35,24 +41,26 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const t0 = performance.now();
   const deadline = t0 + o.durationMs;
   const prompts = o.prompts ?? PROMPTS;
-  await Promise.all(Array.from({ length: o.clients }, async (_, c) => {
-    const rng = new Prng((o.seed ?? 1) * 1000 + c);
-    while (performance.now() < deadline) {
-      r.requests++;
-      try {
-        const out = await oneRequest(o, rng, prompts);
-        if (out.kind === 'stream') {
-          r.streams++;
-          r.tokens += out.tokens;
-          if (out.ttft !== undefined) r.ttft.push(out.ttft);
-          r.interToken.push(...out.gaps);
-        } else if (out.kind === 'disconnect') r.disconnects++;
-        else r.faults++;
-      } catch (e) {
-        r.errors.push(`client ${c}: ${(e as Error).message}`);
+  await Promise.all(
+    Array.from({ length: o.clients }, async (_, c) => {
+      const rng = new Prng((o.seed ?? 1) * 1000 + c);
+      while (performance.now() < deadline) {
+        r.requests++;
+        try {
+          const out = await oneRequest(o, rng, prompts);
+          if (out.kind === 'stream') {
+            r.streams++;
+            r.tokens += out.tokens;
+            if (out.ttft !== undefined) r.ttft.push(out.ttft);
+            r.interToken.push(...out.gaps);
+          } else if (out.kind === 'disconnect') r.disconnects++;
+          else r.faults++;
+        } catch (e) {
+          r.errors.push(`client ${c}: ${(e as Error).message}`);
+        }
       }
-    }
-  }));
+    }),
+  );
   r.elapsedMs = performance.now() - t0;
   return r;
 }
@@ -65,7 +73,14 @@ async function oneRequest(o: LoadOptions, rng: Prng, prompts: readonly string[])
   if (x < 0.18) return expectError(o.url, JSON.stringify({ prompt, max_tokens: 'many' }), 400, '/v1/completions', 'max_tokens');
   const chat = rng.next() < 0.5;
   const body = chat
-    ? { messages: [{ role: 'user', content: prompt }], max_tokens: 4 + Math.floor(rng.next() * 28), stream: true, stream_options: { include_usage: true }, temperature: rng.next() < 0.5 ? 0 : 0.8, seed: Math.floor(rng.next() * 1e6) }
+    ? {
+        messages: [{ role: 'user', content: prompt }],
+        max_tokens: 4 + Math.floor(rng.next() * 28),
+        stream: true,
+        stream_options: { include_usage: true },
+        temperature: rng.next() < 0.5 ? 0 : 0.8,
+        seed: Math.floor(rng.next() * 1e6),
+      }
     : { prompt, max_tokens: 4 + Math.floor(rng.next() * 28), stream: true, stream_options: { include_usage: true }, temperature: 0.7 };
   // Disconnect after a few chunks: the server must cancel and free the slot.
   const dropAfter = x < 0.26 ? 1 + Math.floor(rng.next() * 4) : Infinity;
@@ -111,7 +126,12 @@ async function stream(url: string, path: string, body: unknown, dropAfter: numbe
         done = true;
         continue;
       }
-      const j = JSON.parse(data) as { id: string; error?: unknown; usage?: unknown; choices: { delta?: { content?: string }; text?: string; finish_reason?: string | null }[] };
+      const j = JSON.parse(data) as {
+        id: string;
+        error?: unknown;
+        usage?: unknown;
+        choices: { delta?: { content?: string }; text?: string; finish_reason?: string | null }[];
+      };
       if (j.error) throw new Error(`${path}: error event ${JSON.stringify(j.error)}`);
       ids.add(j.id);
       if (j.usage) usage = true;

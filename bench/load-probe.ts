@@ -11,15 +11,30 @@ const model = option('--model') ?? fromRoot('..', 'shared', 'models', 'stories26
 if (!existsSync(model)) throw new Error(`no model at ${model}`);
 const seconds = Number(option('--seconds') ?? 60);
 const server = await startServer({
-  modelPath: model, host: '127.0.0.1', port: 0, parallel: 4, ctx: 512, policy: { k: 'q8_0', v: 'q8_0' }, attention: {}, chunkTokens: 32,
-  cacheRamBytes: Number(option('--cache-ram') ?? 64) * 2 ** 20, queueMax: 64, batching: true, prefillChunk: 128, timeoutS: 30, bodyLimit: 64 << 10, drainTimeoutMs: 5000,
+  modelPath: model,
+  host: '127.0.0.1',
+  port: 0,
+  parallel: 4,
+  ctx: 512,
+  policy: { k: 'q8_0', v: 'q8_0' },
+  attention: {},
+  chunkTokens: 32,
+  cacheRamBytes: Number(option('--cache-ram') ?? 64) * 2 ** 20,
+  queueMax: 64,
+  batching: true,
+  prefillChunk: 128,
+  timeoutS: 30,
+  bodyLimit: 64 << 10,
+  drainTimeoutMs: 5000,
 });
 await server.ready;
 const mib = (b: number) => (b / 2 ** 20).toFixed(1);
 const sample = (label: string) => {
   const m = process.memoryUsage();
   const p = server.ctx.engine!.prefix;
-  console.log(`${label}: rss ${mib(m.rss)} heapUsed ${mib(m.heapUsed)} heapTotal ${mib(m.heapTotal)} arrayBuffers ${mib(m.arrayBuffers)} external ${mib(m.external)}; prefix entries ${p.size} allocated ${mib(p.bytes)}`);
+  console.log(
+    `${label}: rss ${mib(m.rss)} heapUsed ${mib(m.heapUsed)} heapTotal ${mib(m.heapTotal)} arrayBuffers ${mib(m.arrayBuffers)} external ${mib(m.external)}; prefix entries ${p.size} allocated ${mib(p.bytes)}`,
+  );
 };
 sample('idle');
 const timer = setInterval(() => sample(`${Math.round(performance.now() / 1000)} s`), 5000);

@@ -43,7 +43,28 @@ function rssOf(pid: number): number {
 }
 
 async function startChild(o: LoadRunOptions): Promise<{ child: ChildProcess; url: string }> {
-  const args = [fromRoot('bin', 'kvpack.js'), 'serve', '-m', o.model, '--port', '0', '-np', String(o.parallel), '-c', String(o.ctx), '--kv', o.kv, '--cache-ram', String(o.cacheRamMiB), '--body-limit', String(BODY_LIMIT), '--max-queue', String(4 * o.clients), '--chunk-tokens', String(o.chunkTokens ?? 32)];
+  const args = [
+    fromRoot('bin', 'kvpack.js'),
+    'serve',
+    '-m',
+    o.model,
+    '--port',
+    '0',
+    '-np',
+    String(o.parallel),
+    '-c',
+    String(o.ctx),
+    '--kv',
+    o.kv,
+    '--cache-ram',
+    String(o.cacheRamMiB),
+    '--body-limit',
+    String(BODY_LIMIT),
+    '--max-queue',
+    String(4 * o.clients),
+    '--chunk-tokens',
+    String(o.chunkTokens ?? 32),
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -77,8 +98,14 @@ export async function loadRun(o: LoadRunOptions): Promise<LoadReport> {
     let prefixPeak = 0;
     const sampler = setInterval(() => {
       peak = Math.max(peak, rssOf(child.pid!));
-      void slotsState(url).then((s) => (slotsPeak = Math.max(slotsPeak, s.bytes)), () => {});
-      void gauge(url, /^kvpack:prefix_cache_bytes\{kind="allocated"\} (\S+)$/m).then((b) => (prefixPeak = Math.max(prefixPeak, b)), () => {});
+      void slotsState(url).then(
+        (s) => (slotsPeak = Math.max(slotsPeak, s.bytes)),
+        () => {},
+      );
+      void gauge(url, /^kvpack:prefix_cache_bytes\{kind="allocated"\} (\S+)$/m).then(
+        (b) => (prefixPeak = Math.max(prefixPeak, b)),
+        () => {},
+      );
     }, 100);
     const r = await runLoad({ url, clients: o.clients, durationMs: o.seconds * 1000, bodyLimit: BODY_LIMIT });
     // Disconnected streams are cancelled at the server's next step: give it a moment, then nothing may be busy.
@@ -101,15 +128,23 @@ const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 
 export function printReport(o: LoadRunOptions, r: LoadReport): void {
   const ms = (xs: number[], p: number) => `${percentile(xs, p).toFixed(1)} ms`;
-  console.log(`load: ${o.clients} clients, ${(r.elapsedMs / 1000).toFixed(1)} s, ${o.parallel} slots x ${o.ctx} positions, --kv ${o.kv}, --cache-ram ${o.cacheRamMiB} MiB, model ${o.model}; load average ${r.load[0].toFixed(2)} -> ${r.load[1].toFixed(2)}`);
-  console.log(`  requests ${r.requests}: ${r.streams} streams (${r.tokens} tokens, ${(r.tokens / (r.elapsedMs / 1000)).toFixed(1)} tok/s), ${r.disconnects} disconnects, ${r.faults} bad requests answered 4xx`);
+  console.log(
+    `load: ${o.clients} clients, ${(r.elapsedMs / 1000).toFixed(1)} s, ${o.parallel} slots x ${o.ctx} positions, --kv ${o.kv}, --cache-ram ${o.cacheRamMiB} MiB, model ${o.model}; load average ${r.load[0].toFixed(2)} -> ${r.load[1].toFixed(2)}`,
+  );
+  console.log(
+    `  requests ${r.requests}: ${r.streams} streams (${r.tokens} tokens, ${(r.tokens / (r.elapsedMs / 1000)).toFixed(1)} tok/s), ${r.disconnects} disconnects, ${r.faults} bad requests answered 4xx`,
+  );
   console.log(`  errors ${r.errors.length}; slots left busy ${r.leakedSlots}; requests left queued ${r.deferredAfter}`);
   for (const e of r.errors.slice(0, 10)) console.log(`    ${e}`);
   console.log(`  TTFT p50 ${ms(r.ttft, 50)} p99 ${ms(r.ttft, 99)}; inter-token p50 ${ms(r.interToken, 50)} p99 ${ms(r.interToken, 99)}`);
   const x = r.rss;
   const other = x.peak - x.baseline - x.slotsPeak - x.prefixPeak;
-  console.log(`  RSS idle ${mib(x.baseline)} (model file ${mib(x.model)}, the rest Node, V8 and the server), peak ${mib(x.peak)}: ${x.peak <= x.bound ? 'within' : 'OVER'} the bound ${mib(x.bound)} = idle + slots' KV peak ${mib(x.slotsPeak)} + --cache-ram ${o.cacheRamMiB} MiB + ${mib(SLACK_BYTES)} slack`);
-  console.log(`  peak - idle = ${mib(x.peak - x.baseline)}: slots' KV ${mib(x.slotsPeak)}, prefix cache ${mib(x.prefixPeak)} (allocated, of ${o.cacheRamMiB} MiB), other ${mib(other)} (JS heap, sockets, wasm memory grown in 16 MiB steps)`);
+  console.log(
+    `  RSS idle ${mib(x.baseline)} (model file ${mib(x.model)}, the rest Node, V8 and the server), peak ${mib(x.peak)}: ${x.peak <= x.bound ? 'within' : 'OVER'} the bound ${mib(x.bound)} = idle + slots' KV peak ${mib(x.slotsPeak)} + --cache-ram ${o.cacheRamMiB} MiB + ${mib(SLACK_BYTES)} slack`,
+  );
+  console.log(
+    `  peak - idle = ${mib(x.peak - x.baseline)}: slots' KV ${mib(x.slotsPeak)}, prefix cache ${mib(x.prefixPeak)} (allocated, of ${o.cacheRamMiB} MiB), other ${mib(other)} (JS heap, sockets, wasm memory grown in 16 MiB steps)`,
+  );
 }
 
 /** True when the run had no error, no leak, and memory stayed in bounds. */

@@ -21,25 +21,53 @@ const K = new Set<number>([GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]);
 const FLOAT = new Set<number>([GGML.F32, GGML.F16, GGML.BF16]);
 
 /** One call of n tokens as a module's plan runs it; `plan`: 'v1' (before batch invariance) or 'v2' (this build's). */
-function caller(e: Exports, plan: 'v1' | 'v2', w: { type: number; ptr: number; rowBytes: number; rows: number; cols: number }, n: number, xp: number, yp: number, ws: number): () => void {
+function caller(
+  e: Exports,
+  plan: 'v1' | 'v2',
+  w: { type: number; ptr: number; rowBytes: number; rows: number; cols: number },
+  n: number,
+  xp: number,
+  yp: number,
+  ws: number,
+): () => void {
   const { type, ptr, rowBytes, rows, cols } = w;
-  const q = ws, d = ws + n * cols * 8 + 64, s = d + n * cols + 64, scratch = s + n * cols + 64;
+  const q = ws,
+    d = ws + n * cols * 8 + 64,
+    s = d + n * cols + 64,
+    scratch = s + n * cols + 64;
   const order = e['vecOrder']!(type) as number;
   // Builds before the weight-type table export vecMaxTokens; this one keeps it in the table.
   const maxTokens = e['vecMaxTokens'] ? (e['vecMaxTokens'](type) as number) : (weightType(type)?.oneToken?.maxTokens ?? 0);
   const vec = order >= 0 && n <= maxTokens;
-  if (vec) return () => { e['packActVecN']!(xp, n, cols, order, q, d, s); e['matmulVec']!(type, ptr, rowBytes, rows, cols, q, d, s, n, yp, rows); };
+  if (vec)
+    return () => {
+      e['packActVecN']!(xp, n, cols, order, q, d, s);
+      e['matmulVec']!(type, ptr, rowBytes, rows, cols, q, d, s, n, yp, rows);
+    };
   const qb = K.has(type) ? 256 : 32;
   if (!FLOAT.has(type)) {
-    if (plan === 'v1' && n < 4) return () => { e['quantizeActs']!(xp, n, cols, qb, q, d, s); e['matmulQ8Act']!(type, ptr, rowBytes, rows, cols, q, d, s, n, yp, rows, scratch); };
-    return () => { e['packActQ8']!(xp, n, cols, qb, q, d, s); e['matmulQ8Tiled']!(type, ptr, rowBytes, rows, cols, q, d, s, n, yp, rows, scratch); };
+    if (plan === 'v1' && n < 4)
+      return () => {
+        e['quantizeActs']!(xp, n, cols, qb, q, d, s);
+        e['matmulQ8Act']!(type, ptr, rowBytes, rows, cols, q, d, s, n, yp, rows, scratch);
+      };
+    return () => {
+      e['packActQ8']!(xp, n, cols, qb, q, d, s);
+      e['matmulQ8Tiled']!(type, ptr, rowBytes, rows, cols, q, d, s, n, yp, rows, scratch);
+    };
   }
   if (plan === 'v1') {
     if (n < 8) return () => e['matmulF32Act']!(type, ptr, rowBytes, rows, cols, xp, n, yp, rows, scratch);
-    return () => { e['packActF32']!(xp, n, cols, q); e['matmulF32Tiled']!(type, ptr, rowBytes, rows, cols, q, n, yp, rows, scratch); };
+    return () => {
+      e['packActF32']!(xp, n, cols, q);
+      e['matmulF32Tiled']!(type, ptr, rowBytes, rows, cols, q, n, yp, rows, scratch);
+    };
   }
   if (type === GGML.F32) return () => e['matmulF32Tiled']!(type, ptr, rowBytes, rows, cols, xp, n, yp, rows, scratch);
-  return () => { e['packActVecN']!(xp, n, cols, 3, q, d, s); e['matmulF32Tiled']!(type, ptr, rowBytes, rows, cols, q, n, yp, rows, scratch); };
+  return () => {
+    e['packActVecN']!(xp, n, cols, 3, q, d, s);
+    e['matmulF32Tiled']!(type, ptr, rowBytes, rows, cols, q, n, yp, rows, scratch);
+  };
 }
 
 /**
@@ -75,7 +103,8 @@ const oldE = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(oldPat
 // The new side is a separate instance too (of this build's module, or --new), so neither side runs the
 // code the engine instantiated (an A/A run, --old build/kernels.wasm, showed the main instance's code placement alone worth 14%).
 const newPath = option('--new') ?? 'build/kernels.wasm';
-const newE = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(newPath)), { env: { memory: k.arena.memory } }).exports as unknown as WasmExports & Exports;
+const newE = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(newPath)), { env: { memory: k.arena.memory } }).exports as unknown as WasmExports &
+  Exports;
 const oldPlan = (option('--old-plan') ?? 'v1') as 'v1' | 'v2';
 const types = (option('--types') ?? 'q8_0,q4_0,q4_K,q6_K,f16').split(',');
 const shapes = (option('--shapes') ?? '2048x768,768x2048').split(',').map((s) => s.split('x').map(Number) as [number, number]);
@@ -97,9 +126,12 @@ for (const name of types) {
     const w = ws[0]!;
     for (const n of ns) {
       const a = k.arena;
-      const xp = a.alloc(n * c * 4), yOld = a.alloc(n * r * 4), yNew = a.alloc(n * r * 4);
+      const xp = a.alloc(n * c * 4),
+        yOld = a.alloc(n * r * 4),
+        yNew = a.alloc(n * r * 4);
       const wsBytes = n * c * 10 + 4096 + 4 * (newE['matmulTileScratchBytes']!(c) as number) + 65536;
-      const wsOld = a.alloc(wsBytes), wsNew = a.alloc(wsBytes);
+      const wsOld = a.alloc(wsBytes),
+        wsNew = a.alloc(wsBytes);
       new Float32Array(a.memory.buffer, xp, n * c).set(rng.normals(n * c));
       const rot = (e: Exports, plan: 'v1' | 'v2', y: number, wsp: number) => {
         const fs = ws.map((wi) => caller(e, plan, wi, n, xp, y, wsp));
@@ -112,11 +144,23 @@ for (const name of types) {
         for (let i = 0; i < reps; i++) fn();
       } else {
         const [tOld, tNew] = cpuAlternated(fns, budget) as [number, number];
-        rows.push([name, `${r}x${c}`, `${n}`, matmulKernelFor(w, n), (tOld * 1e6).toFixed(1), (tNew * 1e6).toFixed(1), (tNew / tOld).toFixed(3), (data.length / tNew / 1e9).toFixed(2)]);
+        rows.push([
+          name,
+          `${r}x${c}`,
+          `${n}`,
+          matmulKernelFor(w, n),
+          (tOld * 1e6).toFixed(1),
+          (tNew * 1e6).toFixed(1),
+          (tNew / tOld).toFixed(3),
+          (data.length / tNew / 1e9).toFixed(2),
+        ]);
       }
       for (const p of [xp, yOld, yNew, wsOld, wsNew]) a.free(p);
     }
   }
 }
-if (!count) console.log(`matmul A/B, one thread, weights warm, CPU time per call, batches alternated (medians of 21)${cold ? ', weights cycled through 96 MiB' : ''}; old: ${oldPath} (plan ${oldPlan})`);
+if (!count)
+  console.log(
+    `matmul A/B, one thread, weights warm, CPU time per call, batches alternated (medians of 21)${cold ? ', weights cycled through 96 MiB' : ''}; old: ${oldPath} (plan ${oldPlan})`,
+  );
 if (!count) printTable(['type', 'shape', 'n', 'new kernel', 'old us', 'new us', 'new/old', 'new GB/s'], rows);

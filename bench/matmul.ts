@@ -25,17 +25,36 @@ function randomK(type: number, rows: number, cols: number, rng: Prng): Uint8Arra
   const bb = type === GGML.Q6_K ? 210 : type === GGML.Q5_K ? 176 : 144;
   const bytes = new Uint8Array((cols / 256) * bb * rows);
   for (let i = 0; i < bytes.length; i++) bytes[i] = rng.int(256);
-  const f16 = (at: number) => { bytes[at] = rng.int(256); bytes[at + 1] = 0x1c + rng.int(4); };
+  const f16 = (at: number) => {
+    bytes[at] = rng.int(256);
+    bytes[at + 1] = 0x1c + rng.int(4);
+  };
   for (let b = 0; b < bytes.length; b += bb) {
     if (type === GGML.Q6_K) f16(b + 208);
-    else { f16(b); f16(b + 2); }
+    else {
+      f16(b);
+      f16(b + 2);
+    }
   }
   return bytes;
 }
 
-export interface MatmulRow { type: string; shape: string; n: number; variant: string; threads: number; us: number; gbs: number; gflops: number }
+export interface MatmulRow {
+  type: string;
+  shape: string;
+  n: number;
+  variant: string;
+  threads: number;
+  us: number;
+  gbs: number;
+  gflops: number;
+}
 
-interface Variant { name: string; threads: number; fn: () => void }
+interface Variant {
+  name: string;
+  threads: number;
+  fn: () => void;
+}
 
 /** Median CPU seconds per call of each fn, in alternating batches sized to ~budget/20 seconds. */
 function cpuInterleaved(fns: ReadonlyArray<() => void>, budget: number): number[] {
@@ -56,7 +75,16 @@ function cpuInterleaved(fns: ReadonlyArray<() => void>, budget: number): number[
   return times.map(median);
 }
 
-export function benchMatmulKernels(types: string[], shapes: [number, number][], ns: number[], cold: boolean, budget: number, log: (s: string) => void = () => {}, cpu = false, coldBytes = COLD_BYTES): MatmulRow[] {
+export function benchMatmulKernels(
+  types: string[],
+  shapes: [number, number][],
+  ns: number[],
+  cold: boolean,
+  budget: number,
+  log: (s: string) => void = () => {},
+  cpu = false,
+  coldBytes = COLD_BYTES,
+): MatmulRow[] {
   const k = wasmKernels();
   if (!k) throw new Error('wasm kernels unavailable');
   const rng = new Prng(5);
@@ -66,7 +94,13 @@ export function benchMatmulKernels(types: string[], shapes: [number, number][], 
     const type = ggmlTypeByName(name).id;
     for (const [rows, cols] of shapes) {
       // Weights at a trained model's scale (sigma 0.02): f16 then has its real share of subnormals (~0.25%).
-      const data = K_TYPES.has(type) ? randomK(type, rows, cols, rng) : encode(name, rng.normals(rows * cols).map((v) => v * WEIGHT_SIGMA), [rows, cols]);
+      const data = K_TYPES.has(type)
+        ? randomK(type, rows, cols, rng)
+        : encode(
+            name,
+            rng.normals(rows * cols).map((v) => v * WEIGHT_SIGMA),
+            [rows, cols],
+          );
       const copies = cold ? Math.max(1, Math.ceil(coldBytes / data.length)) : 1;
       const ws = Array.from({ length: copies }, () => new Weight(name, { type, dims: [cols, rows], data }).packedWeight!);
       let next = 0;
@@ -76,21 +110,47 @@ export function benchMatmulKernels(types: string[], shapes: [number, number][], 
         const y = new Float32Array(n * rows);
         const variants: Variant[] = [];
         for (const threads of all > 1 ? [1, all] : [1]) {
-          variants.push({ name: `wasmMatmul (${matmulKernelFor(ws[0]!, n)})`, threads, fn: () => {
-            configureMatmul({ threads, threadChoice: 'always' });
-            wasmMatmul(w(), x, n, y);
-          } });
+          variants.push({
+            name: `wasmMatmul (${matmulKernelFor(ws[0]!, n)})`,
+            threads,
+            fn: () => {
+              configureMatmul({ threads, threadChoice: 'always' });
+              wasmMatmul(w(), x, n, y);
+            },
+          });
         }
         if (cpu) variants.splice(0, variants.length, ...variants.filter((v) => v.threads === 1));
         const before = matmulSplitStats();
-        const secs = cpu ? cpuInterleaved(variants.map((v) => v.fn), budget) : timeInterleaved(variants.map((v) => v.fn), budget, 20, 5000);
+        const secs = cpu
+          ? cpuInterleaved(
+              variants.map((v) => v.fn),
+              budget,
+            )
+          : timeInterleaved(
+              variants.map((v) => v.fn),
+              budget,
+              20,
+              5000,
+            );
         const after = matmulSplitStats();
         variants.forEach((v, i) => {
           const s = secs[i]!;
-          out.push({ type: name, shape: `${rows}x${cols}`, n, variant: v.name, threads: v.threads, us: s * 1e6, gbs: data.length / s / 1e9, gflops: (2 * rows * cols * n) / s / 1e9 });
+          out.push({
+            type: name,
+            shape: `${rows}x${cols}`,
+            n,
+            variant: v.name,
+            threads: v.threads,
+            us: s * 1e6,
+            gbs: data.length / s / 1e9,
+            gflops: (2 * rows * cols * n) / s / 1e9,
+          });
         });
         const units = after.units - before.units;
-        if (units) log(`${name} ${rows}x${cols} n ${n}: the calling thread ran ${(((after.callerUnits - before.callerUnits) / units) * 100).toFixed(0)}% of ${units} units`);
+        if (units)
+          log(
+            `${name} ${rows}x${cols} n ${n}: the calling thread ran ${(((after.callerUnits - before.callerUnits) / units) * 100).toFixed(0)}% of ${units} units`,
+          );
       }
     }
   }
@@ -113,6 +173,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const load0 = os.loadavg()[0]!;
   const rows = benchMatmulKernels(types, shapes, ns, cold, budget, (s) => process.stderr.write(`${s}\n`), cpu, coldMib * 2 ** 20);
   const clock = cpu ? 'CPU time per call, batches alternated' : 'median per call, variants alternated call by call';
-  console.log(`matmul, default activations, ${clock}${cold ? `, weights cycled through ${coldMib} MiB (DRAM)` : ' (weights warm in cache)'}; load average ${load0.toFixed(1)} -> ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores`);
-  printTable(['type', 'shape', 'n', 'variant', 'threads', 'us/call', 'GB/s', 'GFLOP/s'], rows.map((r) => [r.type, r.shape, `${r.n}`, r.variant, `${r.threads}`, r.us.toFixed(1), r.gbs.toFixed(2), r.gflops.toFixed(1)]));
+  console.log(
+    `matmul, default activations, ${clock}${cold ? `, weights cycled through ${coldMib} MiB (DRAM)` : ' (weights warm in cache)'}; load average ${load0.toFixed(1)} -> ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores`,
+  );
+  printTable(
+    ['type', 'shape', 'n', 'variant', 'threads', 'us/call', 'GB/s', 'GFLOP/s'],
+    rows.map((r) => [r.type, r.shape, `${r.n}`, r.variant, `${r.threads}`, r.us.toFixed(1), r.gbs.toFixed(2), r.gflops.toFixed(1)]),
+  );
 }

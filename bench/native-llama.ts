@@ -13,9 +13,19 @@ import { performance } from 'node:perf_hooks';
 
 /** The cmake configuration: CPU only, no network code; changing it changes the cache key (a new build). */
 export const NATIVE_CMAKE_FLAGS = [
-  '-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DGGML_CUDA=OFF', '-DGGML_METAL=OFF', '-DGGML_VULKAN=OFF', '-DGGML_OPENMP=ON',
-  '-DBUILD_SHARED_LIBS=OFF', '-DLLAMA_CURL=OFF', '-DLLAMA_OPENSSL=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF',
-  '-DLLAMA_BUILD_SERVER=OFF', '-DLLAMA_BUILD_APP=OFF',
+  '-DCMAKE_BUILD_TYPE=Release',
+  '-DGGML_NATIVE=ON',
+  '-DGGML_CUDA=OFF',
+  '-DGGML_METAL=OFF',
+  '-DGGML_VULKAN=OFF',
+  '-DGGML_OPENMP=ON',
+  '-DBUILD_SHARED_LIBS=OFF',
+  '-DLLAMA_CURL=OFF',
+  '-DLLAMA_OPENSSL=OFF',
+  '-DLLAMA_BUILD_TESTS=OFF',
+  '-DLLAMA_BUILD_EXAMPLES=OFF',
+  '-DLLAMA_BUILD_SERVER=OFF',
+  '-DLLAMA_BUILD_APP=OFF',
 ] as const;
 
 export interface NativeLlama {
@@ -47,11 +57,16 @@ export function cacheRoot(): string {
   return process.env.KVPACK_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kvpack');
 }
 
-const run = (cmd: string, args: string[], cwd?: string) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
+const run = (cmd: string, args: string[], cwd?: string) =>
+  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
 
 /** The first missing build tool, or null. */
 function missingTool(): string | null {
-  for (const [tool, args] of [['git', ['--version']], ['cmake', ['--version']], [process.env.CXX ?? 'c++', ['--version']]] as const) {
+  for (const [tool, args] of [
+    ['git', ['--version']],
+    ['cmake', ['--version']],
+    [process.env.CXX ?? 'c++', ['--version']],
+  ] as const) {
     if (spawnSync(tool, args, { stdio: 'ignore' }).status !== 0) return tool;
   }
   return null;
@@ -162,18 +177,49 @@ export interface NativeResult {
   samples: number[];
 }
 
-interface BenchJson { n_prompt: number; n_gen: number; n_depth?: number; avg_ts: number; samples_ts?: number[] }
+interface BenchJson {
+  n_prompt: number;
+  n_gen: number;
+  n_depth?: number;
+  avg_ts: number;
+  samples_ts?: number[];
+}
 
 /** Runs llama-bench once (flash attention, the KV type for K and V, JSON out) and returns its tests. */
 export function llamaBench(n: NativeLlama, r: NativeRequest): { results: NativeResult[]; load: RunLoad } {
   if (r.depth && !n.hasDepth) throw new Error(`this llama-bench has no -d: cannot measure decode at depth ${r.depth}`);
-  const args = ['-m', r.model, '-t', `${r.threads}`, '-p', `${r.prompt}`, '-n', `${r.gen}`, '-fa', '1', '-ctk', r.kv, '-ctv', r.kv, '-r', `${r.reps}`, '-o', 'json'];
+  const args = [
+    '-m',
+    r.model,
+    '-t',
+    `${r.threads}`,
+    '-p',
+    `${r.prompt}`,
+    '-n',
+    `${r.gen}`,
+    '-fa',
+    '1',
+    '-ctk',
+    r.kv,
+    '-ctv',
+    r.kv,
+    '-r',
+    `${r.reps}`,
+    '-o',
+    'json',
+  ];
   if (r.depth) args.push('-d', `${r.depth}`);
   const { value, load } = withLoad(() => execFileSync(n.bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 24 }));
   const rows = JSON.parse(value) as BenchJson[];
-  const results = rows.map((j): NativeResult => ({
-    test: j.n_gen > 0 ? 'tg' : 'pp', tokens: j.n_gen > 0 ? j.n_gen : j.n_prompt, depth: j.n_depth ?? 0, tps: j.avg_ts, samples: j.samples_ts ?? [j.avg_ts],
-  }));
+  const results = rows.map(
+    (j): NativeResult => ({
+      test: j.n_gen > 0 ? 'tg' : 'pp',
+      tokens: j.n_gen > 0 ? j.n_gen : j.n_prompt,
+      depth: j.n_depth ?? 0,
+      tps: j.avg_ts,
+      samples: j.samples_ts ?? [j.avg_ts],
+    }),
+  );
   return { results, load };
 }
 
@@ -189,7 +235,15 @@ export function nativeTps(results: readonly NativeResult[], test: 'pp' | 'tg'): 
  * quiet machine), tok/s [low, high]. Only a sanity check of the peer measured in the run: a run far below
  * them is labelled, and no ratio is ever divided by these.
  */
-export const NATIVE_REFERENCE: readonly { model: 'd768-q8_0' | '8b-q4_0'; test: 'pp' | 'tg'; tokens: number; depth: number; kv: string; threads: number; tps: [number, number] }[] = [
+export const NATIVE_REFERENCE: readonly {
+  model: 'd768-q8_0' | '8b-q4_0';
+  test: 'pp' | 'tg';
+  tokens: number;
+  depth: number;
+  kv: string;
+  threads: number;
+  tps: [number, number];
+}[] = [
   { model: 'd768-q8_0', test: 'pp', tokens: 128, depth: 0, kv: 'f16', threads: 2, tps: [1400, 1660] },
   { model: 'd768-q8_0', test: 'pp', tokens: 128, depth: 0, kv: 'q8_0', threads: 2, tps: [1110, 1345] },
   { model: 'd768-q8_0', test: 'tg', tokens: 24, depth: 128, kv: 'f16', threads: 2, tps: [250, 306] },
@@ -209,8 +263,18 @@ export const FAR_BELOW = 0.7;
  * The reference for a measurement (tg references match any token count) and whether the measured figure is far
  * below it; null when issue 24 has no figure for it.
  */
-export function checkNative(model: string, test: 'pp' | 'tg', tokens: number, depth: number, kv: string, threads: number, tps: number): { ref: [number, number]; farBelow: boolean } | null {
-  const ref = NATIVE_REFERENCE.find((x) => x.model === model && x.test === test && (test === 'tg' || x.tokens === tokens) && x.depth === depth && x.kv === kv && x.threads === threads);
+export function checkNative(
+  model: string,
+  test: 'pp' | 'tg',
+  tokens: number,
+  depth: number,
+  kv: string,
+  threads: number,
+  tps: number,
+): { ref: [number, number]; farBelow: boolean } | null {
+  const ref = NATIVE_REFERENCE.find(
+    (x) => x.model === model && x.test === test && (test === 'tg' || x.tokens === tokens) && x.depth === depth && x.kv === kv && x.threads === threads,
+  );
   return ref ? { ref: ref.tps, farBelow: tps < FAR_BELOW * ref.tps[0] } : null;
 }
 
@@ -226,5 +290,8 @@ export function nativeNote(c: { ref: [number, number]; farBelow: boolean } | nul
 if (import.meta.url === `file://${process.argv[1]}`) {
   const s = nativeLlama((m) => process.stderr.write(`${m}\n`));
   if (!s.ok) console.log(`native llama.cpp unavailable: ${s.reason}`);
-  else console.log(`native llama.cpp ${s.native.commit.slice(0, 7)}: ${s.native.bin} (${s.native.buildS === null ? 'cached' : `built in ${s.native.buildS.toFixed(0)} s`}; -d ${s.native.hasDepth ? 'supported' : 'not supported'})`);
+  else
+    console.log(
+      `native llama.cpp ${s.native.commit.slice(0, 7)}: ${s.native.bin} (${s.native.buildS === null ? 'cached' : `built in ${s.native.buildS.toFixed(0)} s`}; -d ${s.native.hasDepth ? 'supported' : 'not supported'})`,
+    );
 }

@@ -34,7 +34,12 @@ export function positionsHeld(shape: CacheShape, policy: CachePolicy, budget: nu
   for (let i = 0; pc.size === i; i++) {
     const c = new KvCache({ ...shape, capacity: n, policy, chunkTokens });
     for (let l = 0; l < shape.layers; l++) c.append(l, k, v);
-    pc.insert(prefixRoot('capacity', policy, chunkTokens, `conversation ${i}`), Array.from({ length: n }, (_, t) => t + i * n), entry, c);
+    pc.insert(
+      prefixRoot('capacity', policy, chunkTokens, `conversation ${i}`),
+      Array.from({ length: n }, (_, t) => t + i * n),
+      entry,
+      c,
+    );
     c.dispose();
     if (i === 0) entryBytes = pc.bytes;
   }

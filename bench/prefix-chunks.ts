@@ -8,18 +8,45 @@
 //   npm run bench:prefix -- [--model PATH] [--kv q2k] [--chunks 32,64,128,256] [--requests 24] [--resume-every N]
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { fromRoot } from '../test/paths.js';
 import { RedisServer, redisMissing } from '../test/redis/harness.js';
 import { option, printTable } from './harness.js';
 
-const SYSTEM = 'You are a helpful assistant who tells short stories for children. Every story has a little girl or ' +
+const SYSTEM =
+  'You are a helpful assistant who tells short stories for children. Every story has a little girl or ' +
   'a little boy, an animal friend, a small problem and a happy ending. Use simple words. Keep every sentence ' +
   'short. Do not use names of real people. Do not make the story sad or scary. Begin with "Once upon a time" ' +
   'and end with "The end." Now answer the request below. ';
-const TOPICS = ['a red ball', 'a lost cat', 'a big tree', 'the rain', 'a birthday cake', 'a boat', 'the moon', 'a dog named Max', 'a garden', 'a kite', 'the sea', 'a small bird', 'a snowman', 'a train', 'a shoe', 'a flower', 'the park', 'a cookie', 'a toy car', 'a fish', 'a hat', 'the sun', 'a frog', 'a box'];
-const question = (i: number) => `Request ${i}: tell me a story about ${TOPICS[i % TOPICS.length]}${i >= TOPICS.length ? ` and ${TOPICS[(i * 7) % TOPICS.length]}` : ''}.`;
+const TOPICS = [
+  'a red ball',
+  'a lost cat',
+  'a big tree',
+  'the rain',
+  'a birthday cake',
+  'a boat',
+  'the moon',
+  'a dog named Max',
+  'a garden',
+  'a kite',
+  'the sea',
+  'a small bird',
+  'a snowman',
+  'a train',
+  'a shoe',
+  'a flower',
+  'the park',
+  'a cookie',
+  'a toy car',
+  'a fish',
+  'a hat',
+  'the sun',
+  'a frog',
+  'a box',
+];
+const question = (i: number) =>
+  `Request ${i}: tell me a story about ${TOPICS[i % TOPICS.length]}${i >= TOPICS.length ? ` and ${TOPICS[(i * 7) % TOPICS.length]}` : ''}.`;
 
 interface Side {
   requests: number;
@@ -39,24 +66,33 @@ async function startServe(args: string[]): Promise<{ url: string; stop: () => Pr
     });
     child.on('exit', (code) => reject(new Error(`kvpack serve exited ${code}: ${err}`)));
   });
-  return { url, stop: () => new Promise((res) => { child.once('exit', () => res()); child.kill('SIGTERM'); }) };
+  return {
+    url,
+    stop: () =>
+      new Promise((res) => {
+        child.once('exit', () => res());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 async function drive(url: string, from: number, n: number, clients = 4): Promise<Side> {
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0, timeout: 600_000 });
   const side: Side = { requests: 0, hits: 0, prompt: 0, cached: 0 };
   let next = from;
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (next < from + n) {
-      const i = next++;
-      const r = await client.completions.create({ model: 'x', prompt: SYSTEM + question(i), max_tokens: 8, temperature: 0 });
-      const c = r.usage!.prompt_tokens_details?.cached_tokens ?? 0;
-      side.requests++;
-      side.prompt += r.usage!.prompt_tokens;
-      side.cached += c;
-      if (c > 0) side.hits++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < from + n) {
+        const i = next++;
+        const r = await client.completions.create({ model: 'x', prompt: SYSTEM + question(i), max_tokens: 8, temperature: 0 });
+        const c = r.usage!.prompt_tokens_details?.cached_tokens ?? 0;
+        side.requests++;
+        side.prompt += r.usage!.prompt_tokens;
+        side.cached += c;
+        if (c > 0) side.hits++;
+      }
+    }),
+  );
   return side;
 }
 
@@ -99,7 +135,24 @@ const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(0)}%`;
 for (const C of sizes) {
   const r = await RedisServer.start();
   try {
-    const args = ['-m', model, '--kv', kv, '-np', '4', '-c', '512', '--chunk-tokens', String(C), '--resume-every', every, '--kv-store', r.url, '--kv-store-key', 'bench prefix-chunks store key (a bench)'];
+    const args = [
+      '-m',
+      model,
+      '--kv',
+      kv,
+      '-np',
+      '4',
+      '-c',
+      '512',
+      '--chunk-tokens',
+      String(C),
+      '--resume-every',
+      every,
+      '--kv-store',
+      r.url,
+      '--kv-store-key',
+      'bench prefix-chunks store key (a bench)',
+    ];
     const a = await startServe(args);
     let sa: Side;
     let prefixBytes: number;
@@ -117,7 +170,18 @@ for (const C of sizes) {
       await b.stop();
     }
     const st = await storeBytes(r.admin());
-    rows.push([String(C), `${sa.hits}/${sa.requests}`, pct(sa.cached, sa.prompt), `${sb.hits}/${sb.requests}`, pct(sb.cached, sb.prompt), kib(prefixBytes), `${st.chunks}`, kib(st.chunkBytes), `${st.resume}`, kib(st.resumeBytes)]);
+    rows.push([
+      String(C),
+      `${sa.hits}/${sa.requests}`,
+      pct(sa.cached, sa.prompt),
+      `${sb.hits}/${sb.requests}`,
+      pct(sb.cached, sb.prompt),
+      kib(prefixBytes),
+      `${st.chunks}`,
+      kib(st.chunkBytes),
+      `${st.resume}`,
+      kib(st.resumeBytes),
+    ]);
     console.error(`chunk-tokens ${C} done`);
   } finally {
     await r.stop();

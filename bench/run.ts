@@ -29,23 +29,50 @@ const rounds = Number(option('--rounds') ?? 1);
 if (!Number.isInteger(rounds) || rounds < 1) throw new ArgumentError(`bench: --rounds must be a positive integer, got '${option('--rounds')}'`);
 const attention = benchAttention(names, headDims, contexts, threadCounts, bandwidth, log, rounds);
 if (poolFailure()) log(`thread pool unavailable: ${poolFailure()}`);
-console.log(`\ndecode attention, 8 kv heads x 32 query heads, one query (median per call, pairings called in alternation; x f32 = f32 time / this time at the same thread count; x bw = packed GB/s / single-core read bandwidth)`);
+console.log(
+  `\ndecode attention, 8 kv heads x 32 query heads, one query (median per call, pairings called in alternation; x f32 = f32 time / this time at the same thread count; x bw = packed GB/s / single-core read bandwidth)`,
+);
 printTable(
   ['format', 'D', 'context', 'threads', 'impl', 'ms/call', 'GFLOP/s', 'GB/s', 'tok/s', 'x f32', 'x bw'],
-  attention.map((r) => [r.format, `${r.headDim}`, `${r.context}`, `${r.threads}`, r.impl, (r.seconds * 1e3).toFixed(3), r.gflops.toFixed(1), r.packedGBs.toFixed(2), `${(r.tokensPerSecond / 1e6).toFixed(2)}M`, r.vsF32.toFixed(2), r.vsBandwidth.toFixed(2)]),
+  attention.map((r) => [
+    r.format,
+    `${r.headDim}`,
+    `${r.context}`,
+    `${r.threads}`,
+    r.impl,
+    (r.seconds * 1e3).toFixed(3),
+    r.gflops.toFixed(1),
+    r.packedGBs.toFixed(2),
+    `${(r.tokensPerSecond / 1e6).toFixed(2)}M`,
+    r.vsF32.toFixed(2),
+    r.vsBandwidth.toFixed(2),
+  ]),
 );
 const threshold = all > 1 ? probeThreshold(all, [256, 512, 1024, 2048, 4096]) : [];
 if (threshold.length) {
   console.log(`\nthread threshold probe: q4_0 decode, D=128, 1 vs ${all} threads with the pool forced on (best of 7)`);
-  printTable(['context', 'work', '1 thread ms', `${all} threads ms`, 'speedup'], threshold.map((r) => [`${r.context}`, `${r.work}`, (r.oneThread * 1e3).toFixed(3), (r.allThreads * 1e3).toFixed(3), r.speedup.toFixed(2)]));
+  printTable(
+    ['context', 'work', '1 thread ms', `${all} threads ms`, 'speedup'],
+    threshold.map((r) => [`${r.context}`, `${r.work}`, (r.oneThread * 1e3).toFixed(3), (r.allThreads * 1e3).toFixed(3), r.speedup.toFixed(2)]),
+  );
 }
 const encode = benchEncode(names, headDims);
 console.log('\nencode (append), 4096 tokens of one kv head per call');
-printTable(['format', 'D', 'impl', 'rows/s', 'input GB/s'], encode.map((r) => [r.format, `${r.headDim}`, r.impl, `${(r.rowsPerSecond / 1e6).toFixed(2)}M`, r.inputGBs.toFixed(2)]));
+printTable(
+  ['format', 'D', 'impl', 'rows/s', 'input GB/s'],
+  encode.map((r) => [r.format, `${r.headDim}`, r.impl, `${(r.rowsPerSecond / 1e6).toFixed(2)}M`, r.inputGBs.toFixed(2)]),
+);
 
 const json = option('--json');
 if (json) {
-  writeFileSync(json, JSON.stringify({ node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, bandwidthGBs: bandwidth, threads: threadCounts, attention, threshold, encode }, null, 2));
+  writeFileSync(
+    json,
+    JSON.stringify(
+      { node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model, bandwidthGBs: bandwidth, threads: threadCounts, attention, threshold, encode },
+      null,
+      2,
+    ),
+  );
   log(`wrote ${json}`);
 }
 

@@ -63,10 +63,27 @@ const peerThreads = [...new Set([1, Math.min(2, availableCores())])];
 
 /** One round of both kvpack servers (batched first, then unbatched, at each width); shut down after. */
 async function kvpackRound(model: string, out: Map<string, number[]>): Promise<void> {
-  const servers = await Promise.all([true, false].map((batching) => startServer({
-    modelPath: model, host: '127.0.0.1', port: 0, parallel: maxStreams, ctx: 512, policy: schemePolicy(kv), attention: {}, chunkTokens: 256,
-    cacheRamBytes: 0, queueMax: 64, batching, prefillChunk: 128, timeoutS: 600, bodyLimit: 1 << 20, drainTimeoutMs: 1000,
-  })));
+  const servers = await Promise.all(
+    [true, false].map((batching) =>
+      startServer({
+        modelPath: model,
+        host: '127.0.0.1',
+        port: 0,
+        parallel: maxStreams,
+        ctx: 512,
+        policy: schemePolicy(kv),
+        attention: {},
+        chunkTokens: 256,
+        cacheRamBytes: 0,
+        queueMax: 64,
+        batching,
+        prefillChunk: 128,
+        timeoutS: 600,
+        bodyLimit: 1 << 20,
+        drainTimeoutMs: 1000,
+      }),
+    ),
+  );
   try {
     await Promise.all(servers.map((s) => s.ready));
     for (const n of counts) {
@@ -84,7 +101,19 @@ async function kvpackRound(model: string, out: Map<string, number[]>): Promise<v
 
 /** The peer alone in a child process at `threads`; its figures, or why it could not run. */
 async function peerRun(model: string, threads: number): Promise<PeerResult | string> {
-  const args = [fromRoot('dist-test', 'bench', 'serve-peer.js'), '--model', model, '--streams', counts.join(','), '--tokens', String(tokens), '--threads', String(threads), '--kv', kv];
+  const args = [
+    fromRoot('dist-test', 'bench', 'serve-peer.js'),
+    '--model',
+    model,
+    '--streams',
+    counts.join(','),
+    '--tokens',
+    String(tokens),
+    '--threads',
+    String(threads),
+    '--kv',
+    kv,
+  ];
   try {
     const { stdout } = await promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 20 });
     return JSON.parse(stdout.trim().split('\n').pop()!) as PeerResult;
@@ -122,7 +151,10 @@ async function benchModel(model: string): Promise<void> {
   }
   const med = (k: string) => (res.has(k) ? median(res.get(k)!) : NaN);
   // The peer's better thread count, judged on the medians summed over all widths.
-  const best = peerThreads.reduce((a, t) => (counts.reduce((s, n) => s + med(`peer${t}:${n}`), 0) > counts.reduce((s, n) => s + med(`peer${a}:${n}`), 0) ? t : a), peerThreads[0]!);
+  const best = peerThreads.reduce(
+    (a, t) => (counts.reduce((s, n) => s + med(`peer${t}:${n}`), 0) > counts.reduce((s, n) => s + med(`peer${a}:${n}`), 0) ? t : a),
+    peerThreads[0]!,
+  );
   const hasPeer = res.has(`peer${best}:${counts[0]}`);
   const isSynthetic = model.includes('kvpack-bench-serve-llama');
   const native = NATIVE_TG[`${kv}/2`];
@@ -132,20 +164,42 @@ async function benchModel(model: string): Promise<void> {
   const peerName = asNative ? `llama.cpp (node-llama-cpp ${peerVersion})` : `node-llama-cpp ${peerVersion}`;
   console.log(`\nkvpack serve decode throughput: ${model}, --kv ${kv}, ${tokens} tokens per stream, median of ${rounds} rounds`);
   const head = ['streams', 'kvpack batched tok/s', 'kvpack unbatched tok/s', 'batched / unbatched'];
-  if (hasPeer) head.push(`${peerName} tok/s (${best} thread${best > 1 ? 's' : ''})`, ...peerThreads.filter((t) => t !== best).map((t) => `peer at ${t} thread${t > 1 ? 's' : ''}`), 'kvpack batched / peer');
-  printTable(head, counts.map((n) => {
-    const b = med(`batched:${n}`);
-    const u = med(`unbatched:${n}`);
-    const row = [String(n), b.toFixed(1), u.toFixed(1), (b / u).toFixed(2)];
-    if (hasPeer) row.push(med(`peer${best}:${n}`).toFixed(1), ...peerThreads.filter((t) => t !== best).map((t) => med(`peer${t}:${n}`).toFixed(1)), (b / med(`peer${best}:${n}`)).toFixed(2));
-    return row;
-  }));
+  if (hasPeer)
+    head.push(
+      `${peerName} tok/s (${best} thread${best > 1 ? 's' : ''})`,
+      ...peerThreads.filter((t) => t !== best).map((t) => `peer at ${t} thread${t > 1 ? 's' : ''}`),
+      'kvpack batched / peer',
+    );
+  printTable(
+    head,
+    counts.map((n) => {
+      const b = med(`batched:${n}`);
+      const u = med(`unbatched:${n}`);
+      const row = [String(n), b.toFixed(1), u.toFixed(1), (b / u).toFixed(2)];
+      if (hasPeer)
+        row.push(
+          med(`peer${best}:${n}`).toFixed(1),
+          ...peerThreads.filter((t) => t !== best).map((t) => med(`peer${t}:${n}`).toFixed(1)),
+          (b / med(`peer${best}:${n}`)).toFixed(2),
+        );
+      return row;
+    }),
+  );
   if (peerProblem) console.log(`peer: ${peerProblem}`);
   for (const f of failures) console.log(`peer run failed: ${f}`);
-  if (hasPeer) console.log(`peer: one context with N sequences (flash attention, ${[...peerKv].join('/')} KV), alone in a child process after kvpack's servers shut down; 1-minute load average during its runs ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)} (now ${loadavg()[0]!.toFixed(2)}; ${availableCores()} cores)`);
+  if (hasPeer)
+    console.log(
+      `peer: one context with N sequences (flash attention, ${[...peerKv].join('/')} KV), alone in a child process after kvpack's servers shut down; 1-minute load average during its runs ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)} (now ${loadavg()[0]!.toFixed(2)}; ${availableCores()} cores)`,
+    );
   if (hasPeer && isSynthetic && !asNative) {
-    console.log(`peer: labelled "node-llama-cpp ${peerVersion}", not llama.cpp: its 1-stream ${single.toFixed(1)} tok/s is more than ${NATIVE_TOLERANCE * 100}% below native llama.cpp on this shape (issue 13, llama-bench tg24, q8_0 weights: ${Object.entries(NATIVE_TG).map(([k, v]) => `${k.replace('/', ' KV, ')} threads ${v}`).join('; ')} tok/s). ` +
-      `Its prebuilt binary has no persistent thread pool (no OpenMP): each decode spawns a ggml helper thread that the kernel often puts on the busy vCPU.`);
+    console.log(
+      `peer: labelled "node-llama-cpp ${peerVersion}", not llama.cpp: its 1-stream ${single.toFixed(1)} tok/s is more than ${NATIVE_TOLERANCE * 100}% below native llama.cpp on this shape (issue 13, llama-bench tg24, q8_0 weights: ${Object.entries(
+        NATIVE_TG,
+      )
+        .map(([k, v]) => `${k.replace('/', ' KV, ')} threads ${v}`)
+        .join('; ')} tok/s). ` +
+        `Its prebuilt binary has no persistent thread pool (no OpenMP): each decode spawns a ggml helper thread that the kernel often puts on the busy vCPU.`,
+    );
   }
 }
 
@@ -173,9 +227,14 @@ function capacityTable(): void {
     perGiB.set(name, row);
   }
   const f16 = perGiB.get('f16')!;
-  console.log(`\nprefix cache: positions per GiB of --cache-ram, Llama-3-8B cache shape (${model.layers} layers x ${model.kvHeads} KV heads x ${model.headDim}), chunks of 256; ` +
-    `entries cut ${past} positions before the slot's end, default exact regions (4 f16 sinks, 128-position f16 window: ${128 - past} of it held); bulk only: no window, no sinks`);
-  printTable(['scheme', ...lengths.flatMap((L) => [`${L}-position entries`, 'x f16']), 'bulk only', 'x f16'], [...perGiB].map(([name, row]) => [name, ...row.flatMap((x, i) => [x.toFixed(0), (x / f16[i]!).toFixed(2)])]));
+  console.log(
+    `\nprefix cache: positions per GiB of --cache-ram, Llama-3-8B cache shape (${model.layers} layers x ${model.kvHeads} KV heads x ${model.headDim}), chunks of 256; ` +
+      `entries cut ${past} positions before the slot's end, default exact regions (4 f16 sinks, 128-position f16 window: ${128 - past} of it held); bulk only: no window, no sinks`,
+  );
+  printTable(
+    ['scheme', ...lengths.flatMap((L) => [`${L}-position entries`, 'x f16']), 'bulk only', 'x f16'],
+    [...perGiB].map(([name, row]) => [name, ...row.flatMap((x, i) => [x.toFixed(0), (x / f16[i]!).toFixed(2)])]),
+  );
 }
 
 for (const m of models()) await benchModel(m);

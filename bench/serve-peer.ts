@@ -38,15 +38,22 @@ if (kv !== 'F16' && headDim() % 32 !== 0) kv = 'F16';
 
 function headDim(): number {
   const md = model.fileInfo.metadata as unknown as Record<string, Record<string, unknown>>;
-  const a = md[String((md['general'] as { architecture?: string } | undefined)?.architecture)] as { embedding_length?: number; attention?: { head_count?: number; key_length?: number } } | undefined;
+  const a = md[String((md['general'] as { architecture?: string } | undefined)?.architecture)] as
+    | { embedding_length?: number; attention?: { head_count?: number; key_length?: number } }
+    | undefined;
   return a?.attention?.key_length ?? (a?.embedding_length ?? 0) / (a?.attention?.head_count ?? 1);
 }
 
 /** One round at `n` streams: each sequence evaluates its prompt, then decodes `tokens` tokens, all at once. */
 async function round(n: number, decode: number): Promise<number> {
   const ctx = await model.createContext({
-    sequences: n, contextSize: n * 256, batchSize: 512, threads: { ideal: threads, min: threads }, flashAttention: true,
-    experimentalKvCacheKeyType: kv as never, experimentalKvCacheValueType: kv as never,
+    sequences: n,
+    contextSize: n * 256,
+    batchSize: 512,
+    threads: { ideal: threads, min: threads },
+    flashAttention: true,
+    experimentalKvCacheKeyType: kv as never,
+    experimentalKvCacheValueType: kv as never,
   });
   try {
     const runs = Array.from({ length: n }, async (_, i): Promise<StreamTiming> => {

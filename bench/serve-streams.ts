@@ -1,7 +1,16 @@
 // Concurrent greedy streams for bench:serve, shared by the kvpack side (HTTP to `kvpack serve`) and the
 // node-llama-cpp peer (serve-peer.ts): the prompts and how aggregate decode tokens/s is counted.
 
-export const PROMPTS = ['Once upon a time', 'The little dog', 'One day, a girl named Sue', 'Tom and his mom went to', 'There was a big tree', 'The sun was hot and', 'A cat sat on', 'In the park, two friends'];
+export const PROMPTS = [
+  'Once upon a time',
+  'The little dog',
+  'One day, a girl named Sue',
+  'Tom and his mom went to',
+  'There was a big tree',
+  'The sun was hot and',
+  'A cat sat on',
+  'In the park, two friends',
+];
 
 /** One stream: when its first generated token arrived, when it ended, and how many tokens it generated. */
 export interface StreamTiming {
@@ -20,7 +29,8 @@ export function aggregateTps(rs: readonly StreamTiming[]): number {
 /** One streaming completion from `kvpack serve`; tokens from the usage chunk (a chunk may carry no text: a partial UTF-8 character). */
 export async function kvpackStream(url: string, prompt: string, tokens: number): Promise<StreamTiming> {
   const res = await fetch(`${url}/v1/completions`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ prompt, max_tokens: tokens, temperature: 0, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
   });
   if (res.status !== 200) throw new Error(`kvpack serve: status ${res.status}: ${await res.text()}`);

@@ -60,11 +60,27 @@ export async function measureTtft(scheme: string, modelPath: string, tokens: num
   // at the whole prefix (the question is shorter than a chunk).
   const question = 160;
   const lines: string[] = [];
-  const start = () => startServer({
-    modelPath, host: '127.0.0.1', port: 0, parallel: 1, ctx: tokens + question + 64, policy: schemePolicy(scheme), attention: {},
-    chunkTokens: 256, cacheRamBytes: 4 * 2 ** 30, queueMax: 4, batching: true, prefillChunk: 128, timeoutS: 3600,
-    bodyLimit: 8 << 20, drainTimeoutMs: 1000, kvStore: url, kvStoreUnauthenticated: true, storeLog: (l) => lines.push(l),
-  });
+  const start = () =>
+    startServer({
+      modelPath,
+      host: '127.0.0.1',
+      port: 0,
+      parallel: 1,
+      ctx: tokens + question + 64,
+      policy: schemePolicy(scheme),
+      attention: {},
+      chunkTokens: 256,
+      cacheRamBytes: 4 * 2 ** 30,
+      queueMax: 4,
+      batching: true,
+      prefillChunk: 128,
+      timeoutS: 3600,
+      bodyLimit: 8 << 20,
+      drainTimeoutMs: 1000,
+      kvStore: url,
+      kvStoreUnauthenticated: true,
+      storeLog: (l) => lines.push(l),
+    });
   const [a, b] = [await start(), await start()];
   try {
     await Promise.all([a.ready, b.ready]);
@@ -75,7 +91,11 @@ export async function measureTtft(scheme: string, modelPath: string, tokens: num
     const hit = await firstToken(b, [...prefix, ...ids(question, 3)]);
     if (hit.cached !== tokens) throw new Error(`${scheme}: the second instance reused ${hit.cached} of ${tokens} prefix tokens (${lines.join('; ')})`);
     return {
-      scheme, prefixTokens: tokens, fullMs: full.ms, hitMs: hit.ms, cachedTokens: hit.cached,
+      scheme,
+      prefixTokens: tokens,
+      fullMs: full.ms,
+      hitMs: hit.ms,
+      cachedTokens: hit.cached,
       readBytes: await metric(b.url, 'kvpack:remote_store_read_bytes_total'),
       writtenBytes: await metric(a.url, 'kvpack:remote_store_written_bytes_total'),
     };

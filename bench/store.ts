@@ -88,7 +88,14 @@ async function measure(scheme: string, shape: Shape, tokens: number, url: string
   const keys = chunks.map((_, c) => createHash('sha256').update(`${scheme}/${c}`).digest('hex'));
   cache.dispose();
   // Big queue so the bench measures Redis, not drops; a generous timeout for f16's large values.
-  const store = new RedisChunkStore(url, { namespace: 'kvpack-bench', unauthenticated: true, maxQueueBytes: 4 * 2 ** 30, maxQueueEntries: 1 << 16, lookupTimeoutMs: 60_000, commandTimeoutMs: 60_000 });
+  const store = new RedisChunkStore(url, {
+    namespace: 'kvpack-bench',
+    unauthenticated: true,
+    maxQueueBytes: 4 * 2 ** 30,
+    maxQueueEntries: 1 << 16,
+    lookupTimeoutMs: 60_000,
+    commandTimeoutMs: 60_000,
+  });
   if (!(await store.waitReady(5000))) throw new Error(`redis at ${url} is not answering`);
   await admin.flushdb('SYNC');
   const before = await usedMemory(admin);
@@ -96,7 +103,8 @@ async function measure(scheme: string, shape: Shape, tokens: number, url: string
   await store.flush();
   const after = await usedMemory(admin);
   const s = store.stats();
-  if (s.writtenChunks !== chunks.length) throw new Error(`${scheme}: only ${s.writtenChunks} of ${chunks.length} chunks written (errors ${s.errors}, dropped ${s.droppedWrites})`);
+  if (s.writtenChunks !== chunks.length)
+    throw new Error(`${scheme}: only ${s.writtenChunks} of ${chunks.length} chunks written (errors ${s.errors}, dropped ${s.droppedWrites})`);
   const fetchMs: number[] = [];
   const importMs: number[] = [];
   for (let rep = 0; rep < 5; rep++) {
@@ -148,12 +156,28 @@ export async function benchStore(): Promise<{ rows: StoreRow[]; ttft: TtftRow[] 
   const [h, p] = host[1]!.split(':');
   const admin = new Redis({ host: h, port: Number(p ?? 6379), db: Number(host[2] ?? 0) });
   try {
-    console.log(`prefix of ${tokens} tokens, ${shape.layers} layers x ${shape.kvHeads} KV heads x ${shape.headDim} (${shape.name}); redis ${url}; load average ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+    console.log(
+      `prefix of ${tokens} tokens, ${shape.layers} layers x ${shape.kvHeads} KV heads x ${shape.headDim} (${shape.name}); redis ${url}; load average ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
     const rows: StoreRow[] = [];
     for (const scheme of schemeList) rows.push(await measure(scheme, shape, tokens, url, admin));
     const f16 = rows.find((r) => r.scheme === 'f16');
     printTable(
-      ['scheme', 'bytes/chunk', 'resume rows B', 'in chunks', 'MiB moved/prefix', 'vs f16', 'Redis MiB/prefix', 'prefixes/GiB', 'vs f16', 'fetch ms', 'import ms'],
+      [
+        'scheme',
+        'bytes/chunk',
+        'resume rows B',
+        'in chunks',
+        'MiB moved/prefix',
+        'vs f16',
+        'Redis MiB/prefix',
+        'prefixes/GiB',
+        'vs f16',
+        'fetch ms',
+        'import ms',
+      ],
       rows.map((r) => [
         r.scheme,
         String(r.chunkBytes),
@@ -173,7 +197,11 @@ export async function benchStore(): Promise<{ rows: StoreRow[]; ttft: TtftRow[] 
     const ttft: TtftRow[] = [];
     if (!flag('--no-ttft')) {
       const model = option('-m') ?? option('--model') ?? syntheticModel(tokens + 1024);
-      console.log(`\ntime to first token, prefix of ${tokens} tokens + a 160-token question, second instance (${model.endsWith('synthetic-1024.gguf') ? 'random qwen2: width 1024, 4 layers, 4 KV heads x 64' : model}); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+      console.log(
+        `\ntime to first token, prefix of ${tokens} tokens + a 160-token question, second instance (${model.endsWith('synthetic-1024.gguf') ? 'random qwen2: width 1024, 4 layers, 4 KV heads x 64' : model}); load average ${loadavg()
+          .map((x) => x.toFixed(1))
+          .join(' ')}`,
+      );
       for (const scheme of schemeList) {
         const row = await measureTtft(scheme, model, tokens, url, async () => void (await admin.flushdb('SYNC')));
         ttft.push(row);
@@ -193,7 +221,11 @@ export async function benchStore(): Promise<{ rows: StoreRow[]; ttft: TtftRow[] 
           (r.writtenBytes / 2 ** 20).toFixed(2),
         ]),
       );
-      console.log(`load average after: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+      console.log(
+        `load average after: ${loadavg()
+          .map((x) => x.toFixed(1))
+          .join(' ')}`,
+      );
     }
     const json = option('--json');
     if (json) writeFileSync(json, JSON.stringify({ tokens, shape, rows, ttft }, null, 2));

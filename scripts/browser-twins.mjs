@@ -14,4 +14,12 @@ export const browserTwins = {
 };
 
 /** esbuild options every browser bundle shares (ESM, no Node built-ins reachable). */
-export const browserBuild = { bundle: true, format: 'esm', platform: 'browser', target: 'es2022', sourcemap: true, plugins: [browserTwins], logLevel: 'warning' };
+export const browserBuild = {
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  sourcemap: true,
+  plugins: [browserTwins],
+  logLevel: 'warning',
+};

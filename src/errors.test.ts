@@ -19,11 +19,22 @@ test('an unknown name throws the error of its registry: format, scheme, architec
     [() => getArchitecture('mamba'), errors.UnknownArchitectureError, 'UNKNOWN_ARCHITECTURE'],
     [() => getProtocol('no-such-protocol'), errors.UnknownProtocolError, 'UNKNOWN_PROTOCOL'],
     [() => getPreTokenizer('no-such-pre'), errors.UnknownTokenizerError, 'UNKNOWN_TOKENIZER'],
-    [() => loadVocab(new Map<string, unknown>([['tokenizer.ggml.model', 'bert'], ['tokenizer.ggml.tokens', ['a']]]) as never), errors.UnknownTokenizerError, 'UNKNOWN_TOKENIZER'],
+    [
+      () =>
+        loadVocab(
+          new Map<string, unknown>([
+            ['tokenizer.ggml.model', 'bert'],
+            ['tokenizer.ggml.tokens', ['a']],
+          ]) as never,
+        ),
+      errors.UnknownTokenizerError,
+      'UNKNOWN_TOKENIZER',
+    ],
   ];
   for (const [fn, cls, code] of cases) {
     assert.throws(fn, (e: unknown) => e instanceof cls && e instanceof errors.UnknownNameError && (e as errors.KvpackError).code === code, cls.name);
-    if (cls !== errors.UnknownFormatError) assert.throws(fn, (e: unknown) => !(e instanceof errors.UnknownFormatError), `${cls.name} is not an UnknownFormatError`);
+    if (cls !== errors.UnknownFormatError)
+      assert.throws(fn, (e: unknown) => !(e instanceof errors.UnknownFormatError), `${cls.name} is not an UnknownFormatError`);
   }
 });
 
@@ -79,8 +90,12 @@ test('library code throws KvpackError subclasses: no plain Error beyond the allo
     const n = [...readFileSync(file, 'utf8').matchAll(PLAIN_THROW)].length;
     if (n) found[rel] = n;
   }
-  const over = Object.entries(found).filter(([f, n]) => n > (PLAIN_THROWS_LEFT[f] ?? 0)).map(([f, n]) => `${f}: ${n} plain throw(s), allowed ${PLAIN_THROWS_LEFT[f] ?? 0}`);
+  const over = Object.entries(found)
+    .filter(([f, n]) => n > (PLAIN_THROWS_LEFT[f] ?? 0))
+    .map(([f, n]) => `${f}: ${n} plain throw(s), allowed ${PLAIN_THROWS_LEFT[f] ?? 0}`);
   assert.deepEqual(over, [], 'throw a KvpackError subclass (src/errors.ts) instead');
-  const stale = Object.entries(PLAIN_THROWS_LEFT).filter(([f, n]) => (found[f] ?? 0) < n).map(([f, n]) => `${f}: allowed ${n}, has ${found[f] ?? 0}`);
+  const stale = Object.entries(PLAIN_THROWS_LEFT)
+    .filter(([f, n]) => (found[f] ?? 0) < n)
+    .map(([f, n]) => `${f}: allowed ${n}, has ${found[f] ?? 0}`);
   assert.deepEqual(stale, [], 'lower or delete these PLAIN_THROWS_LEFT rows');
 });

@@ -19,7 +19,22 @@ export { isHfDir } from './hf/load.js';
 export { dirFiles } from './hf/dir-files.js';
 export { convertHfDir } from './hf/convert.js';
 export { readSafetensors } from './hf/safetensors.js';
-export { relL2, relRms, nmse, maxAbs, massInWindow, klMean, top1Agree, sameTopP, nllMean, nllDelta, matchedPrefix, exactMatch, type LogitRows, type ExactMatch } from './lab/metrics.js';
+export {
+  relL2,
+  relRms,
+  nmse,
+  maxAbs,
+  massInWindow,
+  klMean,
+  top1Agree,
+  sameTopP,
+  nllMean,
+  nllDelta,
+  matchedPrefix,
+  exactMatch,
+  type LogitRows,
+  type ExactMatch,
+} from './lab/metrics.js';
 export { synthesize, type SyntheticSpec, type SyntheticKv, type Focus } from './lab/synthetic.js';
 export { readCapture, writeCapture, type Capture, type CapturedLayer } from './lab/capture.js';
 export { protocols, getProtocol, runProtocol } from './lab/protocol.js';
@@ -33,7 +48,15 @@ export type { ForwardOptions } from './model/forward.js';
 export { captureModel } from './lab/capture-model.js';
 export { runProbe, protectLayers, type ProbeOptions, type ProbeResult } from './lab/probe.js';
 export { runArm, scoreArm, evalTable, type EvalArm, type ArmScore } from './lab/eval.js';
-export { computeReference, loadOrComputeReference, readReference, writeReference, REFERENCE_POLICY, type ReferenceSet, type EvalPrompt } from './lab/reference-logits.js';
+export {
+  computeReference,
+  loadOrComputeReference,
+  readReference,
+  writeReference,
+  REFERENCE_POLICY,
+  type ReferenceSet,
+  type EvalPrompt,
+} from './lab/reference-logits.js';
 export { defaultPrompts, readPromptsFile } from './lab/prompts.js';
 export type { EncodeOptions } from './model/tokenizer/index.js';
 export { renderChat, ChatTemplateError, type ChatMessage } from './model/chat.js';

@@ -25,7 +25,7 @@ function blocksFor_(n: number, seed: number): [string, Float32Array][] {
   out.push(['+-max, positive first', Float32Array.from({ length: n }, (_, i) => (i % 2 ? -60000 : 60000))]);
   out.push(['+-max, negative first', Float32Array.from({ length: n }, (_, i) => (i % 2 ? 60000 : -60000))]);
   // Half-integers: exact rounding ties for grids whose step comes out as 1.
-  out.push(['ties', Float32Array.from({ length: n }, (_, i) => ((i % 16) - 8 + 0.5))]);
+  out.push(['ties', Float32Array.from({ length: n }, (_, i) => (i % 16) - 8 + 0.5)]);
   out.push(['ramp', Float32Array.from({ length: n }, (_, i) => -1 + (2 * i) / Math.max(1, n - 1))]);
   return out;
 }
@@ -79,11 +79,18 @@ for (const f of formats.values()) {
 
   test(`${f.id}: layout sums to blockBytes; bits/value agree with bytesFor`, () => {
     assert.ok(Number.isInteger(B) && B > 0 && Number.isInteger(f.blockBytes) && f.blockBytes > 0);
-    assert.equal(f.layout.reduce((s, x) => s + x.bytes, 0), f.blockBytes);
+    assert.equal(
+      f.layout.reduce((s, x) => s + x.bytes, 0),
+      f.blockBytes,
+    );
     assert.equal(new Set(f.layout.map((x) => x.name)).size, f.layout.length, 'field names unique');
     for (const x of f.layout) assert.ok(x.bytes > 0 && x.what.length > 0, `field ${x.name}`);
     // Whole blocks: bytes = values * bits / 8 along either axis.
-    for (const [tokens, dims] of [[B, B], [2 * B, 3 * B], [4 * B, 1 * B]] as const) {
+    for (const [tokens, dims] of [
+      [B, B],
+      [2 * B, 3 * B],
+      [4 * B, 1 * B],
+    ] as const) {
       assert.equal(bytesFor(f, tokens, dims), (tokens * dims * bitsPerValue(f)) / 8, `[${tokens}, ${dims}]`);
     }
     // A partial block costs a whole one.
@@ -93,7 +100,10 @@ for (const f of formats.values()) {
 
   test(`${f.id}: zeros stay zeros`, () => {
     const out = roundTripBlock(f, new Float32Array(B));
-    assert.ok(out.every((x) => x === 0), `decoded ${[...out].slice(0, 8)}`);
+    assert.ok(
+      out.every((x) => x === 0),
+      `decoded ${[...out].slice(0, 8)}`,
+    );
     const shape: Shape = f.axis === 'token' ? [3, 2 * B + 1] : [2 * B + 1, 3];
     const n = shape[0] * shape[1];
     assert.ok(decode(f.id, encode(f.id, new Float32Array(n), shape), n, shape).every((x) => x === 0));
@@ -128,7 +138,10 @@ for (const f of formats.values()) {
     for (const bad of [NaN, Infinity, -Infinity]) {
       const x = new Prng(5).normals(2 * B);
       x[B + 1 < x.length ? B + 1 : 0] = bad;
-      assert.throws(() => encode(f.id, x), (e: unknown) => e instanceof NonFiniteError && e.index === (B + 1 < x.length ? B + 1 : 0));
+      assert.throws(
+        () => encode(f.id, x),
+        (e: unknown) => e instanceof NonFiniteError && e.index === (B + 1 < x.length ? B + 1 : 0),
+      );
     }
   });
 

@@ -85,17 +85,50 @@ test('layering: the cycle finder reports a two-folder and a three-folder cycle, 
     for (const [a, b] of edges) m.set(a, (m.get(a) ?? new Map()).set(b, true));
     return m;
   };
-  assert.deepEqual(cycles(g([['hf', 'model'], ['model', 'hf'], ['model', 'gguf']])), [['hf', 'model']]);
-  assert.deepEqual(cycles(g([['a', 'b'], ['b', 'c'], ['c', 'a']])), [['a', 'b', 'c']]);
-  assert.deepEqual(cycles(g([['a', 'b'], ['b', 'c'], ['a', 'c']])), []);
+  assert.deepEqual(
+    cycles(
+      g([
+        ['hf', 'model'],
+        ['model', 'hf'],
+        ['model', 'gguf'],
+      ]),
+    ),
+    [['hf', 'model']],
+  );
+  assert.deepEqual(
+    cycles(
+      g([
+        ['a', 'b'],
+        ['b', 'c'],
+        ['c', 'a'],
+      ]),
+    ),
+    [['a', 'b', 'c']],
+  );
+  assert.deepEqual(
+    cycles(
+      g([
+        ['a', 'b'],
+        ['b', 'c'],
+        ['a', 'c'],
+      ]),
+    ),
+    [],
+  );
 });
 
 test('layering: no import cycle between src/ top-level folders', () => {
   const graph = folderGraph(fromRoot('src'));
   // The parse saw the tree: every folder under src/ is a node with at least one edge in or out.
-  const folders = readdirSync(fromRoot('src'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  const folders = readdirSync(fromRoot('src'), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
   const touched = new Set([...graph.keys(), ...[...graph.values()].flatMap((e) => [...e.keys()])]);
-  assert.deepEqual(folders.filter((f) => !touched.has(f)), [], 'folders with no import edge: the parser missed them');
+  assert.deepEqual(
+    folders.filter((f) => !touched.has(f)),
+    [],
+    'folders with no import edge: the parser missed them',
+  );
   const allowed = new Set(ALLOWED_CYCLES.map((c) => c.cycle));
   const unexplained = cycles(graph)
     .filter((c) => !allowed.has(c.join(' -> ')))

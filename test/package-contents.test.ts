@@ -14,7 +14,11 @@ const REFS = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*)['"](\.{1,2
 const BUNDLED_TEST = /^\/\/ (?:dist\/(?:test|bench)\/|dist-test\/|test\/|bench\/)\S+/m;
 
 /** A module whose JS is empty once its types are erased (`export {};`): reached by `import type`, which leaves no trace. */
-const typesOnly = (js: string) => js.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '').replace(/export\s*\{\s*\};?/, '').trim() === '';
+const typesOnly = (js: string) =>
+  js
+    .replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '')
+    .replace(/export\s*\{\s*\};?/, '')
+    .trim() === '';
 
 interface PackInput {
   /** Packed paths, posix, relative to the package root. */
@@ -53,7 +57,8 @@ function packProblems(p: PackInput): string[] {
     if (f.endsWith('.js')) visit(f);
   }
   for (const f of js) {
-    if (!reached.has(f) && !reached.has(f.replace(/\.js$/, '.d.ts')) && !typesOnly(p.read(f))) bad.push(`${f}: no entry point reaches it (test-only or dead module)`);
+    if (!reached.has(f) && !reached.has(f.replace(/\.js$/, '.d.ts')) && !typesOnly(p.read(f)))
+      bad.push(`${f}: no entry point reaches it (test-only or dead module)`);
     if (f.startsWith('dist/browser/') && BUNDLED_TEST.test(p.read(f))) bad.push(`${f}: bundles ${BUNDLED_TEST.exec(p.read(f))![0].slice(3)}`);
   }
   return bad;
@@ -77,7 +82,12 @@ function entries(): string[] {
 }
 
 test('npm pack lists no test file, no test-only or dead module, no import out of the package, no bundled test code', () => {
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: fromRoot(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32' });
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: fromRoot(),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    shell: process.platform === 'win32',
+  });
   const files = (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
   assert.ok(files.includes('dist/src/index.js') && files.includes('dist/browser/kvpack.js'), 'the product build is packed');
   assert.deepEqual(packProblems({ files, entries: entries(), read: (f) => readFileSync(fromRoot(f), 'utf8') }), []);
@@ -105,7 +115,14 @@ test('the package check catches each kind of problem (negative controls)', () =>
     'test/paths.js: outside the product tree',
   ]);
   // The clean part alone passes, a types-only module reached through its .d.ts too: the check does not fail on everything.
-  const ok: Record<string, string> = { 'bin/k.js': src['bin/k.js']!, 'dist/src/main.js': "new URL('./w.js', import.meta.url);", 'dist/src/main.d.ts': "import type { T } from './t.js';", 'dist/src/w.js': '', 'dist/src/t.js': 'export {};', 'dist/src/t.d.ts': '' };
+  const ok: Record<string, string> = {
+    'bin/k.js': src['bin/k.js']!,
+    'dist/src/main.js': "new URL('./w.js', import.meta.url);",
+    'dist/src/main.d.ts': "import type { T } from './t.js';",
+    'dist/src/w.js': '',
+    'dist/src/t.js': 'export {};',
+    'dist/src/t.d.ts': '',
+  };
   assert.deepEqual(packProblems({ files: Object.keys(ok), entries: ['bin/k.js'], read: (f) => ok[f]! }), []);
 });
 
@@ -132,7 +149,12 @@ test('src/ (the product sources) holds no test fixtures or helpers, and no libra
 
 test('package.json scripts run tests and benches from the test build (dist-test/), never a dist/ path the product build no longer writes', () => {
   const { scripts } = JSON.parse(readFileSync(fromRoot('package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const stale = Object.entries(scripts).filter(([, cmd]) => /\bdist\/(test|bench)\//.test(cmd)).map(([name, cmd]) => `${name}: ${cmd}`);
+  const stale = Object.entries(scripts)
+    .filter(([, cmd]) => /\bdist\/(test|bench)\//.test(cmd))
+    .map(([name, cmd]) => `${name}: ${cmd}`);
   assert.deepEqual(stale, []);
-  assert.ok(Object.values(scripts).some((cmd) => cmd.includes('dist-test/bench/')), 'the benches run from dist-test/');
+  assert.ok(
+    Object.values(scripts).some((cmd) => cmd.includes('dist-test/bench/')),
+    'the benches run from dist-test/',
+  );
 });

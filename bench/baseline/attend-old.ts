@@ -210,7 +210,19 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
       const out = sc.scores + (s0 - c0) * 4;
       const call = k.call;
       if (call.abi === 'js') {
-        (call.fn as ScoresKernel)(new Float32Array(buf, qAddr, rows * D), 0, rows, D, new Uint8Array(buf), base, t0, s1 - s0, new Float32Array(buf, sc.scores, rows * span), s0 - c0, span);
+        (call.fn as ScoresKernel)(
+          new Float32Array(buf, qAddr, rows * D),
+          0,
+          rows,
+          D,
+          new Uint8Array(buf),
+          base,
+          t0,
+          s1 - s0,
+          new Float32Array(buf, sc.scores, rows * span),
+          s0 - c0,
+          span,
+        );
       } else if (call.abi === 'scores-channel') {
         (ex[call.name] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, k.table);
       } else if (call.abi === 'scores-int') {
@@ -232,7 +244,19 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
       const w = sc.scores + (s0 - c0) * 4;
       const call = v.call;
       if (call.abi === 'js') {
-        (call.fn as AccumulateKernel)(new Float32Array(buf, sc.scores, rows * span), s0 - c0, span, rows, D, new Uint8Array(buf), base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
+        (call.fn as AccumulateKernel)(
+          new Float32Array(buf, sc.scores, rows * span),
+          s0 - c0,
+          span,
+          rows,
+          D,
+          new Uint8Array(buf),
+          base,
+          t0,
+          s1 - s0,
+          new Float32Array(buf, accAddr, rows * D),
+          0,
+        );
       } else if (call.abi === 'accum-channel') {
         (ex[call.name] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, v.table);
       } else {
@@ -257,12 +281,9 @@ import { checkView, type MixedView } from '../../src/attention/view.js';
 import { ArgumentError, ShapeError } from '../../src/errors.js';
 import { rowBytes } from '../../src/formats/format.js';
 import { route, variantPrecisions, type Route } from '../../src/../src/kernels/registry.js';
-import { inWasm, tableAddress, wasmKernels, MAX_WASM_HEAD_DIM, type WasmKernels } from '../../src/../src/kernels/wasm.js';
-import { getThreads, runJob } from '../../src/../src/kernels/pool.js';
-import { spaceOf } from '../../src/../src/kernels/spaces.js';
+import { inWasm, tableAddress, MAX_WASM_HEAD_DIM, type WasmKernels } from '../../src/../src/kernels/wasm.js';
 import type { PackedRun } from '../../src/attention/view.js';
 import type { KvFormat } from '../../src/formats/format.js';
-
 
 /**
  * How q meets K in the score dots. 'f32' (default): float32 dots on exactly the dequantized K values.
@@ -315,8 +336,6 @@ export interface AttendReport {
   /** Threads the call could use (1 when a kernel exists on this thread only, or the call is small). */
   readonly threads: number;
 }
-
-const REFERENCE_REPORT: AttendReport = Object.freeze({ path: 'reference', kernels: Object.freeze([]) as readonly string[], threads: 1 });
 
 /** True when every run is arena memory and the head dim suits the f32 kernels. */
 export function fastPathApplies(k: WasmKernels, view: MixedView): boolean {
@@ -381,9 +400,14 @@ function routeRun(f: KvFormat, op: 'scores' | 'accumulate', precision: QPrecisio
 function runPlan(k: WasmKernels, run: PackedRun, D: number, r: Route): BoundRun {
   const f = run.format;
   return {
-    format: f.id, kernel: r.key,
-    addr: run.bytes.byteOffset + run.offset, headStride: run.headStride, first: run.first,
-    rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0, table: r.row ? tableAddress(k, r.row) : 0, call: r.unit,
+    format: f.id,
+    kernel: r.key,
+    addr: run.bytes.byteOffset + run.offset,
+    headStride: run.headStride,
+    first: run.first,
+    rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0,
+    table: r.row ? tableAddress(k, r.row) : 0,
+    call: r.unit,
   };
 }
 
@@ -415,7 +439,12 @@ export function attendOld(k: WasmKernels, args: FastAttendArgs): AttendReport {
     if (!used.includes(r)) used.push(r);
     return r;
   };
-  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, k: runPlan(k, s.k, D, routeOf(s.k.format, 'scores')), v: runPlan(k, s.v, D, routeOf(s.v.format, 'accumulate')) }));
+  const segs = view.segments.map((s) => ({
+    start: s.start,
+    count: s.count,
+    k: runPlan(k, s.k, D, routeOf(s.k.format, 'scores')),
+    v: runPlan(k, s.v, D, routeOf(s.v.format, 'accumulate')),
+  }));
   // Kernels given to registerKernel live on this thread only.
   const local = used.some((r) => r.custom);
   const nThreads = !local && work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? 1 : 1;
@@ -457,8 +486,22 @@ export function attendOld(k: WasmKernels, args: FastAttendArgs): AttendReport {
     new Int32Array(buf, lohiOff, n * 2).set(lohiJs.subarray(2 * b0, 2 * (b0 + n)));
     if (useInt) k.exports.quantizeRows(qOff, H * n * G, D, Q_MAX[qp as Exclude<QPrecision, 'f32'>], qiOff, qdOff);
     const job: BoundJob = {
-      D, G, kvHeads: H, nq: n, qc, splits, chunk, q: qOff, qi: useInt ? qiOff : 0, qd: useInt ? qdOff : 0, lohi: lohiOff,
-      softcap: args.softcap ?? 0, segs, part: partOff, slotBytes: slot, units: H * Math.ceil(n / qc) * splits,
+      D,
+      G,
+      kvHeads: H,
+      nq: n,
+      qc,
+      splits,
+      chunk,
+      q: qOff,
+      qi: useInt ? qiOff : 0,
+      qd: useInt ? qdOff : 0,
+      lohi: lohiOff,
+      softcap: args.softcap ?? 0,
+      segs,
+      part: partOff,
+      slotBytes: slot,
+      units: H * Math.ceil(n / qc) * splits,
     };
     const bound = bindJob(job, (key) => unitKernel(key, k.exports as Exports));
     for (let u = 0; u < job.units; u++) runUnit(k.exports as Exports, k.arena.memory, bound, u, scratchAt(off));

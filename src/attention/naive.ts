@@ -4,7 +4,15 @@
  * q [queries, heads, D]; k, v rows [tokens, kvHeads*D]; returns [queries, heads, D] in float64.
  * Query i sees positions <= positions[i] (default: all).
  */
-export function attendNaive(q: Float32Array, k: Float32Array, v: Float32Array, heads: number, kvHeads: number, D: number, positions?: ArrayLike<number>): Float64Array {
+export function attendNaive(
+  q: Float32Array,
+  k: Float32Array,
+  v: Float32Array,
+  heads: number,
+  kvHeads: number,
+  D: number,
+  positions?: ArrayLike<number>,
+): Float64Array {
   const nq = q.length / (heads * D);
   const T = k.length / (kvHeads * D);
   const out = new Float64Array(q.length);

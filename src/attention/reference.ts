@@ -56,17 +56,24 @@ export function attendReference(args: AttendArgs): void {
       const qo = (i * heads + h) * D;
       // Scores q.k for positions [lo, hi), segment by segment, tile by tile.
       let max = -Infinity;
-      forEachTile(view, lo, hi, (seg, runT, p, n) => {
-        readTile(seg.k, D, kvh, runT, n, tile, scratch);
-        for (let t = 0; t < n; t++) {
-          let s = 0;
-          for (let c = 0; c < D; c++) s += q[qo + c]! * tile[t * D + c]!;
-          s *= scale;
-          if (args.softcap) s = args.softcap * Math.tanh(s / args.softcap);
-          scores[p + t] = s;
-          if (s > max) max = s;
-        }
-      }, 'k', x);
+      forEachTile(
+        view,
+        lo,
+        hi,
+        (seg, runT, p, n) => {
+          readTile(seg.k, D, kvh, runT, n, tile, scratch);
+          for (let t = 0; t < n; t++) {
+            let s = 0;
+            for (let c = 0; c < D; c++) s += q[qo + c]! * tile[t * D + c]!;
+            s *= scale;
+            if (args.softcap) s = args.softcap * Math.tanh(s / args.softcap);
+            scores[p + t] = s;
+            if (s > max) max = s;
+          }
+        },
+        'k',
+        x,
+      );
       let sum = 0;
       for (let p = lo; p < hi; p++) {
         const e = Math.exp(scores[p]! - max);
@@ -74,13 +81,20 @@ export function attendReference(args: AttendArgs): void {
         sum += e;
       }
       acc.fill(0);
-      forEachTile(view, lo, hi, (seg, runT, p, n) => {
-        readTile(seg.v, D, kvh, runT, n, tile, scratch);
-        for (let t = 0; t < n; t++) {
-          const w = scores[p + t]!;
-          for (let c = 0; c < D; c++) acc[c] += w * tile[t * D + c]!;
-        }
-      }, 'v', x);
+      forEachTile(
+        view,
+        lo,
+        hi,
+        (seg, runT, p, n) => {
+          readTile(seg.v, D, kvh, runT, n, tile, scratch);
+          for (let t = 0; t < n; t++) {
+            const w = scores[p + t]!;
+            for (let c = 0; c < D; c++) acc[c] += w * tile[t * D + c]!;
+          }
+        },
+        'v',
+        x,
+      );
       for (let c = 0; c < D; c++) out[qo + c] = acc[c]! / sum;
     }
   }

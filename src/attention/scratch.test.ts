@@ -12,10 +12,20 @@ import { ShapeError } from '../errors.js';
 /** Plain f32 values in blocks of `B` (4 bytes each). */
 function wideF32(B: number): KvFormat {
   return {
-    id: `wide${B}`, description: 'test', axis: 'token', blockValues: B, blockBytes: 4 * B,
-    layout: [{ name: 'x', bytes: 4 * B, what: 'f32 values' }], rule: 'f32 little-endian', exact: true,
-    encodeBlock(src, so, dst, d) { for (let j = 0; j < B; j++) new DataView(dst.buffer, dst.byteOffset + d + 4 * j).setFloat32(0, src[so + j]!, true); },
-    decodeBlock(src, so, dst, d) { for (let j = 0; j < B; j++) dst[d + j] = new DataView(src.buffer, src.byteOffset + so + 4 * j).getFloat32(0, true); },
+    id: `wide${B}`,
+    description: 'test',
+    axis: 'token',
+    blockValues: B,
+    blockBytes: 4 * B,
+    layout: [{ name: 'x', bytes: 4 * B, what: 'f32 values' }],
+    rule: 'f32 little-endian',
+    exact: true,
+    encodeBlock(src, so, dst, d) {
+      for (let j = 0; j < B; j++) new DataView(dst.buffer, dst.byteOffset + d + 4 * j).setFloat32(0, src[so + j]!, true);
+    },
+    decodeBlock(src, so, dst, d) {
+      for (let j = 0; j < B; j++) dst[d + j] = new DataView(src.buffer, src.byteOffset + so + 4 * j).getFloat32(0, true);
+    },
   };
 }
 

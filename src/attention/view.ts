@@ -69,7 +69,8 @@ export function checkView(view: MixedView): void {
     if (s.count <= 0) throw new ShapeError(`view: segment '${s.region}' is empty`);
     if (s.start < prevStart) throw new ShapeError(`view: segment '${s.region}' at ${s.start} is out of order`);
     if (s.start < ends[kind]!) throw new ShapeError(`view: segment '${s.region}' at ${s.start} overlaps the previous ${kind} one`);
-    if (kind === 'all' ? s.start < Math.max(ends.packed!, ends.exact!) : s.start < ends.all!) throw new ShapeError(`view: segment '${s.region}' at ${s.start} overlaps one of another kind`);
+    if (kind === 'all' ? s.start < Math.max(ends.packed!, ends.exact!) : s.start < ends.all!)
+      throw new ShapeError(`view: segment '${s.region}' at ${s.start} overlaps one of another kind`);
     if (s.start !== covered && !(s.start < covered)) throw new ShapeError(`view: segment '${s.region}' starts at ${s.start}, expected ${covered}`);
     if (s.start < lo) throw new ShapeError(`view: segment '${s.region}' starts at ${s.start}, before the view's start ${lo}`);
     if (s.read && !view.exactFrom) throw new ShapeError(`view: segment '${s.region}' is read by bound, the view has no exactFrom`);

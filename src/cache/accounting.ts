@@ -66,7 +66,12 @@ function overlap(a0: number, a1: number, b0: number, b1: number): number {
  * Closed-form region counts for one layer. Anchors sit at [max(prompt, sinks), prompt + count). A
  * sliding-window layer counts only positions from its first held one (see swa.ts).
  */
-export function regionCounts(plan: LayerPlan, n: number, prompt?: number, retention: Retention = { batchStart: n - 1, chunkTokens: DEFAULT_CHUNK_TOKENS }): RegionCounts {
+export function regionCounts(
+  plan: LayerPlan,
+  n: number,
+  prompt?: number,
+  retention: Retention = { batchStart: n - 1, chunkTokens: DEFAULT_CHUNK_TOKENS },
+): RegionCounts {
   const a0 = prompt === undefined || !plan.anchors ? 0 : Math.max(prompt, plan.sinks);
   const a1 = prompt === undefined || !plan.anchors ? 0 : Math.max(a0, prompt + plan.anchors.count);
   const w0 = Math.max(0, n - plan.window);
@@ -118,9 +123,11 @@ function check(config: KvBytesConfig): void {
     if (!Number.isInteger(x) || x < (key === 'ctx' ? 0 : 1)) throw new ArgumentError(`kvBytes: ${key} must be a positive integer, got ${x}`);
   }
   const b = config.batchStart;
-  if (b !== undefined && (!Number.isInteger(b) || b < 0 || b >= Math.max(1, config.ctx))) throw new ArgumentError(`kvBytes: batchStart must be an integer in [0, ctx), got ${b}`);
+  if (b !== undefined && (!Number.isInteger(b) || b < 0 || b >= Math.max(1, config.ctx)))
+    throw new ArgumentError(`kvBytes: batchStart must be an integer in [0, ctx), got ${b}`);
   const c = config.chunkTokens;
-  if (c !== undefined && (!Number.isInteger(c) || c < 32 || c % 32 !== 0)) throw new ArgumentError(`kvBytes: chunkTokens must be a positive multiple of 32, got ${c}`);
+  if (c !== undefined && (!Number.isInteger(c) || c < 32 || c % 32 !== 0))
+    throw new ArgumentError(`kvBytes: chunkTokens must be a positive multiple of 32, got ${c}`);
 }
 
 /** Bytes of a cache holding `ctx` positions under `policy`, region by region. */

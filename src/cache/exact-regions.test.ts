@@ -38,7 +38,12 @@ function filled(policy: CachePolicy, shape: { layers: number; kvHeads: number; h
 const stories260K = { layers: 5, kvHeads: 4, headDim: 8 };
 
 test('f16, f32 and bf16 caches hold exactly one copy of each position, whatever window, sinks or anchors ask for', () => {
-  for (const [kf, vf] of [['f16', 'f16'], ['f32', 'f32'], ['bf16', 'bf16'], ['f16', 'f32']] as const) {
+  for (const [kf, vf] of [
+    ['f16', 'f16'],
+    ['f32', 'f32'],
+    ['bf16', 'bf16'],
+    ['f16', 'f32'],
+  ] as const) {
     for (const extra of [{}, { window: 16, sinks: 4, anchors: { count: 8 } }] as Partial<CachePolicy>[]) {
       const policy: CachePolicy = { ...extra, k: kf, v: vf };
       const { cache } = filled(policy, stories260K, 40, 25);
@@ -58,7 +63,7 @@ test('f16, f32 and bf16 caches hold exactly one copy of each position, whatever 
   cache.dispose();
 });
 
-test('over a lossy bulk, an exact tensor\'s window and sinks read back exactly what its bulk holds (f32 stays f32)', () => {
+test("over a lossy bulk, an exact tensor's window and sinks read back exactly what its bulk holds (f32 stays f32)", () => {
   const shape = { layers: 1, kvHeads: 2, headDim: 32 };
   for (const kf of ['f32', 'bf16', 'f16'] as const) {
     // An explicit f16 precision names the lossy tensors' regions only.

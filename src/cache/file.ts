@@ -63,11 +63,25 @@ function cacheParts(cache: KvCache): { header: Header; parts: Uint8Array[] } {
       const s = l.bulk[w].stream;
       for (let c = s.dropped; c < s.dropped + s.chunks.length; c++) parts.push(s.chunkBytesAt(c));
     }
-    const t = (w: 'k' | 'v'): StreamState => ({ length: l.bulk[w].length, encoded: l.bulk[w].stream.encoded, chunks: l.bulk[w].stream.chunks.length, dropped: l.bulk[w].stream.dropped });
+    const t = (w: 'k' | 'v'): StreamState => ({
+      length: l.bulk[w].length,
+      encoded: l.bulk[w].stream.encoded,
+      chunks: l.bulk[w].stream.chunks.length,
+      dropped: l.bulk[w].stream.dropped,
+    });
     state.push({ n: l.n, prompt: l.prompt ?? null, ringLo: l.ringLo, streamEnd: l.streamEnd, evicted: l.evicted, k: t('k'), v: t('v') });
   }
   const payloadBytes = parts.reduce((s, p) => s + p.length, 0);
-  const header: Header = { layers: cache.layers, kvHeads: cache.kvHeads, headDim: cache.headDim, capacity: cache.capacity, chunkTokens: cache.chunkTokens, policy: cache.policy, state, payloadBytes };
+  const header: Header = {
+    layers: cache.layers,
+    kvHeads: cache.kvHeads,
+    headDim: cache.headDim,
+    capacity: cache.capacity,
+    chunkTokens: cache.chunkTokens,
+    policy: cache.policy,
+    state,
+    payloadBytes,
+  };
   return { header, parts };
 }
 
@@ -102,12 +116,19 @@ export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): K
 export function decodeCache(buf: Uint8Array, path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
   const { version, header, body } = readFrame<Header>(FRAME, buf, path);
   let off = 0;
-  return build(version, header, body.length, (n) => {
-    if (off + n > body.length) bad(`${path}: payload shorter than its header describes`);
-    const s = body.subarray(off, off + n);
-    off += n;
-    return s;
-  }, path, make);
+  return build(
+    version,
+    header,
+    body.length,
+    (n) => {
+      if (off + n > body.length) bad(`${path}: payload shorter than its header describes`);
+      const s = body.subarray(off, off + n);
+      off += n;
+      return s;
+    },
+    path,
+    make,
+  );
 }
 
 /**
@@ -137,7 +158,15 @@ function build(version: number, h: Header, payload: number, take: (n: number) =>
     if (!Array.isArray(h.state) || h.state.length !== h.layers) bad(`${path}: header has ${h.state?.length} layer states for ${h.layers} layers`);
     h.state.forEach((st, i) => {
       const l = cache.layerCache(i);
-      checkState(st, i, h, l.bulk.k.staging ? l.bulk.k.stream.format.blockValues : 1, l.bulk.v.staging ? l.bulk.v.stream.format.blockValues : 1, l.plan.slidingWindow, path);
+      checkState(
+        st,
+        i,
+        h,
+        l.bulk.k.staging ? l.bulk.k.stream.format.blockValues : 1,
+        l.bulk.v.staging ? l.bulk.v.stream.format.blockValues : 1,
+        l.plan.slidingWindow,
+        path,
+      );
       for (const s of l.stores()) s.raw().set(next(s.bytes));
       for (const w of ['k', 'v'] as const) {
         const stream = l.bulk[w].stream;
@@ -169,14 +198,18 @@ function checkState(st: LayerState, i: number, h: Header, kB: number, vB: number
   if (!isCount(st.n) || st.n > h.capacity) bad(`${where} holds ${st.n} positions, capacity is ${h.capacity}`);
   if (!isCount(st.ringLo) || !isCount(st.streamEnd) || st.ringLo > st.n || st.streamEnd > st.n) bad(`${where} has window bounds outside [0, ${st.n}]`);
   if (st.prompt !== null && (!isCount(st.prompt) || st.prompt > st.n)) bad(`${where} has prompt ${st.prompt} beyond its length`);
-  for (const [w, B] of [['k', kB], ['v', vB]] as const) {
+  for (const [w, B] of [
+    ['k', kB],
+    ['v', vB],
+  ] as const) {
     const t = st[w];
     if (!t || !isCount(t.length) || !isCount(t.encoded) || !isCount(t.chunks)) bad(`${where} ${w}: bad stream counts`);
     // B is the staging group size (1 for token-axis formats, which encode on arrival).
     const pending = t.length - t.encoded;
     if (t.length > st.n || pending < 0 || pending >= B || t.encoded % B !== 0) bad(`${where} ${w}: ${t.encoded} encoded of ${t.length} is impossible`);
     if (!isCount(t.dropped) || t.dropped * h.chunkTokens > t.encoded) bad(`${where} ${w}: ${t.dropped} dropped chunks of ${t.encoded} encoded positions`);
-    if (t.chunks !== Math.ceil(t.encoded / h.chunkTokens) - t.dropped) bad(`${where} ${w}: ${t.chunks} chunks held for ${t.encoded} encoded positions, ${t.dropped} dropped`);
+    if (t.chunks !== Math.ceil(t.encoded / h.chunkTokens) - t.dropped)
+      bad(`${where} ${w}: ${t.chunks} chunks held for ${t.encoded} encoded positions, ${t.dropped} dropped`);
   }
   // Only a sliding-window layer drops anything, K and V alike, and never past what it holds.
   if (!isCount(st.evicted) || st.evicted > st.n) bad(`${where} has first held position ${st.evicted} beyond its length ${st.n}`);

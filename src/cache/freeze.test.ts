@@ -58,7 +58,13 @@ test('a frozen snapshot allocates exactly the exact-region rows holding data, fo
   for (const s of schemes.keys()) {
     for (const windowMode of ['overlay', 'residual'] as const) {
       // Lengths past the window, inside it, and a snapshot taken right after the positions it keeps.
-      for (const [tokens, at] of [[200, 96], [110, 96], [96, 96], [40, 32], [20, 10]] as const) {
+      for (const [tokens, at] of [
+        [200, 96],
+        [110, 96],
+        [96, 96],
+        [40, 32],
+        [20, 10],
+      ] as const) {
         const policy = schemePolicy(s, { window: 24, sinks: 4, windowMode });
         const src = cacheOf(policy, tokens);
         const live = src.fork();
@@ -141,7 +147,10 @@ test('a frozen cache refuses appends, attention and rewinds; disposing it frees 
   const src = cacheOf(schemePolicy('q2k', { window: 16, sinks: 4 }), 70);
   const frozen = snapshot(src, 64);
   assert.equal(frozen.frozen, true);
-  assert.throws(() => frozen.append(0, rows(1, 1), rows(2, 1)), (e: Error) => e instanceof ArgumentError && /frozen/.test(e.message));
+  assert.throws(
+    () => frozen.append(0, rows(1, 1), rows(2, 1)),
+    (e: Error) => e instanceof ArgumentError && /frozen/.test(e.message),
+  );
   assert.throws(() => frozen.attend(0, q, new Float32Array(q.length)), /frozen/);
   assert.throws(() => frozen.rewind(32), /frozen/);
   assert.throws(() => frozen.beginDecode(), /frozen/);

@@ -42,7 +42,10 @@ test('head packing: groups of adjacent heads as wide as a block; none when block
 });
 
 test('head packing: q8_0 / q4_0 at head dim 16 cost the format bits (8.5 / 4.5), nbytes equals kvBytes', () => {
-  for (const [scheme, bits] of [['q8_0', 8.5], ['q4_0', 4.5]] as const) {
+  for (const [scheme, bits] of [
+    ['q8_0', 8.5],
+    ['q4_0', 4.5],
+  ] as const) {
     const { cache } = fill(bare(scheme), 16);
     const want = kvBytes({ ctx: T, layers: 1, kvHeads: KV, headDim: 16, policy: bare(scheme) });
     assert.equal(cache.nbytes().total, want.total, scheme);

@@ -23,7 +23,9 @@ function layerFormats(plan: LayerPlan): KvFormat[] {
  * Layers whose blocks fit in a head keep one head per stored head.
  */
 export function headPacking(plan: LayerPlan, kvHeads: number, headDim: number): HeadPacking {
-  const blocks = layerFormats(plan).filter((f) => f.axis === 'token' && f.blockValues > 1).map((f) => f.blockValues);
+  const blocks = layerFormats(plan)
+    .filter((f) => f.axis === 'token' && f.blockValues > 1)
+    .map((f) => f.blockValues);
   if (!blocks.some((b) => b > headDim)) return { group: 1, heads: kvHeads, headDim };
   let group = kvHeads;
   for (let g = 2; g < kvHeads; g++) {
@@ -38,5 +40,11 @@ export function headPacking(plan: LayerPlan, kvHeads: number, headDim: number): 
 /** Token-axis formats of `plan` whose blocks still overhang the stored head (bytes then include padding). */
 export function paddedFormats(plan: LayerPlan, kvHeads: number, headDim: number): string[] {
   const width = headPacking(plan, kvHeads, headDim).headDim;
-  return [...new Set(layerFormats(plan).filter((f) => f.axis === 'token' && f.blockValues > 1 && width % f.blockValues !== 0).map((f) => f.id))];
+  return [
+    ...new Set(
+      layerFormats(plan)
+        .filter((f) => f.axis === 'token' && f.blockValues > 1 && width % f.blockValues !== 0)
+        .map((f) => f.id),
+    ),
+  ];
 }

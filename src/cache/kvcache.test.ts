@@ -23,7 +23,11 @@ function rows(seed: number, tokens: number): Float32Array {
   return new Prng(seed).normals(tokens * H * D);
 }
 
-function filled(policy: CachePolicy, tokens: number, opts: { layers?: number; batch?: number; capacity?: number; attention?: AttentionPrecision } = {}): { cache: KvCache; k: Float32Array[]; v: Float32Array[] } {
+function filled(
+  policy: CachePolicy,
+  tokens: number,
+  opts: { layers?: number; batch?: number; capacity?: number; attention?: AttentionPrecision } = {},
+): { cache: KvCache; k: Float32Array[]; v: Float32Array[] } {
   const layers = opts.layers ?? 2;
   const cache = new KvCache({ layers, kvHeads: H, headDim: D, capacity: opts.capacity ?? 1024, policy, attention: opts.attention });
   const k: Float32Array[] = [];
@@ -77,7 +81,10 @@ test('negative control: every layer of a quantized cache stores values that diff
     const { cache, k, v } = filled(schemePolicy(s, { window: 0, sinks: 0 }), 64, { layers: 3 });
     const report: string[] = [];
     for (let l = 0; l < 3; l++) {
-      for (const [w, x] of [['k', k[l]!], ['v', v[l]!]] as const) {
+      for (const [w, x] of [
+        ['k', k[l]!],
+        ['v', v[l]!],
+      ] as const) {
         const got = readStored(cache.view(l), w);
         let num = 0;
         let den = 0;
@@ -203,7 +210,11 @@ test('save -> restore gives identical attention for every scheme and both window
       back.dispose();
     }
   }
-  assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), [], 'no temp files left behind');
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.includes('.tmp-')),
+    [],
+    'no temp files left behind',
+  );
 });
 
 test('restore rejects truncated, corrupted and wrong-version files with a typed error', () => {
@@ -217,12 +228,23 @@ test('restore rejects truncated, corrupted and wrong-version files with a typed 
     ['tiny', good.subarray(0, 10)],
     ['flipped', Buffer.from(good.map((b, i) => (i === 200 ? b ^ 1 : b)))],
     ['magic', Buffer.concat([Buffer.from('GGUF'), good.subarray(4)])],
-    ['version', (() => { const b = Buffer.from(good); b.writeUInt32LE(99, 4); return b; })()],
+    [
+      'version',
+      (() => {
+        const b = Buffer.from(good);
+        b.writeUInt32LE(99, 4);
+        return b;
+      })(),
+    ],
   ];
   for (const [name, bytes] of cases) {
     const p = join(dir, `${name}.kvc`);
     writeFileSync(p, bytes);
-    assert.throws(() => KvCache.restore(p), (e: unknown) => e instanceof FileFormatError && /cache file/.test(e.message), name);
+    assert.throws(
+      () => KvCache.restore(p),
+      (e: unknown) => e instanceof FileFormatError && /cache file/.test(e.message),
+      name,
+    );
   }
   assert.throws(() => KvCache.restore(join(dir, 'missing.kvc')), FileAccessError);
   // A well-formed file (valid checksum) whose header describes an impossible cache.
@@ -350,7 +372,13 @@ test('rotation lowers 2-bit attention error on outlier channels', () => {
   for (let t = 0; t < T; t++) for (const c of [3, 17]) k[t * H * D + c]! *= 30;
   const v = rng.normals(T * H * D);
   const err = (rotation: boolean) => {
-    const c = new KvCache({ layers: 1, kvHeads: H, headDim: D, capacity: T, policy: { k: 'q4_0', v: 'q4_0', window: 0, sinks: 0, rotation: rotation ? { k: true, seed: 1 } : undefined } });
+    const c = new KvCache({
+      layers: 1,
+      kvHeads: H,
+      headDim: D,
+      capacity: T,
+      policy: { k: 'q4_0', v: 'q4_0', window: 0, sinks: 0, rotation: rotation ? { k: true, seed: 1 } : undefined },
+    });
     c.append(0, k, v);
     const e = maxRel(attendOut(c, 0, q), attendNaive(q, k, v, HEADS, H, D));
     c.dispose();
@@ -388,7 +416,10 @@ test('bad input: NaN/Inf, wrong lengths, capacity and layer errors leave the cac
 });
 
 test('impossible policies fail at construction naming the field', () => {
-  const mk = (policy: CachePolicy, capacity = 100) => () => new KvCache({ layers: 2, kvHeads: H, headDim: D, capacity, policy: { window: 8, ...policy } });
+  const mk =
+    (policy: CachePolicy, capacity = 100) =>
+    () =>
+      new KvCache({ layers: 2, kvHeads: H, headDim: D, capacity, policy: { window: 8, ...policy } });
   const cases: [CachePolicy, RegExp, number?][] = [
     [{ k: 'q9_9', v: 'q4_0' }, /policy\.k: .*q9_9/],
     [{ k: 'q4_0', v: 'q4_0', window: 500 }, /policy\.window/],

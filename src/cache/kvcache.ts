@@ -223,7 +223,18 @@ export class KvCache {
     const packed = pack.group > 1 ? packQueries(qr, heads, this.kvHeads, this.headDim, pack.group) : qr;
     const packedOut = pack.group > 1 ? new Float32Array(packed.length) : out;
     const scale = opts.scale ?? 1 / Math.sqrt(this.headDim);
-    const report = attend({ view, q: packed, heads, out: packedOut, positions: opts.positions, scale, slidingWindow: opts.slidingWindow, softcap: opts.softcap, qPrecision: opts.qPrecision ?? this.attention.q, vPrecision: opts.vPrecision ?? this.attention.v });
+    const report = attend({
+      view,
+      q: packed,
+      heads,
+      out: packedOut,
+      positions: opts.positions,
+      scale,
+      slidingWindow: opts.slidingWindow,
+      softcap: opts.softcap,
+      qPrecision: opts.qPrecision ?? this.attention.q,
+      vPrecision: opts.vPrecision ?? this.attention.v,
+    });
     if (pack.group > 1) unpackOutputs(packedOut, out, heads, this.kvHeads, this.headDim, pack.group);
     if (rot.v) for (let o = 0; o < out.length; o += this.headDim) rot.v.invert(out, o);
     return report;
@@ -285,7 +296,16 @@ export class KvCache {
 
   /** A second, live cache sharing this one's bulk chunks (copy-on-write); exact regions are copied (also from a frozen cache). */
   fork(): KvCache {
-    const c = new KvCache({ layers: this.layers, kvHeads: this.kvHeads, headDim: this.headDim, capacity: this.capacity, policy: this.policy, chunkTokens: this.chunkTokens, arenas: this.arenas, attention: this.attention });
+    const c = new KvCache({
+      layers: this.layers,
+      kvHeads: this.kvHeads,
+      headDim: this.headDim,
+      capacity: this.capacity,
+      policy: this.policy,
+      chunkTokens: this.chunkTokens,
+      arenas: this.arenas,
+      attention: this.attention,
+    });
     c.layerCaches.forEach((l, i) => l.adoptFrom(this.layerCaches[i]!, this.chunkTokens));
     return c;
   }
@@ -295,7 +315,12 @@ export class KvCache {
     const per = this.layerCaches.map((l) => l.regionBytes());
     const sum = (k: keyof RegionBytes) => per.reduce((s, r) => s + r[k], 0);
     return {
-      sinks: sum('sinks'), anchors: sum('anchors'), bulk: sum('bulk'), window: sum('window'), staging: sum('staging'), total: sum('total'),
+      sinks: sum('sinks'),
+      anchors: sum('anchors'),
+      bulk: sum('bulk'),
+      window: sum('window'),
+      staging: sum('staging'),
+      total: sum('total'),
       allocated: this.layerCaches.reduce((s, l) => s + l.allocatedBytes(), 0),
       transient: this.layerCaches.reduce((s, l) => s + l.transientBytes(), 0),
     };

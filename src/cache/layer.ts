@@ -115,7 +115,6 @@ export class BulkTensor {
     const chunkEnd = (Math.floor(i / this.stream.chunkTokens) + 1) * this.stream.chunkTokens;
     return Math.min(this.stream.encoded, chunkEnd) - i;
   }
-
 }
 
 type Place = 'sinks' | 'anchors' | 'window' | 'bulk';
@@ -286,7 +285,10 @@ export class LayerCache {
     const q = positionOfRingIndex(this.plan, i, a0, a1);
     if (q < s.lo || q - s.lo >= s.k.rows) return;
     const mem = this.arena.u8();
-    for (const [src, dst] of [[this.ring.k, s.k], [this.ring.v, s.v]] as const) {
+    for (const [src, dst] of [
+      [this.ring.k, s.k],
+      [this.ring.v, s.v],
+    ] as const) {
       for (let h = 0; h < this.heads; h++) {
         const from = src.offset + (h * R + (i % R)) * src.rowBytes;
         mem.copyWithin(dst.offset + (h * dst.rows + q - s.lo) * dst.rowBytes, from, from + src.rowBytes);
@@ -350,7 +352,10 @@ export class LayerCache {
   setExactRows(lo: number, hi: number, k: Uint8Array, v: Uint8Array): void {
     const R = this.ring.k.rows;
     const mem = this.arena.u8();
-    for (const [w, src] of [['k', k], ['v', v]] as const) {
+    for (const [w, src] of [
+      ['k', k],
+      ['v', v],
+    ] as const) {
       const st = this.ring[w];
       for (let h = 0; h < this.heads; h++) {
         for (let p = lo; p < hi; p++) {

@@ -128,7 +128,10 @@ export function planLayers(policy: CachePolicy, layers: number, capacity: number
     const sinks = lossy ? sinks0 : 0;
     // No capacity bound: a window at least as long as the cache simply never drops anything.
     const slidingWindow = count(at('slidingWindow'), pick('slidingWindow') ?? 0, Number.MAX_SAFE_INTEGER, 'the largest safe integer');
-    for (const [name, f] of [['k', k], ['v', v]] as const) {
+    for (const [name, f] of [
+      ['k', k],
+      ['v', v],
+    ] as const) {
       if (f.axis === 'channel' && f.blockValues > capacity) {
         throw new PolicyError(at(name), `per-channel group of ${f.blockValues} tokens is larger than capacity ${capacity}`);
       }
@@ -153,7 +156,18 @@ export function planLayers(policy: CachePolicy, layers: number, capacity: number
       if (!Number.isInteger(seed)) throw new PolicyError(`${at('rotation')}.seed`, `expected an integer, got ${JSON.stringify(seed)}`);
       rotation = { k: !!r.k, v: !!r.v, seed };
     }
-    plans.push({ layer, k, v, window, sinks, windowMode: mode, exact: { k: regionFormat(k, exact), v: regionFormat(v, exact) }, anchors, rotation, slidingWindow });
+    plans.push({
+      layer,
+      k,
+      v,
+      window,
+      sinks,
+      windowMode: mode,
+      exact: { k: regionFormat(k, exact), v: regionFormat(v, exact) },
+      anchors,
+      rotation,
+      slidingWindow,
+    });
   }
   return plans;
 }

@@ -95,7 +95,9 @@ export class HeldRows {
     this.count = Math.min(count, src.rows);
     this.offset = this.count > 0 ? arena.alloc(this.bytes) : 0;
     const mem = arena.u8();
-    this.runs((h, slot, i, m) => mem.copyWithin(this.at(h, i), src.offset + (h * this.rows + slot) * this.rowBytes, src.offset + (h * this.rows + slot + m) * this.rowBytes));
+    this.runs((h, slot, i, m) =>
+      mem.copyWithin(this.at(h, i), src.offset + (h * this.rows + slot) * this.rowBytes, src.offset + (h * this.rows + slot + m) * this.rowBytes),
+    );
   }
 
   get bytes(): number {

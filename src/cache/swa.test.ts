@@ -62,7 +62,10 @@ test('policies: slidingWindow is optional, validated, and the engine merge refus
   assert.equal(planLayers({ k: 'f16', v: 'f16' }, 2, 1000)[0]!.slidingWindow, 0);
   // Longer than the capacity is fine: such a layer just never drops anything.
   assert.equal(planLayers({ k: 'f16', v: 'f16', layers: { 1: { slidingWindow: 5000 } } }, 2, 1000)[1]!.slidingWindow, 5000);
-  assert.throws(() => planLayers({ k: 'f16', v: 'f16', slidingWindow: -1 }, 2, 1000), (e: unknown) => e instanceof PolicyError && /policy\.slidingWindow/.test(e.message));
+  assert.throws(
+    () => planLayers({ k: 'f16', v: 'f16', slidingWindow: -1 }, 2, 1000),
+    (e: unknown) => e instanceof PolicyError && /policy\.slidingWindow/.test(e.message),
+  );
   const base: CachePolicy = { k: 'q4_0', v: 'q4_0', layers: { 0: { k: 'f16' } } };
   const merged = withSlidingWindows(base, [16, 16, 0]);
   assert.deepEqual(merged.layers, { 0: { k: 'f16', slidingWindow: 16 }, 1: { slidingWindow: 16 } });
@@ -70,8 +73,16 @@ test('policies: slidingWindow is optional, validated, and the engine merge refus
   // 0 keeps everything; a longer window keeps more; shorter or on a global layer is impossible.
   assert.equal(withSlidingWindows({ ...base, slidingWindow: 0 }, [16, 16, 0]).layers![1], undefined);
   assert.deepEqual(withSlidingWindows({ k: 'f16', v: 'f16', layers: { 1: { slidingWindow: 64 } } }, [16, 16, 0]).layers![1], { slidingWindow: 64 });
-  const bad = (p: CachePolicy, re: RegExp) => assert.throws(() => withSlidingWindows(p, [16, 16, 0]), (e: unknown) => e instanceof PolicyError && re.test(e.message), re.source);
-  bad({ k: 'f16', v: 'f16', layers: { 1: { slidingWindow: 8 } } }, /policy\.layers\.1\.slidingWindow: 8 on layer 1 is shorter than the model's sliding window 16/);
+  const bad = (p: CachePolicy, re: RegExp) =>
+    assert.throws(
+      () => withSlidingWindows(p, [16, 16, 0]),
+      (e: unknown) => e instanceof PolicyError && re.test(e.message),
+      re.source,
+    );
+  bad(
+    { k: 'f16', v: 'f16', layers: { 1: { slidingWindow: 8 } } },
+    /policy\.layers\.1\.slidingWindow: 8 on layer 1 is shorter than the model's sliding window 16/,
+  );
   bad({ k: 'f16', v: 'f16', slidingWindow: 32 }, /policy\.slidingWindow: 32 on layer 2, which attends over every position/);
 });
 
@@ -136,7 +147,10 @@ test('attention that would reach dropped positions is refused, not silently shor
   assert.ok(start > 0);
   const q = new Prng(1).normals(HEADS * D);
   const out = new Float32Array(q.length);
-  assert.throws(() => c.attend(0, q, out), (e: unknown) => e instanceof ArgumentError && /keeps only the last 20 positions/.test(e.message));
+  assert.throws(
+    () => c.attend(0, q, out),
+    (e: unknown) => e instanceof ArgumentError && /keeps only the last 20 positions/.test(e.message),
+  );
   assert.throws(() => c.attend(0, q, out, { slidingWindow: W + 1 }), ArgumentError);
   // A query at an old position would read before the first held one.
   assert.throws(() => c.attend(0, q, out, { slidingWindow: W, positions: [start] }), EvictedError);
@@ -175,7 +189,10 @@ test('rewind: within the window it works; past it an EvictedError leaves the cac
   const deepest = start + W - 1;
   assert.ok(c.canRewind(deepest) && !c.canRewind(deepest - 1) && c.canRewind(0) && c.canRewind(500));
   const bytes = c.nbytes();
-  assert.throws(() => c.rewind(deepest - 1), (e: unknown) => e instanceof EvictedError && /clear\(\) and prefill again/.test(e.message));
+  assert.throws(
+    () => c.rewind(deepest - 1),
+    (e: unknown) => e instanceof EvictedError && /clear\(\) and prefill again/.test(e.message),
+  );
   assert.throws(() => c.trim(200 - deepest + 1), EvictedError);
   assert.equal(c.length, 200);
   assert.deepEqual(c.nbytes(), bytes, 'a refused rewind changes nothing');
@@ -237,9 +254,15 @@ test('save -> restore carries the eviction state; files before version 4 are ref
       for (const w of ['k', 'v']) delete (st[w] as Record<string, unknown>)['dropped'];
     }
   }, 1);
-  assert.throws(() => KvCache.restore(v1), (e: unknown) => e instanceof FileFormatError && /version 1.*re-create the cache/.test(e.message));
+  assert.throws(
+    () => KvCache.restore(v1),
+    (e: unknown) => e instanceof FileFormatError && /version 1.*re-create the cache/.test(e.message),
+  );
   const v3 = rewrite(() => {}, 3);
-  assert.throws(() => KvCache.restore(v3), (e: unknown) => e instanceof FileFormatError && /version 3.*re-create the cache/.test(e.message));
+  assert.throws(
+    () => KvCache.restore(v3),
+    (e: unknown) => e instanceof FileFormatError && /version 3.*re-create the cache/.test(e.message),
+  );
   const v4 = rewrite(() => {}, 4);
   assert.deepEqual(attendLast(KvCache.restore(v4), 0), attendLast(plain, 0));
   // Dropped chunks on a layer whose policy keeps everything: a checksum-valid but impossible file.
@@ -247,6 +270,9 @@ test('save -> restore carries the eviction state; files before version 4 are ref
   const forged = rewrite((h) => {
     (h['policy'] as CachePolicy).layers = {};
   }, 4);
-  assert.throws(() => KvCache.restore(forged), (e: unknown) => e instanceof FileFormatError && /keeps every position/.test(e.message));
+  assert.throws(
+    () => KvCache.restore(forged),
+    (e: unknown) => e instanceof FileFormatError && /keeps every position/.test(e.message),
+  );
   for (const x of [c, back, plain]) x.dispose();
 });

@@ -25,7 +25,11 @@ export function numArg(flag: string, min: number, max: number): (v: string) => n
 /** Parser for a comma-separated list of integers, e.g. `--layers 3,11`. */
 export function intListArg(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (v: string) => number[] {
   const one = intArg(flag, min, max);
-  return (v: string) => v.split(',').filter((s) => s.trim() !== '').map((s) => one(s.trim()));
+  return (v: string) =>
+    v
+      .split(',')
+      .filter((s) => s.trim() !== '')
+      .map((s) => one(s.trim()));
 }
 
 /**
@@ -33,9 +37,15 @@ export function intListArg(flag: string, min: number, max = Number.MAX_SAFE_INTE
  * is the older spelling of `--kv-window` (every command that builds a cache spells it the llama.cpp way).
  */
 const ALIASES: Record<string, string> = {
-  '-ctk': '--cache-type-k', '-ctv': '--cache-type-v', '--window': '--kv-window',
+  '-ctk': '--cache-type-k',
+  '-ctv': '--cache-type-v',
+  '--window': '--kv-window',
   // llama-server's
-  '-np': '--parallel', '-cram': '--cache-ram', '-to': '--timeout', '-ub': '--ubatch-size', '-nocb': '--no-cont-batching',
+  '-np': '--parallel',
+  '-cram': '--cache-ram',
+  '-to': '--timeout',
+  '-ub': '--ubatch-size',
+  '-nocb': '--no-cont-batching',
 };
 
 /** llama.cpp flags kvpack has nothing behind: a clear error instead of commander reading `-ngl` as `-n gl`. */
@@ -58,6 +68,10 @@ export function table(rows: (string | number)[][]): string {
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   // Numbers align right, text left.
   const numeric = widths.map((_, i) => cells.slice(1).every((r) => /^[-+]?[\d.,]+(\s?\S{0,3})?$/.test(r[i] ?? '') || (r[i] ?? '') === ''));
-  const line = (r: string[]) => r.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }

@@ -45,14 +45,16 @@ export interface CacheFlags extends RegionFlags {
 
 /** Adds the cache flags to a subcommand (commander fills CacheFlags' fields). */
 export function addCacheFlags(cmd: Command): Command {
-  return addRegionFlags(cmd
-    .option('--kv <scheme>', 'named cache scheme (see `kvpack memory`)')
-    .option('--cache-type-k <fmt>', 'K format (-ctk), default f16')
-    .option('--cache-type-v <fmt>', 'V format (-ctv), default f16'))
+  return addRegionFlags(
+    cmd
+      .option('--kv <scheme>', 'named cache scheme (see `kvpack memory`)')
+      .option('--cache-type-k <fmt>', 'K format (-ctk), default f16')
+      .option('--cache-type-v <fmt>', 'V format (-ctv), default f16'),
+  )
     .option('--anchors <n>', 'decode anchors: first N generated positions kept exact', intArg('--anchors', 0))
     .option('--anchor-layers <list>', 'layers keeping anchors (default all)', intListArg('--anchor-layers', 0))
     .option('--anchor-precision <p>', 'anchor precision: f16 | int8 | int4')
-    .option('--swa-full', 'sliding-window layers keep every position (llama.cpp\'s --swa-full): more memory, any rewind reuses the cache')
+    .option('--swa-full', "sliding-window layers keep every position (llama.cpp's --swa-full): more memory, any rewind reuses the cache")
     .option('--attn-q <p>', `how q meets packed K: ${Q_CHOICES.join(' | ')} (default f32: exact dots; int8 is llama.cpp's choice)`)
     .option('--attn-v <p>', `how softmax weights meet packed V: ${V_CHOICES.join(' | ')} (default f32; int16 rounds them per 32 tokens)`);
 }
@@ -74,7 +76,8 @@ export function attentionFromFlags(o: CacheFlags): AttentionPrecision {
 export function policyFromFlags(o: CacheFlags): CachePolicy {
   if (o.kv && (o.cacheTypeK || o.cacheTypeV)) throw new ArgumentError('--kv picks K and V formats; do not combine it with --cache-type-k/--cache-type-v');
   const extra = regionsFromFlags(o);
-  if (o.anchors !== undefined) extra.anchors = { count: o.anchors, layers: o.anchorLayers ?? 'all', ...(o.anchorPrecision ? { precision: o.anchorPrecision } : {}) };
+  if (o.anchors !== undefined)
+    extra.anchors = { count: o.anchors, layers: o.anchorLayers ?? 'all', ...(o.anchorPrecision ? { precision: o.anchorPrecision } : {}) };
   else if (o.anchorLayers || o.anchorPrecision) throw new ArgumentError('--anchor-layers/--anchor-precision need --anchors N');
   // Otherwise the engine gives each sliding-window layer its window (model.createCache).
   if (o.swaFull) extra.slidingWindow = 0;

@@ -27,7 +27,11 @@ export function register(program: Command): void {
     .requiredOption('-m, --model <path>', 'model file (.gguf or llama2.c .bin)')
     .option('-p, --prompt <text>', 'prompt text (needs a tokenizer)')
     .option('--tokens <ids>', 'prompt as comma-separated token ids', intListArg('--tokens', 0))
-    .option('--length <n>', 'no prompt: a default prompt of n tokens (a held-out story opening, or seeded ids without a tokenizer, continued by the model)', intArg('--length', 10))
+    .option(
+      '--length <n>',
+      'no prompt: a default prompt of n tokens (a held-out story opening, or seeded ids without a tokenizer, continued by the model)',
+      intArg('--length', 10),
+    )
     .requiredOption('--layers <list>', 'layers to dump, e.g. 3,11', intListArg('--layers', 0))
     .requiredOption('--out <file>', 'capture file to write')
     .action((o: CaptureOpts) => captureCommand(o));
@@ -55,5 +59,7 @@ function captureCommand(o: CaptureOpts): void {
   const cap = captureModel(model, tokens, o.layers, { model: basename(o.model), modelSha256: modelSha256(o.model), prompt: source });
   const bytes = writeCapture(cap);
   writeFileSync(o.out, bytes);
-  console.log(`captured layers ${o.layers.join(', ')} over ${tokens.length} tokens (${model.hp.nHead} heads, ${model.hp.nHeadKv} kv heads x ${model.hp.headDim}) in ${(performance.now() - t0).toFixed(0)} ms; wrote ${o.out} (${bytes.length} B)`);
+  console.log(
+    `captured layers ${o.layers.join(', ')} over ${tokens.length} tokens (${model.hp.nHead} heads, ${model.hp.nHeadKv} kv heads x ${model.hp.headDim}) in ${(performance.now() - t0).toFixed(0)} ms; wrote ${o.out} (${bytes.length} B)`,
+  );
 }

@@ -13,7 +13,6 @@ import type { CachePolicy } from '../cache/policy.js';
 import { writeGguf } from '../gguf/writer.js';
 import { generate } from '../model/generate.js';
 import { loadModel, type Model } from '../model/model.js';
-import { trainedBpeMetadata } from '../../test/fixtures/tokenizer.js';
 import { crossModel } from '../../test/crosscheck/models.js';
 import { fromRoot } from '../../test/paths.js';
 import { CHATML, writeChatModel } from '../../test/fixtures/chat-model.js';
@@ -150,7 +149,10 @@ test('a model without a usable tokenizer is a clear error', () => {
   writeGguf(path, crossModel('llama', { weightType: 'f32' }));
   const model = loadModel(path);
   const cache = model.createCache({ policy: F32, capacity: 64 });
-  assert.throws(() => new ChatSession(model, cache, GREEDY), (e: unknown) => e instanceof ArgumentError && /tokenizer.*placeholder/.test(e.message));
+  assert.throws(
+    () => new ChatSession(model, cache, GREEDY),
+    (e: unknown) => e instanceof ArgumentError && /tokenizer.*placeholder/.test(e.message),
+  );
   cache.dispose();
 });
 
@@ -187,6 +189,10 @@ test('chat takes -t/--threads exactly as run does (same flag, same validation)',
   assert.equal(threads('chat').flags, threads('run').flags);
   assert.equal(threads('chat').description, threads('run').description);
   for (const bad of ['0', 'two', '1.5']) {
-    await assert.rejects(program.parseAsync(['chat', '-m', 'none.gguf', '-t', bad], { from: 'user' }), (e: unknown) => e instanceof CommanderError && /-t (must be|expects)/.test(e.message), bad);
+    await assert.rejects(
+      program.parseAsync(['chat', '-m', 'none.gguf', '-t', bad], { from: 'user' }),
+      (e: unknown) => e instanceof CommanderError && /-t (must be|expects)/.test(e.message),
+      bad,
+    );
   }
 });

@@ -47,7 +47,11 @@ export class ChatSession {
   private readonly sampler: Sampler;
   lastTurn: TurnStats = { reused: 0, fed: 0, refilled: false, contextFull: false };
 
-  constructor(private readonly model: Model, private readonly cache: KvCache, private readonly o: ChatSessionOptions) {
+  constructor(
+    private readonly model: Model,
+    private readonly cache: KvCache,
+    private readonly o: ChatSessionOptions,
+  ) {
     if (!model.tokenizer) throw new ArgumentError(`chat needs a model with a tokenizer: ${model.tokenizerProblem ?? 'none found'}`);
     this.tokenizer = model.tokenizer;
     this.notice = renderChat(this.tokenizer.chatTemplate, []).notice;
@@ -101,7 +105,12 @@ export class ChatSession {
     }
     // The cache holds the prompt and every generated token that was fed back (all but the last).
     this.cached = [...prompt, ...r.tokens].slice(0, this.cache.length);
-    this.lastTurn = { reused: keep, fed: prompt.length - keep, refilled: keep < shared, contextFull: r.stopReason === 'length' && maxTokens < this.o.maxTokens };
+    this.lastTurn = {
+      reused: keep,
+      fed: prompt.length - keep,
+      refilled: keep < shared,
+      contextFull: r.stopReason === 'length' && maxTokens < this.o.maxTokens,
+    };
     this.messages = [...messages, { role: 'assistant', content: r.text }];
     return r;
   }
@@ -159,7 +168,7 @@ interface ChatOpts extends CacheFlags, ThreadsFlag, SamplingFlags {
 export function register(program: Command): void {
   const cmd = program
     .command('chat')
-    .description("chat with a GGUF model through its chat template (/reset, /exit); the KV cache carries over between turns")
+    .description('chat with a GGUF model through its chat template (/reset, /exit); the KV cache carries over between turns')
     .requiredOption('-m, --model <path>', 'model file (.gguf with a tokenizer)')
     .option('-n, --n-predict <n>', 'most tokens per reply', intArg('-n', 1), 512)
     .option('--system <text>', 'system prompt');

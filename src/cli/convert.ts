@@ -11,7 +11,10 @@ export function register(program: Command): void {
     .description('convert a llama2.c checkpoint (.bin, f32 llama) or a Hugging Face directory to GGUF')
     .argument('<model>', 'llama2.c checkpoint (legacy export: 7 int32 header + float32 weights) or HF directory (config.json + safetensors)')
     .argument('<out>', 'GGUF file to write')
-    .option('--vocab <file>', "llama2.c checkpoints: their tokenizer file (default tok<vocab_size>.bin or tokenizer.bin beside it; else a placeholder vocabulary)")
+    .option(
+      '--vocab <file>',
+      'llama2.c checkpoints: their tokenizer file (default tok<vocab_size>.bin or tokenizer.bin beside it; else a placeholder vocabulary)',
+    )
     .action((model: string, out: string, o: { vocab?: string }) => {
       const m = isHfDir(model) ? convertHfDir(model, out) : convertLlama2c(model, out, { vocab: o.vocab });
       const h = m.hparams;

@@ -20,9 +20,11 @@ export function register(program: Command): void {
         description: f.description,
       }));
       if (opts.json) return void console.log(JSON.stringify(rows, null, 2));
-      console.log(table([
-        ['id', 'axis', 'values/block', 'bytes/block', 'bits/elem', 'ggml', 'description'],
-        ...rows.map((r) => [r.id, r.axis, r.blockValues, r.blockBytes, r.bitsPerValue.toFixed(4), r.ggml ? 'yes' : '', r.description]),
-      ]));
+      console.log(
+        table([
+          ['id', 'axis', 'values/block', 'bytes/block', 'bits/elem', 'ggml', 'description'],
+          ...rows.map((r) => [r.id, r.axis, r.blockValues, r.blockBytes, r.bitsPerValue.toFixed(4), r.ggml ? 'yes' : '', r.description]),
+        ]),
+      );
     });
 }

@@ -21,7 +21,10 @@ test('inspectFile reports tensors, parameters and per-scheme KV bytes', () => {
     assert.equal(r.tensors.length, 1 + 9 * 2 + 1);
     const perLayer = 64 + 64 * 64 + 2 * 64 * 32 + 64 * 64 + 64 + 3 * 64 * 128;
     assert.equal(r.parameters, 320 * 64 + 2 * perLayer + 64);
-    assert.deepEqual(r.tensors.find((t) => t.name === 'blk.1.ffn_down.weight'), { name: 'blk.1.ffn_down.weight', type: 'q8_0', shape: [128, 64], elements: 8192, bytes: (8192 / 32) * 34 });
+    assert.deepEqual(
+      r.tensors.find((t) => t.name === 'blk.1.ffn_down.weight'),
+      { name: 'blk.1.ffn_down.weight', type: 'q8_0', shape: [128, 64], elements: 8192, bytes: (8192 / 32) * 34 },
+    );
     const f16 = r.kv!.rows.find((x) => x.scheme === 'f16')!;
     assert.equal(r.kv!.f16Check, 2 * 2 * 1024 * 2 * 16 * 2);
     assert.equal(f16.bytes, r.kv!.f16Check);
@@ -58,7 +61,10 @@ test('inspectFile on a Hugging Face directory: the tensors as GGUF names and typ
     const r = inspectFile(dir);
     assert.match(r.format, /^Hugging Face directory/);
     assert.equal(r.metadata.get('general.architecture')?.value, 'gemma3');
-    assert.deepEqual(r.tensors.find((t) => t.name === 'blk.0.attn_q.weight'), { name: 'blk.0.attn_q.weight', type: 'bf16', shape: [64, 128], elements: 8192, bytes: 16384 });
+    assert.deepEqual(
+      r.tensors.find((t) => t.name === 'blk.0.attn_q.weight'),
+      { name: 'blk.0.attn_q.weight', type: 'bf16', shape: [64, 128], elements: 8192, bytes: 16384 },
+    );
     assert.equal(r.tensors.find((t) => t.name === 'blk.0.attn_q_norm.weight')?.type, 'f32');
     assert.deepEqual(r.slidingWindows, [5, 5, 5, 5, 5, 0, 5]);
   } finally {

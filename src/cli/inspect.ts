@@ -34,7 +34,9 @@ interface TensorRow {
 /** One-line rendering of a metadata value; arrays show their type, length and first items. */
 function showValue(v: GgufValue, all: boolean): string {
   if (v.type === 'array') {
-    const items = Array.from(v.value as ArrayLike<unknown>).slice(0, all ? undefined : 6).map((x) => (typeof x === 'string' ? JSON.stringify(x) : String(x)));
+    const items = Array.from(v.value as ArrayLike<unknown>)
+      .slice(0, all ? undefined : 6)
+      .map((x) => (typeof x === 'string' ? JSON.stringify(x) : String(x)));
     const more = !all && v.value.length > 6 ? ', ...' : '';
     return `[${v.itemType} x ${v.value.length}] ${items.join(', ')}${more}`;
   }
@@ -45,7 +47,9 @@ function showValue(v: GgufValue, all: boolean): string {
 /** JSON form of a value: bigints as strings, long arrays as a summary. */
 function jsonValue(v: GgufValue): unknown {
   if (v.type === 'array') {
-    const items = Array.from(v.value as ArrayLike<unknown>).slice(0, 16).map((x) => (typeof x === 'bigint' ? String(x) : x));
+    const items = Array.from(v.value as ArrayLike<unknown>)
+      .slice(0, 16)
+      .map((x) => (typeof x === 'bigint' ? String(x) : x));
     return { type: 'array', itemType: v.itemType, length: v.value.length, head: items };
   }
   return { type: v.type, value: typeof v.value === 'bigint' ? String(v.value) : v.value };
@@ -57,7 +61,11 @@ function jsonValue(v: GgufValue): unknown {
  * 2 x layers x ctx x kvHeads x headDim x 2 B the f16 row's `keepAllBytes` must equal. `bytes` is what the
  * engine's cache holds: sliding-window layers (`windows[l]` > 0) keep only their window.
  */
-export function kvBytesPerScheme(h: ModelHparams, ctx: number, windows: readonly number[] = []): { f16Check: number; rows: { scheme: string; k: string; v: string; bytes: number; keepAllBytes: number; bitsPerElement: number }[] } {
+export function kvBytesPerScheme(
+  h: ModelHparams,
+  ctx: number,
+  windows: readonly number[] = [],
+): { f16Check: number; rows: { scheme: string; k: string; v: string; bytes: number; keepAllBytes: number; bitsPerElement: number }[] } {
   const f16Check = 2 * h.nLayer * ctx * h.nHeadKv * h.headDim * 2;
   const rows = [...schemes.values()].map((s) => {
     const policy = schemePolicy(s.name, { window: 0, sinks: 0 });
@@ -135,7 +143,7 @@ export function register(program: Command): void {
     .command('inspect')
     .description('show a model file: metadata, tensors (types, shapes), parameter count, KV bytes per scheme')
     .argument('<file>', 'GGUF file, llama2.c checkpoint or Hugging Face directory')
-    .option('--ctx <n>', 'context length for the KV table (default: the model\'s training context)', intArg('--ctx', 1))
+    .option('--ctx <n>', "context length for the KV table (default: the model's training context)", intArg('--ctx', 1))
     .option('--all', 'print every metadata array item and full strings')
     .option('--json', 'machine-readable output')
     .action((file: string, opts: InspectOpts) => {
@@ -157,9 +165,19 @@ export function register(program: Command): void {
       const local = r.slidingWindows.filter((w) => w > 0);
       const swa = local.length ? `; ${local.length} sliding-window layers keep a ${Math.max(...local)}-position window` : '';
       console.log(`\nKV cache at ctx ${r.ctx}: ${h.nLayer} layers x ${h.nHeadKv} kv heads x ${h.headDim} dims (f16 = ${r.kv.f16Check} B${swa})`);
-      console.log(table([
-        ['scheme', 'K', 'V', 'KV bytes', 'MiB', ...(swa ? ['keep-all MiB'] : []), 'bits/elem'],
-        ...r.kv.rows.map((x) => [x.scheme, x.k, x.v, x.bytes, (x.bytes / MiB).toFixed(2), ...(swa ? [(x.keepAllBytes / MiB).toFixed(2)] : []), x.bitsPerElement.toFixed(3)]),
-      ]));
+      console.log(
+        table([
+          ['scheme', 'K', 'V', 'KV bytes', 'MiB', ...(swa ? ['keep-all MiB'] : []), 'bits/elem'],
+          ...r.kv.rows.map((x) => [
+            x.scheme,
+            x.k,
+            x.v,
+            x.bytes,
+            (x.bytes / MiB).toFixed(2),
+            ...(swa ? [(x.keepAllBytes / MiB).toFixed(2)] : []),
+            x.bitsPerElement.toFixed(3),
+          ]),
+        ]),
+      );
     });
 }

@@ -17,7 +17,22 @@ import * as web from './web.js';
 import * as serve from './serve.js';
 import * as study from './study.js';
 
-const commands: { register(program: Command): void }[] = [lab, study, protocol, run, chat, evalCmd, probe, capture, formats, memory, inspect, convert, serve, web];
+const commands: { register(program: Command): void }[] = [
+  lab,
+  study,
+  protocol,
+  run,
+  chat,
+  evalCmd,
+  probe,
+  capture,
+  formats,
+  memory,
+  inspect,
+  convert,
+  serve,
+  web,
+];
 
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('kvpack')

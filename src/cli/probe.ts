@@ -53,14 +53,32 @@ function probeCommand(o: ProbeOpts): void {
   if (o.protect !== 'exact' && o.protect !== 'anchors') throw new ArgumentError(`--protect must be exact or anchors, got ${o.protect}`);
   if (!['f16', 'int8', 'int4'].includes(o.anchorPrecision)) throw new ArgumentError(`--anchor-precision must be f16, int8 or int4, got ${o.anchorPrecision}`);
   const model = loadModel(o.model);
-  const sequences = o.prompts ? readPromptsFile(o.prompts, model) : defaultPrompts(model, { count: o.count, length: o.length, seedTokens: 8, seed: 1, set: 'calibration', source: o.idPrompts ? 'ids' : 'auto' });
+  const sequences = o.prompts
+    ? readPromptsFile(o.prompts, model)
+    : defaultPrompts(model, { count: o.count, length: o.length, seedTokens: 8, seed: 1, set: 'calibration', source: o.idPrompts ? 'ids' : 'auto' });
   const ctx = o.ctxSize ?? Math.min(256, model.hp.nCtxTrain);
   if (o.horizon >= ctx) throw new ArgumentError(`--horizon ${o.horizon} leaves no prompt in -c ${ctx}`);
   // As `kvpack eval` holds them: prompt = ctx - horizon tokens, then horizon - 1 decoded positions.
   const budgetAt = { positions: ctx - 1, prompt: ctx - o.horizon };
-  const r = runProbe(model, { scheme: o.scheme, sequences, budgetBits: o.budget, budgetAt, protect: o.protect, anchors: { count: o.anchors, precision: o.anchorPrecision as AnchorPrecision } });
+  const r = runProbe(model, {
+    scheme: o.scheme,
+    sequences,
+    budgetBits: o.budget,
+    budgetAt,
+    protect: o.protect,
+    anchors: { count: o.anchors, precision: o.anchorPrecision as AnchorPrecision },
+  });
   if (o.out) {
-    const file: ProbePolicyFile = { kind: PROBE_POLICY_KIND, scheme: o.scheme, protect: o.protect as 'exact' | 'anchors', protectedLayers: r.protectedLayers, budgetAt, budgetBits: o.budget ?? null, effectiveBits: r.effectiveBits, policy: r.policy };
+    const file: ProbePolicyFile = {
+      kind: PROBE_POLICY_KIND,
+      scheme: o.scheme,
+      protect: o.protect as 'exact' | 'anchors',
+      protectedLayers: r.protectedLayers,
+      budgetAt,
+      budgetBits: o.budget ?? null,
+      effectiveBits: r.effectiveBits,
+      policy: r.policy,
+    };
     writeFileSync(o.out, JSON.stringify(file, null, 2) + '\n');
   }
   if (o.json) {
@@ -70,12 +88,18 @@ function probeCommand(o: ProbeOpts): void {
     console.log(`${sequences.length} probe sequences (${kind}; ${sequences.map((p) => p.tokens.length).join('/')} tokens)\n`);
     console.log(probeTable(r).join('\n'));
     console.log(`\nranking (most sensitive first): ${r.ranking.join(', ')}; protected (${o.protect}): ${r.protectedLayers.join(', ') || 'none'}`);
-    console.log(`effective bits at ${r.ctx} positions (prompt ${r.prompt}, as \`kvpack eval -c ${ctx} --horizon ${o.horizon}\` holds them): ${r.effectiveBits.toFixed(3)} (bare ${o.scheme}: ${r.schemeBits.toFixed(3)})${o.budget !== undefined ? `, budget ${o.budget}` : ''}`);
+    console.log(
+      `effective bits at ${r.ctx} positions (prompt ${r.prompt}, as \`kvpack eval -c ${ctx} --horizon ${o.horizon}\` holds them): ${r.effectiveBits.toFixed(3)} (bare ${o.scheme}: ${r.schemeBits.toFixed(3)})${o.budget !== undefined ? `, budget ${o.budget}` : ''}`,
+    );
     const padded = paddingNote(model, [r.policy]);
     if (padded) console.log(padded);
     const bad = r.controls.filter((c) => !c.pass);
-    console.log(`negative control (stored K/V read back in ${r.controls.length} configurations): ${bad.length === 0 ? 'PASS' : `FAIL in ${bad.map((c) => c.config).join('; ')}`}`);
-    console.log(`${(r.ms / 1000).toFixed(1)} s${o.out ? `; wrote ${o.out} (score it: kvpack eval -m ${o.model} -c ${ctx} --horizon ${o.horizon} --kv ${o.scheme} --kv-window 0 --sinks 0 --policy ${o.out})` : ''}`);
+    console.log(
+      `negative control (stored K/V read back in ${r.controls.length} configurations): ${bad.length === 0 ? 'PASS' : `FAIL in ${bad.map((c) => c.config).join('; ')}`}`,
+    );
+    console.log(
+      `${(r.ms / 1000).toFixed(1)} s${o.out ? `; wrote ${o.out} (score it: kvpack eval -m ${o.model} -c ${ctx} --horizon ${o.horizon} --kv ${o.scheme} --kv-window 0 --sinks 0 --policy ${o.out})` : ''}`,
+    );
   }
   if (!r.controlsPass) process.exitCode = 1;
 }

@@ -25,14 +25,18 @@ export function register(program: Command): void {
   cmd
     .command('run')
     .description('run a protocol from its frozen JSON, or a variant file of one, into a new directory (refuses an existing one)')
-    .argument('<name|file.json>', 'protocol name (see `kvpack protocol list`), or a variant file: {"variantOf": "window-sweep", "set": {"prompts": {...}, ...}} replacing top-level fields of the frozen JSON (frozen by its hash into the run\'s manifest; the built-in file is never changed)')
+    .argument(
+      '<name|file.json>',
+      'protocol name (see `kvpack protocol list`), or a variant file: {"variantOf": "window-sweep", "set": {"prompts": {...}, ...}} replacing top-level fields of the frozen JSON (frozen by its hash into the run\'s manifest; the built-in file is never changed)',
+    )
     .requiredOption('--out <dir>', 'output directory; must not exist')
     .option('--capture <file>', 'bit-allocation: also probe the layers of a capture file')
     .option('-m, --model <file>', 'model protocols (window-sweep, anchors, needles): the model file')
     .action((name: string, opts: { out: string; capture?: string; model?: string }) => {
       const bar = new Progress();
       let started = false;
-      const run = name.endsWith('.json') || existsSync(name) ? (o: RunOptions) => runVariantFile(name, opts.out, o) : (o: RunOptions) => runProtocol(name, opts.out, o);
+      const run =
+        name.endsWith('.json') || existsSync(name) ? (o: RunOptions) => runVariantFile(name, opts.out, o) : (o: RunOptions) => runProtocol(name, opts.out, o);
       const r = run({
         capture: opts.capture,
         model: opts.model,

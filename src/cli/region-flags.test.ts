@@ -21,7 +21,11 @@ test('every command that builds a cache spells the region flags --kv-window / --
       assert.ok(o, `${name} has no ${flag}`);
       assert.equal(o.defaultValue, undefined, `${name} ${flag} has its own default`);
     }
-    assert.equal(cmd.options.find((x) => x.long === '--window'), undefined, `${name} spells --window`);
+    assert.equal(
+      cmd.options.find((x) => x.long === '--window'),
+      undefined,
+      `${name} spells --window`,
+    );
   }
 });
 
@@ -29,6 +33,9 @@ test('--window is an alias of --kv-window; -ngl is a clear error, not a flag tha
   assert.deepEqual(normalizeArgv(['memory', '--window', '16', '--window=8']), ['memory', '--kv-window', '16', '--kv-window=8']);
   assert.deepEqual(normalizeArgv(['memory', '--window-mode', 'residual']), ['memory', '--window-mode', 'residual']);
   for (const a of ['-ngl', '--n-gpu-layers', '--n-gpu-layers=99']) {
-    assert.throws(() => normalizeArgv(['run', '-m', 'x', a, '99']), (e: unknown) => e instanceof ArgumentError && /GPU/.test(e.message) && e.message.includes(a.split('=')[0]!));
+    assert.throws(
+      () => normalizeArgv(['run', '-m', 'x', a, '99']),
+      (e: unknown) => e instanceof ArgumentError && /GPU/.test(e.message) && e.message.includes(a.split('=')[0]!),
+    );
   }
 });

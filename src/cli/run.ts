@@ -73,12 +73,21 @@ function runCommand(o: RunOpts): void {
   });
   const bytes = cache.nbytes();
   if (o.json) {
-    console.log(JSON.stringify({
-      model: o.model, arch: model.hp.arch, policy, attention: { q: attention.q ?? 'f32', v: attention.v ?? 'f32' }, promptTokens: r.prompt, tokens: r.tokens, text: r.text, stopReason: r.stopReason,
-      prefill: { tokens: r.prompt.length, ms: r.prefillMs, tokensPerSecond: r.prefillTps },
-      decode: { tokens: r.tokens.length, ms: r.decodeMs, tokensPerSecond: r.decodeTps },
-      cacheBytes: bytes,
-    }));
+    console.log(
+      JSON.stringify({
+        model: o.model,
+        arch: model.hp.arch,
+        policy,
+        attention: { q: attention.q ?? 'f32', v: attention.v ?? 'f32' },
+        promptTokens: r.prompt,
+        tokens: r.tokens,
+        text: r.text,
+        stopReason: r.stopReason,
+        prefill: { tokens: r.prompt.length, ms: r.prefillMs, tokensPerSecond: r.prefillTps },
+        decode: { tokens: r.tokens.length, ms: r.decodeMs, tokensPerSecond: r.decodeTps },
+        cacheBytes: bytes,
+      }),
+    );
   } else {
     process.stdout.write('\n');
     console.error(

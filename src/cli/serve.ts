@@ -7,7 +7,6 @@ import { intArg } from './args.js';
 import { addCacheFlags, attentionFromFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
 import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
 
-
 /**
  * Prefix-cache granularity: 64 gave the most reuse of a shared system prompt for the least stored bytes of
  * 32, 64, 128, 256 (README, `npm run bench:prefix`); 256 never resumed a prompt under 257 tokens.
@@ -56,15 +55,26 @@ export function register(program: Command): void {
     .option('--no-cont-batching', 'decode each slot in its own forward pass (-nocb; for comparison)')
     .option('--ubatch-size <n>', 'prompt tokens per prefill step, interleaved with decoding (-ub)', intArg('--ubatch-size', 1), 128)
     .option('--chunk-tokens <n>', `cache chunk size = prefix-cache granularity (multiple of 32)`, intArg('--chunk-tokens', 32), SERVE_CHUNK_TOKENS)
-    .option('--resume-every <chunks>', 'also keep resume rows every N chunks of a prompt, locally and in --kv-store (0 = only at prompt ends and where prompts diverged)', intArg('--resume-every', 0), 0)
+    .option(
+      '--resume-every <chunks>',
+      'also keep resume rows every N chunks of a prompt, locally and in --kv-store (0 = only at prompt ends and where prompts diverged)',
+      intArg('--resume-every', 0),
+      0,
+    )
     .option('--max-queue <n>', 'requests waiting for a slot before 429', intArg('--max-queue', 0), 64)
     .option('--body-limit <bytes>', 'largest request body (413 above)', intArg('--body-limit', 1024), 8 << 20)
     .option('--drain-timeout <s>', 'on SIGTERM, longest wait for in-flight requests', intArg('--drain-timeout', 0), 30)
-    .option('--kv-store <url>', 'share prefix chunks with other instances: redis://HOST:PORT[/DB], rediss://..., redis-cluster://h1:p1,h2:p2 (password in the URL or KVPACK_REDIS_PASSWORD)')
+    .option(
+      '--kv-store <url>',
+      'share prefix chunks with other instances: redis://HOST:PORT[/DB], rediss://..., redis-cluster://h1:p1,h2:p2 (password in the URL or KVPACK_REDIS_PASSWORD)',
+    )
     .option('--kv-store-ttl <s>', 'expiry of every chunk written to the store', intArg('--kv-store-ttl', 1), 86400)
     .option('--kv-store-timeout <ms>', 'longest a request waits for its remote lookup before prefilling without it', intArg('--kv-store-timeout', 1), 500)
-    .option('--kv-store-key <key>', 'secret (16+ bytes, the same on every instance) the store\'s values are signed with (HMAC-SHA256); default KVPACK_STORE_KEY')
-    .option('--kv-store-unauthenticated', 'run --kv-store without a key: values are only checksummed, so anyone who can write to the store feeds every instance');
+    .option('--kv-store-key <key>', "secret (16+ bytes, the same on every instance) the store's values are signed with (HMAC-SHA256); default KVPACK_STORE_KEY")
+    .option(
+      '--kv-store-unauthenticated',
+      'run --kv-store without a key: values are only checksummed, so anyone who can write to the store feeds every instance',
+    );
   addThreadsFlag(addCacheFlags(cmd)).action((o: ServeFlags) => serveCommand(o));
 }
 
@@ -74,15 +84,35 @@ async function serveCommand(o: ServeFlags): Promise<void> {
   const attention = attentionFromFlags(o);
   applyThreads(o);
   const server = await startServer({
-    modelPath: o.model, alias: o.alias, host: o.host, port: o.port, parallel: o.parallel, ctx: o.ctxSize,
-    policy, attention, chunkTokens: o.chunkTokens, resumeEvery: o.resumeEvery, cacheRamBytes: o.cacheRam * 2 ** 20, queueMax: o.maxQueue,
-    batching: o.contBatching, prefillChunk: o.ubatchSize, slotSavePath: o.slotSavePath, apiKey: o.apiKey,
-    timeoutS: o.timeout, bodyLimit: o.bodyLimit, drainTimeoutMs: o.drainTimeout * 1000,
-    kvStore: o.kvStore, kvStoreTtlS: o.kvStoreTtl, kvStoreTimeoutMs: o.kvStoreTimeout,
-    kvStoreKey: o.kvStoreKey, kvStoreUnauthenticated: o.kvStoreUnauthenticated,
+    modelPath: o.model,
+    alias: o.alias,
+    host: o.host,
+    port: o.port,
+    parallel: o.parallel,
+    ctx: o.ctxSize,
+    policy,
+    attention,
+    chunkTokens: o.chunkTokens,
+    resumeEvery: o.resumeEvery,
+    cacheRamBytes: o.cacheRam * 2 ** 20,
+    queueMax: o.maxQueue,
+    batching: o.contBatching,
+    prefillChunk: o.ubatchSize,
+    slotSavePath: o.slotSavePath,
+    apiKey: o.apiKey,
+    timeoutS: o.timeout,
+    bodyLimit: o.bodyLimit,
+    drainTimeoutMs: o.drainTimeout * 1000,
+    kvStore: o.kvStore,
+    kvStoreTtlS: o.kvStoreTtl,
+    kvStoreTimeoutMs: o.kvStoreTimeout,
+    kvStoreKey: o.kvStoreKey,
+    kvStoreUnauthenticated: o.kvStoreUnauthenticated,
   });
   if (o.kvStore && (server.store as { unauthenticated?: boolean } | null)?.unauthenticated) {
-    console.error('kvpack serve: WARNING: --kv-store-unauthenticated: the shared store\'s values are NOT signed; anyone who can write to it can change what every instance and tenant reads. Set --kv-store-key / KVPACK_STORE_KEY.');
+    console.error(
+      "kvpack serve: WARNING: --kv-store-unauthenticated: the shared store's values are NOT signed; anyone who can write to it can change what every instance and tenant reads. Set --kv-store-key / KVPACK_STORE_KEY.",
+    );
   }
   const stopped = new Promise<void>((resolve) => {
     const stop = (sig: string) => {
@@ -99,7 +129,9 @@ async function serveCommand(o: ServeFlags): Promise<void> {
     throw e;
   }
   const e = server.ctx.engine!;
-  console.error(`kvpack serve: ${server.url} (${server.ctx.modelName}; ${o.parallel} slot(s) x ${e.o.ctx} positions; K ${e.policy.k} / V ${e.policy.v}; prefix cache ${o.cacheRam} MiB${o.kvStore ? `; remote store ${redactUrl(o.kvStore)}` : ''})`);
+  console.error(
+    `kvpack serve: ${server.url} (${server.ctx.modelName}; ${o.parallel} slot(s) x ${e.o.ctx} positions; K ${e.policy.k} / V ${e.policy.v}; prefix cache ${o.cacheRam} MiB${o.kvStore ? `; remote store ${redactUrl(o.kvStore)}` : ''})`,
+  );
   if (e.remoteProblem) console.error(`kvpack serve: ${e.remoteProblem}`);
   await stopped;
   console.error('kvpack serve: stopped');

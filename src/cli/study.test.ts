@@ -10,11 +10,16 @@ const kvpack = (...args: string[]) => spawnSync(process.execPath, [join(repoRoot
 test('study --help: own model (.gguf, .bin, HF directory), own texts (--text), the audit', () => {
   const r = kvpack('study', '--help');
   assert.equal(r.status, 0);
-  for (const s of ['Your own model', '--text FILE', 'Hugging Face', '--openings doc', 'study --audit', '--ctx', '--prompts', '--seed']) assert.ok(r.stdout.includes(s), s);
+  for (const s of ['Your own model', '--text FILE', 'Hugging Face', '--openings doc', 'study --audit', '--ctx', '--prompts', '--seed'])
+    assert.ok(r.stdout.includes(s), s);
 });
 
 test('study: missing -m or --out, or --prompts with --text, is a one-line error (exit 2)', () => {
-  for (const args of [['study', '--out', 'x'], ['study', '-m', 'm.gguf'], ['study', '-m', 'm.gguf', '--out', 'x', '--text', 'a.txt', '--prompts', '3']]) {
+  for (const args of [
+    ['study', '--out', 'x'],
+    ['study', '-m', 'm.gguf'],
+    ['study', '-m', 'm.gguf', '--out', 'x', '--text', 'a.txt', '--prompts', '3'],
+  ]) {
     const r = kvpack(...args);
     assert.equal(r.status, 2, r.stderr);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);

@@ -47,7 +47,11 @@ export function register(program: Command): void {
     .option('-m, --model <path>', 'model: .gguf, llama2.c .bin or a Hugging Face directory')
     .option('--text <file...>', 'your texts: each file one prompt (default: the built-in openings continued by the model)')
     .option('--out <dir>', 'output directory; must not exist')
-    .option('--ctx <n>', "positions per sequence (default min(512, the model's trained context)): prompts get ctx - horizon tokens, horizon = min(100, ctx / 2)", intArg('--ctx', 32))
+    .option(
+      '--ctx <n>',
+      "positions per sequence (default min(512, the model's trained context)): prompts get ctx - horizon tokens, horizon = min(100, ctx / 2)",
+      intArg('--ctx', 32),
+    )
     .option('--prompts <n>', 'default prompts: how many (default 8; more narrows the intervals)', intArg('--prompts', 1))
     .option('--seed <n>', 'default prompts: which openings', intArg('--seed', 0), 1)
     .option('--openings <set>', 'default prompts: story | doc', 'story')
@@ -68,12 +72,26 @@ function studyCommand(o: StudyOpts): void {
   if (!o.out) throw new ArgumentError('study: --out DIR is required (a new directory)');
   if (o.openings !== 'story' && o.openings !== 'doc') throw new ArgumentError(`--openings must be story or doc, got ${o.openings}`);
   if (o.text?.length && o.prompts !== undefined) throw new ArgumentError('--prompts counts the built-in openings; with --text every file is one prompt');
-  const parts = o.parts?.split(',').map((s) => s.trim()).filter(Boolean);
+  const parts = o.parts
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = parts?.find((p) => !(STUDY_PARTS as readonly string[]).includes(p));
   if (bad) throw new ArgumentError(`--parts: unknown part ${bad} (${STUDY_PARTS.join(', ')})`);
   const bar = new Progress();
   const t0 = Date.now();
-  const r = runStudy({ model: o.model, out: o.out, texts: o.text, ctx: o.ctx, prompts: o.prompts, seed: o.seed, openings: o.openings, parts: parts as StudyPart[] | undefined, onStart: (n, total) => bar.start(n, total), onProgress: (n, done) => bar.update(n, done) });
+  const r = runStudy({
+    model: o.model,
+    out: o.out,
+    texts: o.text,
+    ctx: o.ctx,
+    prompts: o.prompts,
+    seed: o.seed,
+    openings: o.openings,
+    parts: parts as StudyPart[] | undefined,
+    onStart: (n, total) => bar.start(n, total),
+    onProgress: (n, done) => bar.update(n, done),
+  });
   bar.stop();
   for (const { name, result } of r.runs) console.log(`${name}: controls ${result.pass ? 'PASS' : 'FAIL'}`);
   console.log(`wrote ${r.dir}/report.md and report.html in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -20,7 +20,9 @@ export function register(program: Command): void {
     .option('--no-isolation', 'leave out the COOP/COEP headers (the page then runs on one thread)')
     .action(async (o: WebOpts) => {
       const server = await startWebServer(o);
-      console.log(`kvpack web: ${server.url}${o.models ? ` (models from ${o.models})` : ' (no --models: pick a local GGUF or Hugging Face folder in the page)'}`);
+      console.log(
+        `kvpack web: ${server.url}${o.models ? ` (models from ${o.models})` : ' (no --models: pick a local GGUF or Hugging Face folder in the page)'}`,
+      );
       console.log('Ctrl-C stops the server.');
     });
 }

@@ -10,9 +10,14 @@ const fr = Math.fround;
 
 test('affine sizes: f16 scale + f16 min + packed codes', () => {
   const want: Record<string, [number, number]> = {
-    int4_g32: [20, 5], int4_g64: [36, 4.5], int4_g128: [68, 4.25],
-    int2_g32: [12, 3], int2_g64: [20, 2.5], int2_g128: [36, 2.25],
-    int4c_g32: [20, 5], int2c_g32: [12, 3],
+    int4_g32: [20, 5],
+    int4_g64: [36, 4.5],
+    int4_g128: [68, 4.25],
+    int2_g32: [12, 3],
+    int2_g64: [20, 2.5],
+    int2_g128: [36, 2.25],
+    int4c_g32: [20, 5],
+    int2c_g32: [12, 3],
   };
   assert.deepEqual(affineFormats.map((f) => f.id).sort(), Object.keys(want).sort());
   for (const f of affineFormats) {
@@ -26,8 +31,7 @@ test("seed 003's byte audit: K int4 per channel + V int4 per token, group 32, fl
   // N = 128 tokens, 32 dims (full float32 K+V = 32,768 B); seed totals also hold 16 B of array shapes.
   const dims = 32;
   const SHAPES = 16;
-  const payload = (R: number) =>
-    bytesFor(int4c_g32, 128 - R, dims) + bytesFor(int4_g32, 128 - R, dims) + R * dims * 4 * 2 + SHAPES;
+  const payload = (R: number) => bytesFor(int4c_g32, 128 - R, dims) + bytesFor(int4_g32, 128 - R, dims) + R * dims * 4 * 2 + SHAPES;
   assert.equal(2 * 128 * dims * 4, 32768);
   assert.equal(payload(0), 5136);
   assert.equal(payload(16), 8912); // 112 tokens: K pads to 4 groups of 32, V does not pad

@@ -83,6 +83,4 @@ export const int4c_g32 = makeAffine(4, 32, 'channel');
 export const int2c_g32 = makeAffine(2, 32, 'channel');
 
 /** Every affine instance, in registry order. */
-export const affineFormats: readonly KvFormat[] = [
-  int4_g32, int4_g64, int4_g128, int2_g32, int2_g64, int2_g128, int4c_g32, int2c_g32,
-];
+export const affineFormats: readonly KvFormat[] = [int4_g32, int4_g64, int4_g128, int2_g32, int2_g64, int2_g128, int4c_g32, int2c_g32];

@@ -81,7 +81,10 @@ export function blockScratch(): Float32Array {
 
 /** Throws ShapeError when `scratch` cannot take one block of f (a format built around defineFormat). */
 export function checkScratch(f: KvFormat, scratch: Float32Array): void {
-  if (scratch.length < f.blockValues) throw new ShapeError(`format ${f.id}: blocks of ${f.blockValues} values exceed the ${scratch.length}-value decode scratch (MAX_BLOCK_VALUES = ${MAX_BLOCK_VALUES})`);
+  if (scratch.length < f.blockValues)
+    throw new ShapeError(
+      `format ${f.id}: blocks of ${f.blockValues} values exceed the ${scratch.length}-value decode scratch (MAX_BLOCK_VALUES = ${MAX_BLOCK_VALUES})`,
+    );
 }
 
 /** Helper for defining formats: checks the layout sums to the block size and bounds blockValues. */

@@ -15,7 +15,10 @@ test('int2s sizes count scales, membership and codes: g8 23 B (5.75 bits), g4 33
 });
 
 test('int2s membership field is the minimum whole bytes for an unordered partition into equal sets', () => {
-  for (const [f, g] of [[int2s_g8, 8], [int2s_g4, 4]] as const) {
+  for (const [f, g] of [
+    [int2s_g8, 8],
+    [int2s_g4, 4],
+  ] as const) {
     const sets = 32 / g;
     // Partitions of 32 labelled positions into `sets` unlabelled sets of g: 32! / (g!^sets * sets!).
     const bits = log2Fact(32) - sets * log2Fact(g) - log2Fact(sets);
@@ -26,7 +29,10 @@ test('int2s membership field is the minimum whole bytes for an unordered partiti
 
 test('int2s sets are magnitude runs and survive the membership round trip', () => {
   const rng = new Prng(21);
-  for (const [f, g] of [[int2s_g8, 8], [int2s_g4, 4]] as const) {
+  for (const [f, g] of [
+    [int2s_g8, 8],
+    [int2s_g4, 4],
+  ] as const) {
     for (let it = 0; it < 50; it++) {
       const x = rng.normals(32);
       const block = new Uint8Array(f.blockBytes);
@@ -36,7 +42,10 @@ test('int2s sets are magnitude runs and survive the membership round trip', () =
       for (let r = 0; r < 32; r++) assert.equal(set[rank[r]!], set[rank[r - (r % g)]!], 'same run, same set');
       // Canonical numbering: set k is first seen at a smaller position than set k+1.
       const first = Array.from({ length: 32 / g }, (_, k) => set.indexOf(k));
-      assert.deepEqual(first, [...first].sort((a, b) => a - b));
+      assert.deepEqual(
+        first,
+        [...first].sort((a, b) => a - b),
+      );
     }
   }
 });
@@ -45,7 +54,10 @@ test('int2s: an outlier widens only its own set; the smallest values keep a fine
   const rng = new Prng(8);
   const x = rng.normals(32, 0.1);
   x[17] = 40;
-  for (const [f, g] of [[int2s_g8, 8], [int2s_g4, 4]] as const) {
+  for (const [f, g] of [
+    [int2s_g8, 8],
+    [int2s_g4, 4],
+  ] as const) {
     const block = new Uint8Array(f.blockBytes);
     f.encodeBlock(x, 0, block, 0);
     const out = new Float32Array(32);
@@ -63,7 +75,10 @@ test('int2s: an outlier widens only its own set; the smallest values keep a fine
 
 test('int2s: random membership bytes still decode to a partition into equal sets', () => {
   const rng = new Prng(99);
-  for (const [f, g] of [[int2s_g8, 8], [int2s_g4, 4]] as const) {
+  for (const [f, g] of [
+    [int2s_g8, 8],
+    [int2s_g4, 4],
+  ] as const) {
     for (let it = 0; it < 200; it++) {
       const block = Uint8Array.from({ length: f.blockBytes }, () => rng.int(256));
       const set = int2sSets(g, block);

@@ -53,7 +53,10 @@ test('q2c_0 constant block: rms = |c|, every value decodes to sign(c) * 1.5104 *
     const out = new Float32Array(32);
     q2c_0.decodeBlock(encodeOne(new Array(32).fill(c)), 0, out, 0);
     const want = fr(Math.sign(c) * fr(1.5104) * roundFp16(Math.abs(fr(c))));
-    assert.ok(out.every((v) => v === want), `c=${c}: ${out[0]} vs ${want}`);
+    assert.ok(
+      out.every((v) => v === want),
+      `c=${c}: ${out[0]} vs ${want}`,
+    );
   }
 });
 

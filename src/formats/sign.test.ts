@@ -6,7 +6,14 @@ import { roundFp16 } from '../numeric/half.js';
 import { Prng } from '../numeric/prng.js';
 
 test('sign sizes: f16 scale per group + 4 bit bytes: g32 6 B (1.5), g8 12 B (3), g4 20 B (5)', () => {
-  assert.deepEqual([sign_g32, sign_g8, sign_g4].map((f) => [f.blockBytes, bitsPerValue(f)]), [[6, 1.5], [12, 3], [20, 5]]);
+  assert.deepEqual(
+    [sign_g32, sign_g8, sign_g4].map((f) => [f.blockBytes, bitsPerValue(f)]),
+    [
+      [6, 1.5],
+      [12, 3],
+      [20, 5],
+    ],
+  );
 });
 
 test('sign bit j&7 of byte j>>3 marks element j negative; scale = mean |x| of its group', () => {

@@ -5,7 +5,14 @@ import { bitsPerValue } from './format.js';
 import { Prng } from '../numeric/prng.js';
 
 test('tern sizes: f16 scale per group + 7 trit bytes: g32 9 B (2.25), g8 15 B (3.75), g4 23 B (5.75)', () => {
-  assert.deepEqual([tern_g32, tern_g8, tern_g4].map((f) => [f.blockBytes, bitsPerValue(f)]), [[9, 2.25], [15, 3.75], [23, 5.75]]);
+  assert.deepEqual(
+    [tern_g32, tern_g8, tern_g4].map((f) => [f.blockBytes, bitsPerValue(f)]),
+    [
+      [9, 2.25],
+      [15, 3.75],
+      [23, 5.75],
+    ],
+  );
 });
 
 test('tern packs trits 5 per byte, element 5i+k as base-3 digit k (code 0 = -s, 1 = 0, 2 = +s)', () => {
@@ -27,8 +34,7 @@ test('tern packs trits 5 per byte, element 5i+k as base-3 digit k (code 0 = -s, 
 
 test('ternScale minimizes squared error over all scales (checked against a fine scan)', () => {
   const rng = new Prng(4);
-  const err = (x: Float32Array, s: number) =>
-    x.reduce((e, v) => e + Math.min(v * v, (Math.abs(v) - s) ** 2), 0);
+  const err = (x: Float32Array, s: number) => x.reduce((e, v) => e + Math.min(v * v, (Math.abs(v) - s) ** 2), 0);
   for (let it = 0; it < 100; it++) {
     const g = [4, 8, 32][it % 3]!;
     const x = rng.normals(g);

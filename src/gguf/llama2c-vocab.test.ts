@@ -17,7 +17,14 @@ function tokFile(pieces: [string, number][], maxLen = 8): Uint8Array {
   return new Uint8Array(Buffer.concat(parts));
 }
 
-const PIECES: [string, number][] = [['<unk>', 0], ['\n<s>\n', 0], ['\n</s>\n', 0], ['<0x0A>', 0], [' t', -1], ['he', -2.5]];
+const PIECES: [string, number][] = [
+  ['<unk>', 0],
+  ['\n<s>\n', 0],
+  ['\n</s>\n', 0],
+  ['<0x0A>', 0],
+  [' t', -1],
+  ['he', -2.5],
+];
 
 test('llama2.c vocab: pieces and scores as llama.cpp stores them (spaces as U+2581, plain control pieces, byte tokens)', () => {
   const md = new Map(llama2cVocabMetadata(readLlama2cVocab(memorySource(tokFile(PIECES)), PIECES.length)));
@@ -30,7 +37,10 @@ test('llama2.c vocab: pieces and scores as llama.cpp stores them (spaces as U+25
 test('llama2.c vocab: malformed files are typed errors naming the problem', () => {
   const bytes = tokFile(PIECES);
   const bad = (b: Uint8Array, n: number, pattern: RegExp) =>
-    assert.throws(() => readLlama2cVocab(memorySource(b), n), (e: unknown) => e instanceof FileFormatError && pattern.test(e.message));
+    assert.throws(
+      () => readLlama2cVocab(memorySource(b), n),
+      (e: unknown) => e instanceof FileFormatError && pattern.test(e.message),
+    );
   bad(bytes.slice(0, 2), PIECES.length, /truncated/);
   bad(bytes.slice(0, bytes.length - 1), PIECES.length, /truncated inside token 5/);
   bad(bytes, PIECES.length - 1, /follow the 5 tokens/);

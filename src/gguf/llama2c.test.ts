@@ -33,7 +33,16 @@ const GGUF = new URL('stories260K.gguf', models);
 /** A synthetic checkpoint whose float k of the weights equals k, so each tensor's slice is identifiable. */
 function checkpoint(h: number[], extraFloats = 0): Uint8Array {
   const [dim, hidden, layers, heads, kvHeads, vocab, seq] = h as [number, number, number, number, number, number, number];
-  const cfg = { dim, hiddenDim: hidden, nLayers: layers, nHeads: heads, nKvHeads: kvHeads, vocabSize: Math.abs(vocab), seqLen: seq, sharedClassifier: vocab > 0 };
+  const cfg = {
+    dim,
+    hiddenDim: hidden,
+    nLayers: layers,
+    nHeads: heads,
+    nKvHeads: kvHeads,
+    vocabSize: Math.abs(vocab),
+    seqLen: seq,
+    sharedClassifier: vocab > 0,
+  };
   const floats = (llama2cFileBytes(cfg) - 28) / 4 + extraFloats;
   const out = new Uint8Array(28 + 4 * floats);
   const dv = new DataView(out.buffer);
@@ -99,12 +108,21 @@ test('negative vocab_size: a separate classifier after the RoPE tables', () => {
 
 test('malformed checkpoints are FileFormatErrors naming the problem', () => {
   const bad = (bytes: Uint8Array, pattern: RegExp) =>
-    withFile(bytes, (p) => assert.throws(() => loadLlama2c(p), (e: unknown) => e instanceof FileFormatError && pattern.test(e.message)));
+    withFile(bytes, (p) =>
+      assert.throws(
+        () => loadLlama2c(p),
+        (e: unknown) => e instanceof FileFormatError && pattern.test(e.message),
+      ),
+    );
   bad(new Uint8Array(10), /shorter than the 28 B header/);
   bad(checkpoint([8, 12, 1, 2, 1, 10, 4]).slice(0, 500), /file is 500 B, the header \(shared classifier\) implies/);
   bad(checkpoint([8, 12, 1, 2, 1, 10, 4], 1), /implies/);
   bad(checkpoint([8, 12, 1, 2, 1, -10, 4]).slice(0, 28 + 4 * (80 + 488 + 8 + 8 + 16 - 88)), /implies/);
-  const h = (x: number[]) => { const b = new Uint8Array(28); x.forEach((v, i) => new DataView(b.buffer).setInt32(4 * i, v, true)); return b; };
+  const h = (x: number[]) => {
+    const b = new Uint8Array(28);
+    x.forEach((v, i) => new DataView(b.buffer).setInt32(4 * i, v, true));
+    return b;
+  };
   bad(h([0, 12, 1, 2, 1, 10, 4]), /dim = 0/);
   bad(h([8, 12, 1, 3, 1, 10, 4]), /not n_heads 3 x an even head size/);
   bad(h([8, 12, 1, 4, 3, 10, 4]), /n_kv_heads 3 does not divide n_heads 4/);
@@ -137,10 +155,14 @@ for (const expand of [false, true]) {
     // so a tensor's bytes identify where in the file it was read from.
     assert.equal(src.intos.length, loaded.tensors.size);
     const eager = eagerCopy(loaded);
-    for (const [name, t] of matrices) {
+    for (const [name] of matrices) {
       const want = eager.tensors.get(name)!.data;
       const hits = src.intos.filter(([o, n]) => n === want.length && Buffer.compare(bytes.subarray(o, o + n), want) === 0);
-      assert.deepEqual(hits.map(([, , shared]) => shared), [true], `${name}: one read into the arena`);
+      assert.deepEqual(
+        hits.map(([, , shared]) => shared),
+        [true],
+        `${name}: one read into the arena`,
+      );
     }
     // Same logits as the same tensors held as plain in-memory arrays.
     const ref = modelFromLoaded(eager, { source: 'llama2c', expand });
@@ -173,7 +195,7 @@ test('header parse needs no more than the header', () => {
   assert.equal(readLlama2cConfig(src).vocabSize, 10);
 });
 
-test('stories260K.bin converts to exactly llama.cpp\'s stories260K.gguf (no q/k permutation)', (t) => {
+test("stories260K.bin converts to exactly llama.cpp's stories260K.gguf (no q/k permutation)", (t) => {
   if (!existsSync(BIN) || !existsSync(GGUF)) {
     t.skip('../shared/models/stories260K.{bin,gguf} not present');
     return;
@@ -185,7 +207,10 @@ test('stories260K.bin converts to exactly llama.cpp\'s stories260K.gguf (no q/k 
     assert.deepEqual([model.hparams.nEmbd, model.hparams.nLayer, model.hparams.nHead, model.hparams.nHeadKv, model.hparams.nVocab], [64, 5, 8, 4, 512]);
     const ours = readGguf(out);
     const ref = readGguf(fileURLToPath(GGUF));
-    assert.deepEqual(ours.tensors.map((x) => [x.name, x.dims, x.type]), ref.tensors.map((x) => [x.name, x.dims, x.type]));
+    assert.deepEqual(
+      ours.tensors.map((x) => [x.name, x.dims, x.type]),
+      ref.tensors.map((x) => [x.name, x.dims, x.type]),
+    );
     for (const x of ref.tensors) assert.deepEqual(ours.tensorData(x.name), ref.tensorData(x.name), x.name);
     // llama.cpp's q/k for llama2.c weights are unpermuted: the HF-style permutation would differ.
     const q = new Float32Array(ref.tensorData('blk.0.attn_q.weight').slice().buffer);

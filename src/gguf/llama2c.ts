@@ -106,8 +106,18 @@ export function llama2cFileBytes(c: Llama2cConfig): number {
 export function llama2cHparams(c: Llama2cConfig): ModelHparams {
   const headDim = c.dim / c.nHeads;
   return {
-    nVocab: c.vocabSize, nCtxTrain: c.seqLen, nEmbd: c.dim, nFf: c.hiddenDim, nLayer: c.nLayers, nHead: c.nHeads,
-    nHeadKv: c.nKvHeads, headDim, headDimV: headDim, ropeDim: headDim, rmsEps: RMS_EPS, ropeTheta: ROPE_THETA,
+    nVocab: c.vocabSize,
+    nCtxTrain: c.seqLen,
+    nEmbd: c.dim,
+    nFf: c.hiddenDim,
+    nLayer: c.nLayers,
+    nHead: c.nHeads,
+    nHeadKv: c.nKvHeads,
+    headDim,
+    headDimV: headDim,
+    ropeDim: headDim,
+    rmsEps: RMS_EPS,
+    ropeTheta: ROPE_THETA,
   };
 }
 
@@ -189,7 +199,11 @@ export function llama2cFrom(src: ByteSource, name: string, vocab?: Llama2cVocab)
   const put = (gguf: string, s: Section, layer: number): void => {
     tensors.set(gguf, fileTensor(src, gguf, offsets.get(s.name!)! + layer * 4 * count(s.dims), s.dims));
   };
-  const bySection = new Map(sections(c).filter((s) => s.name).map((s) => [s.name!, s]));
+  const bySection = new Map(
+    sections(c)
+      .filter((s) => s.name)
+      .map((s) => [s.name!, s]),
+  );
   // llama.cpp's writer order: embeddings, final norm, classifier, then the blocks.
   put('token_embd.weight', bySection.get('token_embd.weight')!, 0);
   put('output_norm.weight', bySection.get('output_norm.weight')!, 0);

@@ -35,7 +35,7 @@ test('modelFromGguf reads no tensor data until a tensor is asked for', () => {
   const m = modelFromGguf(readGgufFrom(src));
   assert.equal(src.readBytes, 0);
   const t = m.tensors.get('blk.0.attn_q.weight')!;
-  assert.equal(tensorBytes(t), 64 * 64 / 32 * 34);
+  assert.equal(tensorBytes(t), ((64 * 64) / 32) * 34);
   assert.equal(src.readBytes, 0);
   assert.equal(t.data.length, tensorBytes(t));
   assert.equal(src.readBytes, tensorBytes(t));

@@ -129,7 +129,10 @@ export function loadGgufModel(path: string): LoadedModel {
 /** Writer input for a loaded model: its metadata and tensors in order, each read only when written. */
 export function modelToGgufInput(model: LoadedModel): GgufWriteInput {
   const tensors: GgufTensorInput[] = [...model.tensors].map(([name, t]) => ({
-    name, type: t.type, dims: t.dims, nbytes: tensorBytes(t),
+    name,
+    type: t.type,
+    dims: t.dims,
+    nbytes: tensorBytes(t),
     get data() {
       return t.data;
     },

@@ -17,17 +17,33 @@ import { encodeGguf } from './writer.js';
 /** Little-endian raw header builder, for files our writer would refuse to produce. */
 class Raw {
   private parts: number[] = [];
-  u8(x: number): this { this.parts.push(x & 0xff); return this; }
-  u32(x: number): this { for (let i = 0; i < 4; i++) this.parts.push((x >>> (8 * i)) & 0xff); return this; }
+  u8(x: number): this {
+    this.parts.push(x & 0xff);
+    return this;
+  }
+  u32(x: number): this {
+    for (let i = 0; i < 4; i++) this.parts.push((x >>> (8 * i)) & 0xff);
+    return this;
+  }
   u64(x: bigint | number): this {
     const v = BigInt.asUintN(64, BigInt(x));
     for (let i = 0n; i < 8n; i++) this.parts.push(Number((v >> (8n * i)) & 0xffn));
     return this;
   }
-  str(s: string): this { const b = Buffer.from(s, 'utf8'); this.u64(b.length); for (const x of b) this.parts.push(x); return this; }
-  zeros(n: number): this { for (let i = 0; i < n; i++) this.parts.push(0); return this; }
+  str(s: string): this {
+    const b = Buffer.from(s, 'utf8');
+    this.u64(b.length);
+    for (const x of b) this.parts.push(x);
+    return this;
+  }
+  zeros(n: number): this {
+    for (let i = 0; i < n; i++) this.parts.push(0);
+    return this;
+  }
   /** Magic, version, counts. */
-  head(nTensors: bigint | number, nKv: bigint | number, version = 3): this { return this.u32(0x46554747).u32(version).u64(nTensors).u64(nKv); }
+  head(nTensors: bigint | number, nKv: bigint | number, version = 3): this {
+    return this.u32(0x46554747).u32(version).u64(nTensors).u64(nKv);
+  }
   /** One tensor info. */
   tensor(name: string, dims: (bigint | number)[], type: number, offset: bigint | number): this {
     this.str(name).u32(dims.length);
@@ -35,31 +51,48 @@ class Raw {
     return this.u32(type).u64(offset);
   }
   /** Pads to 32 then appends `n` data bytes. */
-  data(n: number): this { while (this.parts.length % 32) this.parts.push(0); return this.zeros(n); }
-  bytes(): Uint8Array { return Uint8Array.from(this.parts); }
+  data(n: number): this {
+    while (this.parts.length % 32) this.parts.push(0);
+    return this.zeros(n);
+  }
+  bytes(): Uint8Array {
+    return Uint8Array.from(this.parts);
+  }
 }
 
 /** A source that records the largest single read, to show no hostile length drives a big allocation. */
 function spy(bytes: Uint8Array): ByteSource & { maxRead: number } {
   const inner = memorySource(bytes);
-  const s = { size: inner.size, name: 'spy', maxRead: 0, read: (o: number, n: number) => { s.maxRead = Math.max(s.maxRead, n); return inner.read(o, n); } };
+  const s = {
+    size: inner.size,
+    name: 'spy',
+    maxRead: 0,
+    read: (o: number, n: number) => {
+      s.maxRead = Math.max(s.maxRead, n);
+      return inner.read(o, n);
+    },
+  };
   return s;
 }
 
 function rejects(bytes: Uint8Array, pattern: RegExp): void {
   const src = spy(bytes);
-  assert.throws(() => readGgufFrom(src), (e: unknown) => {
-    assert.ok(e instanceof FileFormatError, `expected FileFormatError, got ${String(e)}`);
-    assert.match(e.message, pattern);
-    return true;
-  });
+  assert.throws(
+    () => readGgufFrom(src),
+    (e: unknown) => {
+      assert.ok(e instanceof FileFormatError, `expected FileFormatError, got ${String(e)}`);
+      assert.match(e.message, pattern);
+      return true;
+    },
+  );
   assert.ok(src.maxRead <= Math.max(bytes.length, 0), `read ${src.maxRead} B from a ${bytes.length} B file`);
 }
 
 /** A valid file exercising strings, arrays, and three tensor types. */
 function sample(): Uint8Array {
   const q8 = new Uint8Array(34 * 2); // 2 blocks of q8_0
-  q8[0] = 0x00; q8[1] = 0x3c; // d = 1.0
+  q8[0] = 0x00;
+  q8[1] = 0x3c; // d = 1.0
   return encodeGguf({
     metadata: [
       ['general.architecture', gv.str('llama')],
@@ -82,7 +115,14 @@ test('a valid file parses: metadata, tensor table, data views', () => {
   assert.equal(f.getString('general.architecture'), 'llama');
   assert.equal(f.getU32('llama.block_count'), 2);
   assert.deepEqual(f.getArray('tokenizer.ggml.tokens', 'string'), ['<unk>', 'a', 'bé']);
-  assert.deepEqual([...f.tensors.map((t) => [t.name, t.dims, t.bytes])], [['a', [3, 2], 24], ['b', [64], 68], ['c', [5], 10]]);
+  assert.deepEqual(
+    [...f.tensors.map((t) => [t.name, t.dims, t.bytes])],
+    [
+      ['a', [3, 2], 24],
+      ['b', [64], 68],
+      ['c', [5], 10],
+    ],
+  );
   assert.deepEqual([...new Float32Array(f.tensorData('a').slice().buffer)], [1, 2, 3, 4, 5, 6]);
   for (const t of f.tensors) assert.equal((t.offset - f.dataStart) % 32, 0);
   assert.throws(() => f.tensorData('missing'), /no tensor named 'missing'/);
@@ -131,14 +171,59 @@ test('huge counts are refused before any loop or allocation', () => {
 });
 
 test('hostile string and array lengths', () => {
-  rejects(new Raw().head(0, 1).u64(2n ** 64n - 1n).zeros(8).bytes(), /metadata key #0 length 18446744073709551615 exceeds MAX_STRING_BYTES/);
-  rejects(new Raw().head(0, 1).u64(MAX_STRING_BYTES + 1).zeros(8).bytes(), /exceeds MAX_STRING_BYTES/);
+  rejects(
+    new Raw()
+      .head(0, 1)
+      .u64(2n ** 64n - 1n)
+      .zeros(8)
+      .bytes(),
+    /metadata key #0 length 18446744073709551615 exceeds MAX_STRING_BYTES/,
+  );
+  rejects(
+    new Raw()
+      .head(0, 1)
+      .u64(MAX_STRING_BYTES + 1)
+      .zeros(8)
+      .bytes(),
+    /exceeds MAX_STRING_BYTES/,
+  );
   rejects(new Raw().head(0, 1).u64(100).zeros(10).bytes(), /truncated: metadata key #0 needs 100 B/);
-  rejects(new Raw().head(0, 1).str('k').u32(8).u64(2n ** 40n).bytes(), /metadata 'k' value length .* exceeds MAX_STRING_BYTES/);
-  rejects(new Raw().head(0, 1).str('k').u32(9).u32(6).u64(2n ** 62n).bytes(), /'k' array length .* exceeds MAX_ARRAY_LENGTH/);
+  rejects(
+    new Raw()
+      .head(0, 1)
+      .str('k')
+      .u32(8)
+      .u64(2n ** 40n)
+      .bytes(),
+    /metadata 'k' value length .* exceeds MAX_STRING_BYTES/,
+  );
+  rejects(
+    new Raw()
+      .head(0, 1)
+      .str('k')
+      .u32(9)
+      .u32(6)
+      .u64(2n ** 62n)
+      .bytes(),
+    /'k' array length .* exceeds MAX_ARRAY_LENGTH/,
+  );
   rejects(new Raw().head(0, 1).str('k').u32(9).u32(6).u64(MAX_ARRAY_LENGTH).zeros(16).bytes(), /truncated: metadata 'k' array length/);
-  rejects(new Raw().head(0, 1).str('k').u32(9).u32(8).u64(1_000_000).zeros(16).bytes(), /truncated: metadata 'k' array length 1000000 needs at least 8000000 B/);
-  rejects(new Raw().head(0, 1).str('k').u32(9).u32(8).u64(2).str('a').u64(2n ** 50n).bytes(), /'k' array item 1 length .* exceeds MAX_STRING_BYTES/);
+  rejects(
+    new Raw().head(0, 1).str('k').u32(9).u32(8).u64(1_000_000).zeros(16).bytes(),
+    /truncated: metadata 'k' array length 1000000 needs at least 8000000 B/,
+  );
+  rejects(
+    new Raw()
+      .head(0, 1)
+      .str('k')
+      .u32(9)
+      .u32(8)
+      .u64(2)
+      .str('a')
+      .u64(2n ** 50n)
+      .bytes(),
+    /'k' array item 1 length .* exceeds MAX_STRING_BYTES/,
+  );
 });
 
 test('bad value types, nested arrays, bools, duplicate keys', () => {
@@ -172,20 +257,31 @@ test('absurd tensor shapes and types', () => {
 
 test('tensor offsets: unaligned, past EOF, overlapping, duplicate names', () => {
   rejects(new Raw().head(1, 0).tensor('t', [4], GGML.F32, 8).data(64).bytes(), /offset 8 is not a multiple of the alignment 32/);
-  rejects(new Raw().head(1, 0).tensor('t', [4], GGML.F32, 2n ** 60n).data(64).bytes(), /tensor 't' .* past the end of the file/);
-  rejects(new Raw().head(1, 0).tensor('t', [64], GGML.F32, 0).data(100).bytes(), /needs 256 B at data offset 0, ending at .* past the end/);
   rejects(
-    new Raw().head(2, 0).tensor('a', [16], GGML.F32, 0).tensor('b', [16], GGML.F32, 32).data(128).bytes(),
-    /tensors 'a' \[\d+, \d+\) and 'b' .* overlap/,
+    new Raw()
+      .head(1, 0)
+      .tensor('t', [4], GGML.F32, 2n ** 60n)
+      .data(64)
+      .bytes(),
+    /tensor 't' .* past the end of the file/,
   );
+  rejects(new Raw().head(1, 0).tensor('t', [64], GGML.F32, 0).data(100).bytes(), /needs 256 B at data offset 0, ending at .* past the end/);
+  rejects(new Raw().head(2, 0).tensor('a', [16], GGML.F32, 0).tensor('b', [16], GGML.F32, 32).data(128).bytes(), /tensors 'a' \[\d+, \d+\) and 'b' .* overlap/);
   rejects(new Raw().head(2, 0).tensor('a', [8], GGML.F32, 0).tensor('a', [8], GGML.F32, 32).data(64).bytes(), /duplicate tensor name 'a'/);
   // Out of order but disjoint is fine.
   const f = parseGguf(new Raw().head(2, 0).tensor('a', [8], GGML.F32, 32).tensor('b', [8], GGML.F32, 0).data(64).bytes());
-  assert.deepEqual(f.tensors.map((t) => t.offset - f.dataStart), [32, 0]);
+  assert.deepEqual(
+    f.tensors.map((t) => t.offset - f.dataStart),
+    [32, 0],
+  );
 });
 
 test('header reads stay chunked: a 40 MB tensor is not read while parsing', () => {
-  const big = new Raw().head(1, 0).tensor('big', [10 << 20], GGML.F32, 0).data(40 << 20).bytes();
+  const big = new Raw()
+    .head(1, 0)
+    .tensor('big', [10 << 20], GGML.F32, 0)
+    .data(40 << 20)
+    .bytes();
   const src = spy(big);
   const f = readGgufFrom(src);
   assert.ok(src.maxRead <= HEADER_CHUNK_BYTES);

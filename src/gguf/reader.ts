@@ -9,8 +9,17 @@
 import { ArgumentError } from '../errors.js';
 import { Cursor } from './cursor.js';
 import {
-  GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GGUF_VERSIONS, MAX_ALIGNMENT, MAX_ARRAY_LENGTH, MAX_DIM, MAX_DIMS, MAX_KV,
-  MAX_STRING_BYTES, MAX_TENSOR_NAME_BYTES, MAX_TENSORS,
+  GGUF_DEFAULT_ALIGNMENT,
+  GGUF_MAGIC,
+  GGUF_VERSIONS,
+  MAX_ALIGNMENT,
+  MAX_ARRAY_LENGTH,
+  MAX_DIM,
+  MAX_DIMS,
+  MAX_KV,
+  MAX_STRING_BYTES,
+  MAX_TENSOR_NAME_BYTES,
+  MAX_TENSORS,
 } from './limits.js';
 import * as md from './metadata.js';
 import { fileSource, memorySource, readInto, type ByteSource } from './source.js';
@@ -166,17 +175,28 @@ function readScalar(c: Cursor, type: Exclude<GgufValue['type'], 'array'>, key: s
   if (type === 'string') return { type, value: readString(c, what) };
   const dv = c.span(GGUF_ITEM_BYTES[type], what);
   switch (type) {
-    case 'u8': return { type, value: dv.getUint8(0) };
-    case 'i8': return { type, value: dv.getInt8(0) };
-    case 'u16': return { type, value: dv.getUint16(0, true) };
-    case 'i16': return { type, value: dv.getInt16(0, true) };
-    case 'u32': return { type, value: dv.getUint32(0, true) };
-    case 'i32': return { type, value: dv.getInt32(0, true) };
-    case 'f32': return { type, value: dv.getFloat32(0, true) };
-    case 'f64': return { type, value: dv.getFloat64(0, true) };
-    case 'u64': return { type, value: dv.getBigUint64(0, true) };
-    case 'i64': return { type, value: dv.getBigInt64(0, true) };
-    case 'bool': return { type, value: readBool(c, dv.getUint8(0), key) };
+    case 'u8':
+      return { type, value: dv.getUint8(0) };
+    case 'i8':
+      return { type, value: dv.getInt8(0) };
+    case 'u16':
+      return { type, value: dv.getUint16(0, true) };
+    case 'i16':
+      return { type, value: dv.getInt16(0, true) };
+    case 'u32':
+      return { type, value: dv.getUint32(0, true) };
+    case 'i32':
+      return { type, value: dv.getInt32(0, true) };
+    case 'f32':
+      return { type, value: dv.getFloat32(0, true) };
+    case 'f64':
+      return { type, value: dv.getFloat64(0, true) };
+    case 'u64':
+      return { type, value: dv.getBigUint64(0, true) };
+    case 'i64':
+      return { type, value: dv.getBigInt64(0, true) };
+    case 'bool':
+      return { type, value: readBool(c, dv.getUint8(0), key) };
   }
 }
 
@@ -196,17 +216,28 @@ function readArray(c: Cursor, itemType: GgufItemType, n: number, key: string): G
   const dv = c.span(n * size, what);
   const le = true;
   switch (itemType) {
-    case 'u8': return { type: 'array', itemType, value: Uint8Array.from({ length: n }, (_, i) => dv.getUint8(i)) };
-    case 'i8': return { type: 'array', itemType, value: Int8Array.from({ length: n }, (_, i) => dv.getInt8(i)) };
-    case 'u16': return { type: 'array', itemType, value: Uint16Array.from({ length: n }, (_, i) => dv.getUint16(i * 2, le)) };
-    case 'i16': return { type: 'array', itemType, value: Int16Array.from({ length: n }, (_, i) => dv.getInt16(i * 2, le)) };
-    case 'u32': return { type: 'array', itemType, value: Uint32Array.from({ length: n }, (_, i) => dv.getUint32(i * 4, le)) };
-    case 'i32': return { type: 'array', itemType, value: Int32Array.from({ length: n }, (_, i) => dv.getInt32(i * 4, le)) };
-    case 'f32': return { type: 'array', itemType, value: Float32Array.from({ length: n }, (_, i) => dv.getFloat32(i * 4, le)) };
-    case 'f64': return { type: 'array', itemType, value: Float64Array.from({ length: n }, (_, i) => dv.getFloat64(i * 8, le)) };
-    case 'u64': return { type: 'array', itemType, value: BigUint64Array.from({ length: n }, (_, i) => dv.getBigUint64(i * 8, le)) };
-    case 'i64': return { type: 'array', itemType, value: BigInt64Array.from({ length: n }, (_, i) => dv.getBigInt64(i * 8, le)) };
-    case 'bool': return { type: 'array', itemType, value: Array.from({ length: n }, (_, i) => readBool(c, dv.getUint8(i), key)) };
+    case 'u8':
+      return { type: 'array', itemType, value: Uint8Array.from({ length: n }, (_, i) => dv.getUint8(i)) };
+    case 'i8':
+      return { type: 'array', itemType, value: Int8Array.from({ length: n }, (_, i) => dv.getInt8(i)) };
+    case 'u16':
+      return { type: 'array', itemType, value: Uint16Array.from({ length: n }, (_, i) => dv.getUint16(i * 2, le)) };
+    case 'i16':
+      return { type: 'array', itemType, value: Int16Array.from({ length: n }, (_, i) => dv.getInt16(i * 2, le)) };
+    case 'u32':
+      return { type: 'array', itemType, value: Uint32Array.from({ length: n }, (_, i) => dv.getUint32(i * 4, le)) };
+    case 'i32':
+      return { type: 'array', itemType, value: Int32Array.from({ length: n }, (_, i) => dv.getInt32(i * 4, le)) };
+    case 'f32':
+      return { type: 'array', itemType, value: Float32Array.from({ length: n }, (_, i) => dv.getFloat32(i * 4, le)) };
+    case 'f64':
+      return { type: 'array', itemType, value: Float64Array.from({ length: n }, (_, i) => dv.getFloat64(i * 8, le)) };
+    case 'u64':
+      return { type: 'array', itemType, value: BigUint64Array.from({ length: n }, (_, i) => dv.getBigUint64(i * 8, le)) };
+    case 'i64':
+      return { type: 'array', itemType, value: BigInt64Array.from({ length: n }, (_, i) => dv.getBigInt64(i * 8, le)) };
+    case 'bool':
+      return { type: 'array', itemType, value: Array.from({ length: n }, (_, i) => readBool(c, dv.getUint8(i), key)) };
   }
 }
 
@@ -226,12 +257,7 @@ function alignUp(x: number, a: number): number {
 }
 
 /** Checks type, shape and data range of one tensor; sizes in BigInt so absurd shapes cannot overflow. */
-function placeTensor(
-  c: Cursor,
-  t: { name: string; dims: number[]; type: number; rel: bigint },
-  alignment: number,
-  dataStart: number,
-): GgufTensorInfo {
+function placeTensor(c: Cursor, t: { name: string; dims: number[]; type: number; rel: bigint }, alignment: number, dataStart: number): GgufTensorInfo {
   const type = ggmlType(t.type);
   if (!type) throw c.fail(`tensor '${t.name}' has unknown or removed ggml type ${t.type}`);
   const ne0 = t.dims[0]!;
@@ -311,4 +337,3 @@ function makeFile(
     getArray: <K extends GgufItemType>(key: string, itemType: K) => md.getArray(metadata, key, itemType),
   });
 }
-

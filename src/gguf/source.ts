@@ -44,4 +44,3 @@ export function memorySource(bytes: Uint8Array, name = '<memory>'): ByteSource {
     },
   };
 }
-

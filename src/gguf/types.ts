@@ -14,8 +14,7 @@ export interface GgmlType {
 }
 
 const QK_K = 256;
-const t = (id: number, name: string, blockValues: number, blockBytes: number): GgmlType =>
-  Object.freeze({ id, name, blockValues, blockBytes });
+const t = (id: number, name: string, blockValues: number, blockBytes: number): GgmlType => Object.freeze({ id, name, blockValues, blockBytes });
 
 /** Every ggml type id that exists; ids 4, 5, 31-33 and 36-38 were removed from ggml and are absent. */
 const rows: readonly GgmlType[] = [
@@ -58,7 +57,18 @@ const rows: readonly GgmlType[] = [
 
 /** Named ids for the types kvpack dequantizes (the weight types of common GGUF files). */
 export const GGML = Object.freeze({
-  F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q5_0: 6, Q5_1: 7, Q8_0: 8, Q4_K: 12, Q5_K: 13, Q6_K: 14, IQ4_NL: 20, BF16: 30,
+  F32: 0,
+  F16: 1,
+  Q4_0: 2,
+  Q4_1: 3,
+  Q5_0: 6,
+  Q5_1: 7,
+  Q8_0: 8,
+  Q4_K: 12,
+  Q5_K: 13,
+  Q6_K: 14,
+  IQ4_NL: 20,
+  BF16: 30,
 });
 
 export const ggmlTypes: ReadonlyMap<number, GgmlType> = new Map(rows.map((r) => [r.id, r]));
@@ -72,7 +82,12 @@ export function ggmlType(id: number): GgmlType | undefined {
 /** Type by name, case-insensitive ('Q4_K', 'q4_k', 'F16'); throws naming the known names. */
 export function ggmlTypeByName(name: string): GgmlType {
   const r = byName.get(name.toLowerCase());
-  if (!r) throw new UnknownFormatError('ggml type', name, rows.map((x) => x.name));
+  if (!r)
+    throw new UnknownFormatError(
+      'ggml type',
+      name,
+      rows.map((x) => x.name),
+    );
   return r;
 }
 

@@ -2,7 +2,19 @@
 
 /** Wire ids of GGUF metadata value types. */
 export const GGUF_TYPE = Object.freeze({
-  u8: 0, i8: 1, u16: 2, i16: 3, u32: 4, i32: 5, f32: 6, bool: 7, string: 8, array: 9, u64: 10, i64: 11, f64: 12,
+  u8: 0,
+  i8: 1,
+  u16: 2,
+  i16: 3,
+  u32: 4,
+  i32: 5,
+  f32: 6,
+  bool: 7,
+  string: 8,
+  array: 9,
+  u64: 10,
+  i64: 11,
+  f64: 12,
 });
 
 export type GgufNumberType = 'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'i32' | 'f32' | 'f64';
@@ -40,7 +52,17 @@ export type GgufValueType = GgufValue['type'];
 
 /** Byte size of fixed-size item types on the wire (strings are 8-byte length + bytes). */
 export const GGUF_ITEM_BYTES: Readonly<Record<Exclude<GgufItemType, 'string'>, number>> = Object.freeze({
-  u8: 1, i8: 1, u16: 2, i16: 2, u32: 4, i32: 4, f32: 4, bool: 1, u64: 8, i64: 8, f64: 8,
+  u8: 1,
+  i8: 1,
+  u16: 2,
+  i16: 2,
+  u32: 4,
+  i32: 4,
+  f32: 4,
+  bool: 1,
+  u64: 8,
+  i64: 8,
+  f64: 8,
 });
 
 /** Wire id -> type name; undefined for ids the spec does not define. */

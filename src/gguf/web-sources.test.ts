@@ -21,7 +21,11 @@ test('pieceSource: readInto moves a big range in READ_STEP pieces straight into 
   const { src, pieces } = counting(bytes);
   const dst = new Uint8Array(n);
   src.readInto!(100, dst);
-  assert.deepEqual(pieces, [[100, READ_STEP], [100 + READ_STEP, READ_STEP], [100 + 2 * READ_STEP, 12345]]);
+  assert.deepEqual(pieces, [
+    [100, READ_STEP],
+    [100 + READ_STEP, READ_STEP],
+    [100 + 2 * READ_STEP, 12345],
+  ]);
   assert.deepEqual(dst, bytes.subarray(100));
   assert.deepEqual(src.read(5, 10), bytes.subarray(5, 15));
   assert.throws(() => src.read(n, 101), FileFormatError);
@@ -32,7 +36,7 @@ test('pieceSource: a short piece is an error, not silent zeros', () => {
   assert.throws(() => src.readInto!(0, new Uint8Array(10)), /returned 9 B/);
 });
 
-test('arrayBufferSource: views of the buffer, or of a view\'s window', () => {
+test("arrayBufferSource: views of the buffer, or of a view's window", () => {
   const buf = Uint8Array.from([0, 1, 2, 3, 4, 5, 6, 7]);
   const s = arrayBufferSource(buf.subarray(2, 6));
   assert.equal(s.size, 4);

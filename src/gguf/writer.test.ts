@@ -50,7 +50,10 @@ function tensors(): GgufWriteInput['tensors'] {
 test('every metadata value type round-trips with its wire type', () => {
   const f = parseGguf(encodeGguf({ metadata: everyType, tensors: [] }));
   assert.equal(f.version, 3);
-  assert.deepEqual([...f.metadata.keys()], everyType.map(([k]) => k));
+  assert.deepEqual(
+    [...f.metadata.keys()],
+    everyType.map(([k]) => k),
+  );
   for (const [k, v] of everyType) assert.deepEqual(f.metadata.get(k), v, k);
 });
 
@@ -93,7 +96,10 @@ test('writeGguf to a path equals encodeGguf in memory', () => {
 
 test('the writer refuses what the reader would reject', () => {
   const bad = (input: Partial<GgufWriteInput>, pattern: RegExp) =>
-    assert.throws(() => encodeGguf({ metadata: [], tensors: [], ...input }), (e: unknown) => e instanceof ArgumentError && pattern.test(e.message));
+    assert.throws(
+      () => encodeGguf({ metadata: [], tensors: [], ...input }),
+      (e: unknown) => e instanceof ArgumentError && pattern.test(e.message),
+    );
   const t = tensors()[0]!;
   bad({ tensors: [{ ...t, data: new Uint8Array(20) }] }, /data is 20 B, shape and type need 24 B/);
   bad({ tensors: [{ ...t, type: 4 }] }, /unknown ggml type 4/);
@@ -105,5 +111,13 @@ test('the writer refuses what the reader would reject', () => {
   bad({ metadata: [['general.alignment', gv.u32(64)]] }, /disagrees with alignment 32/);
   bad({ metadata: [['k', gv.u8(256)]] }, /256 is not a u8/);
   bad({ metadata: [['k', gv.u32(1.5)]] }, /1.5 is not a u32/);
-  bad({ metadata: [['k', gv.u32(1)], ['k', gv.u32(2)]] }, /duplicate metadata key 'k'/);
+  bad(
+    {
+      metadata: [
+        ['k', gv.u32(1)],
+        ['k', gv.u32(2)],
+      ],
+    },
+    /duplicate metadata key 'k'/,
+  );
 });

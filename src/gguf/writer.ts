@@ -99,12 +99,19 @@ class Bytes {
     this.u64(BigInt(b.length));
     this.raw(b);
   }
-  bytes(): Uint8Array { return this.buf.subarray(0, this.len); }
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.len);
+  }
 }
 
 /** Integer range of each fixed-size number type, so an out-of-range value is an error, not a wrap. */
 const INT_RANGE: Partial<Record<GgufItemType, readonly [number, number]>> = {
-  u8: [0, 0xff], i8: [-0x80, 0x7f], u16: [0, 0xffff], i16: [-0x8000, 0x7fff], u32: [0, 0xffffffff], i32: [-0x80000000, 0x7fffffff],
+  u8: [0, 0xff],
+  i8: [-0x80, 0x7f],
+  u16: [0, 0xffff],
+  i16: [-0x8000, 0x7fff],
+  u32: [0, 0xffffffff],
+  i32: [-0x80000000, 0x7fffffff],
 };
 
 function item(out: Bytes, type: GgufItemType, x: number | bigint | boolean | string, key: string): void {
@@ -113,18 +120,30 @@ function item(out: Bytes, type: GgufItemType, x: number | bigint | boolean | str
     throw new ArgumentError(`gguf writer: metadata '${key}': ${String(x)} is not a ${type}`);
   }
   switch (type) {
-    case 'u8': return out.u8(x as number);
-    case 'i8': return out.i8(x as number);
-    case 'u16': return out.u16(x as number);
-    case 'i16': return out.i16(x as number);
-    case 'u32': return out.u32(x as number);
-    case 'i32': return out.i32(x as number);
-    case 'f32': return out.f32(x as number);
-    case 'f64': return out.f64(x as number);
-    case 'u64': return out.u64(BigInt.asUintN(64, x as bigint));
-    case 'i64': return out.i64(BigInt.asIntN(64, x as bigint));
-    case 'bool': return out.u8(x ? 1 : 0);
-    case 'string': return out.str(x as string);
+    case 'u8':
+      return out.u8(x as number);
+    case 'i8':
+      return out.i8(x as number);
+    case 'u16':
+      return out.u16(x as number);
+    case 'i16':
+      return out.i16(x as number);
+    case 'u32':
+      return out.u32(x as number);
+    case 'i32':
+      return out.i32(x as number);
+    case 'f32':
+      return out.f32(x as number);
+    case 'f64':
+      return out.f64(x as number);
+    case 'u64':
+      return out.u64(BigInt.asUintN(64, x as bigint));
+    case 'i64':
+      return out.i64(BigInt.asIntN(64, x as bigint));
+    case 'bool':
+      return out.u8(x ? 1 : 0);
+    case 'string':
+      return out.str(x as string);
   }
 }
 
@@ -245,5 +264,3 @@ function writeAll(fd: number, b: Uint8Array): void {
   let done = 0;
   while (done < b.length) done += writeSync(fd, b, done, b.length - done);
 }
-
-

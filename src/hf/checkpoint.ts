@@ -37,7 +37,8 @@ export function openCheckpoint(dir: ModelFiles): Checkpoint {
     }
   }
   for (const [name, f] of weightMap) {
-    if (owner.get(name) !== f) throw new FileFormatError('hf', `${index}: tensor '${name}' is listed in '${f}' but is ${owner.has(name) ? `in '${owner.get(name)}'` : 'in no shard'}`);
+    if (owner.get(name) !== f)
+      throw new FileFormatError('hf', `${index}: tensor '${name}' is listed in '${f}' but is ${owner.has(name) ? `in '${owner.get(name)}'` : 'in no shard'}`);
   }
   return { files, tensors };
 }

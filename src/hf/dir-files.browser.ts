@@ -3,7 +3,8 @@
 import { ArgumentError } from '../errors.js';
 import type { ModelFiles } from './model-files.js';
 
-const noPaths = (path: string) => new ArgumentError(`'${path}': directory paths need Node; in a browser open a picked folder or a served directory (hf/web-files.ts)`);
+const noPaths = (path: string) =>
+  new ArgumentError(`'${path}': directory paths need Node; in a browser open a picked folder or a served directory (hf/web-files.ts)`);
 
 export function isHfDir(path: string): boolean {
   throw noPaths(path);

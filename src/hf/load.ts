@@ -57,7 +57,13 @@ function languageModelName(name: string): string | undefined {
 }
 
 /** Every checkpoint tensor under its GGUF name, in llama.cpp's order; missing or unknown tensors are errors. */
-function ggufTensors(arch: HfArch, c: HfConfig, st: ReadonlyMap<string, SafetensorsTensor>, vocabRows: number | undefined, dir: string): Map<string, ModelTensor> {
+function ggufTensors(
+  arch: HfArch,
+  c: HfConfig,
+  st: ReadonlyMap<string, SafetensorsTensor>,
+  vocabRows: number | undefined,
+  dir: string,
+): Map<string, ModelTensor> {
   const nLayer = c.int('num_hidden_layers');
   const byGguf = new Map<string, SafetensorsTensor>();
   const layerTensor = new Map(arch.layerTensors.map((x) => [x.hf, x.gguf]));
@@ -98,9 +104,7 @@ function ggufTensors(arch: HfArch, c: HfConfig, st: ReadonlyMap<string, Safetens
       return;
     }
     const qk = /\.attn_([qk])\./.exec(gguf)?.[1];
-    const perm: RowPermutation | undefined = arch.permuteQk && qk
-      ? { groupRows: t.shape[0]! / headsOf(qk), source: interleavedHalvesSource }
-      : undefined;
+    const perm: RowPermutation | undefined = arch.permuteQk && qk ? { groupRows: t.shape[0]! / headsOf(qk), source: interleavedHalvesSource } : undefined;
     const isNorm = gguf.endsWith('norm.weight');
     if (t.shape.length === 1) out.set(gguf, vectorTensor(t, { shift: isNorm ? arch.normShift : 0, perm }));
     else out.set(gguf, matrixTensor(t, { perm, rows: gguf === 'token_embd.weight' ? vocabRows : undefined }));

@@ -12,27 +12,40 @@ import { encodeSafetensors, f32Bytes, withHeader } from '../../test/fixtures/saf
 function spy(bytes: Uint8Array): ByteSource & { maxRead: number; reads: number } {
   const inner = memorySource(bytes, 'spy.safetensors');
   const s = {
-    size: inner.size, name: inner.name, maxRead: 0, reads: 0,
-    read: (o: number, n: number) => { s.reads++; s.maxRead = Math.max(s.maxRead, n); return inner.read(o, n); },
+    size: inner.size,
+    name: inner.name,
+    maxRead: 0,
+    reads: 0,
+    read: (o: number, n: number) => {
+      s.reads++;
+      s.maxRead = Math.max(s.maxRead, n);
+      return inner.read(o, n);
+    },
   };
   return s;
 }
 
 function sample(): Uint8Array {
-  return encodeSafetensors([
-    { name: 'a.weight', dtype: 'F32', shape: [2, 3], data: f32Bytes([1, 2, 3, 4, 5, 6]) },
-    { name: 'b.bias', dtype: 'BF16', shape: [4], data: new Uint8Array(8).fill(0x3f) },
-    { name: 'c', dtype: 'F16', shape: [0, 5], data: new Uint8Array(0) },
-  ], { metadata: { format: 'pt' } });
+  return encodeSafetensors(
+    [
+      { name: 'a.weight', dtype: 'F32', shape: [2, 3], data: f32Bytes([1, 2, 3, 4, 5, 6]) },
+      { name: 'b.bias', dtype: 'BF16', shape: [4], data: new Uint8Array(8).fill(0x3f) },
+      { name: 'c', dtype: 'F16', shape: [0, 5], data: new Uint8Array(0) },
+    ],
+    { metadata: { format: 'pt' } },
+  );
 }
 
 function rejects(bytes: Uint8Array, pattern: RegExp): void {
   const src = spy(bytes);
-  assert.throws(() => readSafetensorsFrom(src), (e: unknown) => {
-    assert.ok(e instanceof FileFormatError, `expected FileFormatError, got ${String(e)}`);
-    assert.match(e.message, pattern);
-    return true;
-  });
+  assert.throws(
+    () => readSafetensorsFrom(src),
+    (e: unknown) => {
+      assert.ok(e instanceof FileFormatError, `expected FileFormatError, got ${String(e)}`);
+      assert.match(e.message, pattern);
+      return true;
+    },
+  );
   assert.ok(src.maxRead <= bytes.length, `read ${src.maxRead} B from a ${bytes.length} B file`);
 }
 
@@ -87,24 +100,55 @@ test('unsupported dtypes are named', () => {
 test('bad shapes and data_offsets', () => {
   const one = (edit: (e: Record<string, unknown>) => void, pattern: RegExp, data = new Uint8Array(16)) =>
     rejects(encodeSafetensors([{ name: 'w', dtype: 'F32', shape: [2, 2], data }], { header: (h) => edit(h['w'] as Record<string, unknown>) }), pattern);
-  one((e) => { e['shape'] = [2, -2]; }, /non-integer or negative dim/);
-  one((e) => { e['shape'] = [2.5]; }, /non-integer or negative dim/);
-  one((e) => { e['shape'] = 'big'; }, /shape must be an array/);
-  one((e) => { e['shape'] = new Array(9).fill(1); }, /at most 8 dims/);
-  one((e) => { e['shape'] = [2 ** 30, 2 ** 30]; }, /too large/);
-  one((e) => { e['shape'] = [2, 3]; }, /hold 16 B, shape \[2, 3\] F32 needs 24 B/);
-  one((e) => { e['shape'] = [3]; }, /hold 16 B, shape \[3\] F32 needs 12 B/);
-  one((e) => { e['data_offsets'] = [0]; }, /data_offsets must be \[begin, end\]/);
-  one((e) => { e['data_offsets'] = [-4, 12]; }, /data_offsets must be/);
-  one((e) => { e['data_offsets'] = [16, 0]; }, /end before they begin/);
-  one((e) => { e['data_offsets'] = [8, 24]; }, /run past the 16 B data section/);
-  one((e) => { e['data_offsets'] = [0, 2 ** 53]; }, /data_offsets must be|run past/);
+  one((e) => {
+    e['shape'] = [2, -2];
+  }, /non-integer or negative dim/);
+  one((e) => {
+    e['shape'] = [2.5];
+  }, /non-integer or negative dim/);
+  one((e) => {
+    e['shape'] = 'big';
+  }, /shape must be an array/);
+  one((e) => {
+    e['shape'] = new Array(9).fill(1);
+  }, /at most 8 dims/);
+  one((e) => {
+    e['shape'] = [2 ** 30, 2 ** 30];
+  }, /too large/);
+  one((e) => {
+    e['shape'] = [2, 3];
+  }, /hold 16 B, shape \[2, 3\] F32 needs 24 B/);
+  one((e) => {
+    e['shape'] = [3];
+  }, /hold 16 B, shape \[3\] F32 needs 12 B/);
+  one((e) => {
+    e['data_offsets'] = [0];
+  }, /data_offsets must be \[begin, end\]/);
+  one((e) => {
+    e['data_offsets'] = [-4, 12];
+  }, /data_offsets must be/);
+  one((e) => {
+    e['data_offsets'] = [16, 0];
+  }, /end before they begin/);
+  one((e) => {
+    e['data_offsets'] = [8, 24];
+  }, /run past the 16 B data section/);
+  one((e) => {
+    e['data_offsets'] = [0, 2 ** 53];
+  }, /data_offsets must be|run past/);
 });
 
 test('overlapping tensors are refused', () => {
   const bytes = encodeSafetensors(
-    [{ name: 'a', dtype: 'F32', shape: [4], data: new Uint8Array(16) }, { name: 'b', dtype: 'F32', shape: [2], data: new Uint8Array(8) }],
-    { header: (h) => { (h['b'] as { data_offsets: number[] }).data_offsets = [12, 20]; } },
+    [
+      { name: 'a', dtype: 'F32', shape: [4], data: new Uint8Array(16) },
+      { name: 'b', dtype: 'F32', shape: [2], data: new Uint8Array(8) },
+    ],
+    {
+      header: (h) => {
+        (h['b'] as { data_offsets: number[] }).data_offsets = [12, 20];
+      },
+    },
   );
   rejects(bytes, /tensors 'a' and 'b' overlap/);
 });

@@ -27,7 +27,8 @@ function file() {
   return { src, f: readSafetensorsFrom(src), rows, cols, v };
 }
 
-const rowsOf = (data: Uint8Array, cols: number) => Array.from(new Float32Array(data.slice().buffer), (x, i) => (i % cols === 0 ? x / 100 : -1)).filter((x) => x >= 0);
+const rowsOf = (data: Uint8Array, cols: number) =>
+  Array.from(new Float32Array(data.slice().buffer), (x, i) => (i % cols === 0 ? x / 100 : -1)).filter((x) => x >= 0);
 
 test('a matrix keeps its dtype, reverses its dims, and is read once straight into the destination', () => {
   const { src, f, cols } = file();
@@ -36,14 +37,26 @@ test('a matrix keeps its dtype, reverses its dims, and is read once straight int
   assert.deepEqual([t.type, t.dims, t.nbytes], [GGML.F32, [3, 8], 96]);
   const dst = new Uint8Array(96);
   t.readInto!(dst);
-  assert.deepEqual(src.intos.map(([o, n]) => [o, n]), [[f.tensors.get('m')!.offset, 96]]);
+  assert.deepEqual(
+    src.intos.map(([o, n]) => [o, n]),
+    [[f.tensors.get('m')!.offset, 96]],
+  );
   assert.deepEqual(src.reads, []);
   assert.deepEqual(rowsOf(dst, cols), [0, 1, 2, 3, 4, 5, 6, 7]);
   assert.equal(matrixTensor(f.tensors.get('m16')!).type, GGML.BF16);
   // Trimmed to the first rows (gemma3's embedding beyond its vocabulary).
   const trimmed = matrixTensor(f.tensors.get('m')!, { rows: 5 });
-  assert.deepEqual([trimmed.dims, rowsOf(trimmed.data, cols)], [[3, 5], [0, 1, 2, 3, 4]]);
-  assert.throws(() => t.readInto!(new Uint8Array(8), 92), (e: unknown) => e instanceof ArgumentError && /outside tensor 'm'/.test(e.message));
+  assert.deepEqual(
+    [trimmed.dims, rowsOf(trimmed.data, cols)],
+    [
+      [3, 5],
+      [0, 1, 2, 3, 4],
+    ],
+  );
+  assert.throws(
+    () => t.readInto!(new Uint8Array(8), 92),
+    (e: unknown) => e instanceof ArgumentError && /outside tensor 'm'/.test(e.message),
+  );
 });
 
 test('llama q/k permutation: within each head, output rows (2i, 2i+1) are stored rows (i, half + i)', () => {
@@ -55,7 +68,13 @@ test('llama q/k permutation: within each head, output rows (2i, 2i+1) are stored
   assert.deepEqual(rowsOf(whole, cols), [0, 2, 1, 3, 4, 6, 5, 7]);
   assert.equal(src.intos.length, 2, 'one read per head');
   // Any byte range equals the same slice of the whole, across head boundaries too.
-  for (const [at, n] of [[0, 96], [4, 8], [40, 20], [44, 52], [95, 1]] as const) {
+  for (const [at, n] of [
+    [0, 96],
+    [4, 8],
+    [40, 20],
+    [44, 52],
+    [95, 1],
+  ] as const) {
     const part = new Uint8Array(n);
     t.readInto!(part, at);
     assert.deepEqual(part, whole.subarray(at, at + n), `bytes ${at}..${at + n}`);
@@ -68,7 +87,11 @@ test('vectors widen to f32 from every dtype, with the shift and the permutation 
   for (const name of ['v32', 'v16', 'vb16']) {
     const t = vectorTensor(f.tensors.get(name)!, { shift: 1 });
     assert.deepEqual([t.type, t.dims, t.nbytes], [GGML.F32, [4], 16]);
-    assert.deepEqual(new Float32Array(t.data.slice().buffer), v.map((x) => x + 1), name);
+    assert.deepEqual(
+      new Float32Array(t.data.slice().buffer),
+      v.map((x) => x + 1),
+      name,
+    );
   }
   const p = vectorTensor(f.tensors.get('v32')!, { perm: { groupRows: 4, source: interleavedHalvesSource } });
   assert.deepEqual(new Float32Array(p.data.slice().buffer), Float32Array.from([v[0]!, v[2]!, v[1]!, v[3]!]));

@@ -88,7 +88,8 @@ export function vectorTensor(t: SafetensorsTensor, o: { shift?: number; perm?: R
     const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
     const x = new Float32Array(n); // [n]
     for (let i = 0; i < n; i++) {
-      const v = t.dtype === 'F32' ? dv.getFloat32(4 * i, true) : t.dtype === 'F16' ? fp16ToFp32(dv.getUint16(2 * i, true)) : bf16ToFp32(dv.getUint16(2 * i, true));
+      const v =
+        t.dtype === 'F32' ? dv.getFloat32(4 * i, true) : t.dtype === 'F16' ? fp16ToFp32(dv.getUint16(2 * i, true)) : bf16ToFp32(dv.getUint16(2 * i, true));
       x[i] = v + (o.shift ?? 0);
     }
     if (!perm) return new Uint8Array(x.buffer);

@@ -44,7 +44,8 @@ export function hfTokenizerMetadataFromJson(files: HfTokenizerFiles): [string, G
   const normalizer = normalizerSteps(t.normalizer);
   const pre = preTokenization(t.pre_tokenizer, normalizer);
   const byteLevel = pre.kind === 'byteLevel';
-  const spmStyle = !byteLevel && (model.byte_fallback === true || pre.kind === 'metaspace' || normalizer.some((s) => s.type === 'replace' && s.to === '\u2581'));
+  const spmStyle =
+    !byteLevel && (model.byte_fallback === true || pre.kind === 'metaspace' || normalizer.some((s) => s.type === 'replace' && s.to === '\u2581'));
   if (!byteLevel && !spmStyle) {
     throw new UnsupportedTokenizerError(WHERE, 'BPE flavour', 'BPE without ByteLevel, Metaspace or byte_fallback', [
       'byte-level BPE (ByteLevel pre-tokenizer)',
@@ -71,7 +72,17 @@ export function hfTokenizerMetadataFromJson(files: HfTokenizerFiles): [string, G
   for (let i = 0; i < tokens.length; i++) {
     const a = addedById.get(i);
     if (holes.has(i)) types[i] = TokenType.unused;
-    else if (spmStyle) types[i] = i === unkId ? TokenType.unknown : a ? (a.special ? TokenType.control : TokenType.userDefined) : BYTE_TOKEN.test(tokens[i]!) ? TokenType.byte : TokenType.normal;
+    else if (spmStyle)
+      types[i] =
+        i === unkId
+          ? TokenType.unknown
+          : a
+            ? a.special
+              ? TokenType.control
+              : TokenType.userDefined
+            : BYTE_TOKEN.test(tokens[i]!)
+              ? TokenType.byte
+              : TokenType.normal;
     else types[i] = a ? (a.special || looksSpecial(a.content) ? TokenType.control : TokenType.userDefined) : TokenType.normal;
   }
 

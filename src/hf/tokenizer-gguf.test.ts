@@ -35,13 +35,27 @@ const fromFixture = (f: HfFixture) => hfTokenizerMetadataFromJson({ tokenizer: f
 const VOCABS: [string, () => [string, GgufValue][] | undefined][] = [
   ['tinystories-656k', () => (existsSync(join(TINY, 'tokenizer.json')) ? hfTokenizerMetadata(TINY) : undefined)],
   ['llama2-style', () => fromFixture(spmFixture({ kind: 'llama2', merges: 300, specials: [] }))],
-  ['gpt-2-style', () => fromFixture(byteLevelFixture({ pre: 'gpt-2', merges: 300, specials: [{ content: '<|endoftext|>', special: true }], bos: null, eos: '<|endoftext|>' }))],
-  ['qwen2-style', () => fromFixture(byteLevelFixture({ pre: 'qwen2', merges: 300, specials: [{ content: '<|im_end|>', special: true }], bos: null, eos: '<|im_end|>' }))],
+  [
+    'gpt-2-style',
+    () =>
+      fromFixture(byteLevelFixture({ pre: 'gpt-2', merges: 300, specials: [{ content: '<|endoftext|>', special: true }], bos: null, eos: '<|endoftext|>' })),
+  ],
+  [
+    'qwen2-style',
+    () => fromFixture(byteLevelFixture({ pre: 'qwen2', merges: 300, specials: [{ content: '<|im_end|>', special: true }], bos: null, eos: '<|im_end|>' })),
+  ],
   [
     'llama3-style',
     () =>
       fromFixture(
-        byteLevelFixture({ pre: 'llama-bpe', merges: 300, ignoreMerges: true, specials: [{ content: '<|begin_of_text|>', special: true }], bos: '<|begin_of_text|>', eos: '<|begin_of_text|>' }),
+        byteLevelFixture({
+          pre: 'llama-bpe',
+          merges: 300,
+          ignoreMerges: true,
+          specials: [{ content: '<|begin_of_text|>', special: true }],
+          bos: '<|begin_of_text|>',
+          eos: '<|begin_of_text|>',
+        }),
       ),
   ],
 ];

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { fromRoot } from '../../test/paths.js';
-import { FileFormatError, KvpackError, UnsupportedTokenizerError } from '../errors.js';
+import { FileFormatError, type KvpackError, UnsupportedTokenizerError } from '../errors.js';
 import { readGguf } from '../gguf/reader.js';
 import { createTokenizer, HF_PIPELINE_KEY } from '../model/tokenizer/index.js';
 import { byteLevelFixture } from '../../test/fixtures/hf-tokenizer.js';
@@ -144,26 +144,67 @@ test('unsupported models, normalizers and pre-tokenizers are refused by name', (
     edit(t);
     return hfTokenizerMetadataFromJson({ tokenizer: t });
   };
-  assertOneLine(meta((t) => (t.model = { type: 'Unigram', vocab: [] })), UnsupportedTokenizerError, /model type 'Unigram'/);
-  assertOneLine(meta((t) => (t.model = { type: 'WordPiece', vocab: {} })), UnsupportedTokenizerError, /model type 'WordPiece'/);
-  assertOneLine(meta((t) => (t.normalizer = { type: 'BertNormalizer' })), UnsupportedTokenizerError, /normalizer 'BertNormalizer'/);
+  assertOneLine(
+    meta((t) => (t.model = { type: 'Unigram', vocab: [] })),
+    UnsupportedTokenizerError,
+    /model type 'Unigram'/,
+  );
+  assertOneLine(
+    meta((t) => (t.model = { type: 'WordPiece', vocab: {} })),
+    UnsupportedTokenizerError,
+    /model type 'WordPiece'/,
+  );
+  assertOneLine(
+    meta((t) => (t.normalizer = { type: 'BertNormalizer' })),
+    UnsupportedTokenizerError,
+    /normalizer 'BertNormalizer'/,
+  );
   assertOneLine(
     meta((t) => (t.normalizer = { type: 'Sequence', normalizers: [{ type: 'NFC' }, { type: 'Precompiled', precompiled_charsmap: '' }] })),
     UnsupportedTokenizerError,
     /normalizer 'Precompiled'/,
   );
-  assertOneLine(meta((t) => (t.pre_tokenizer = { type: 'Whitespace' })), UnsupportedTokenizerError, /pre-tokenizer 'Whitespace'/);
+  assertOneLine(
+    meta((t) => (t.pre_tokenizer = { type: 'Whitespace' })),
+    UnsupportedTokenizerError,
+    /pre-tokenizer 'Whitespace'/,
+  );
   // A Split regex that is none of the ones the engine runs must not silently run as another.
   const odd = String.raw`\p{N}{1,5}|[^\s\p{L}]+`;
   assertOneLine(
-    meta((t) => (t.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { Regex: odd }, behavior: 'Isolated' }, { type: 'ByteLevel', use_regex: false }] })),
+    meta(
+      (t) =>
+        (t.pre_tokenizer = {
+          type: 'Sequence',
+          pretokenizers: [
+            { type: 'Split', pattern: { Regex: odd }, behavior: 'Isolated' },
+            { type: 'ByteLevel', use_regex: false },
+          ],
+        }),
+    ),
     UnsupportedTokenizerError,
     /pre-tokenizer regex '\\p\{N\}\{1,5\}/,
   );
-  assertOneLine(meta((t) => (t.pre_tokenizer = null)), UnsupportedTokenizerError, /BPE without ByteLevel/);
-  assertOneLine(meta((t) => ((t.model as Record<string, unknown>).merges = [42])), FileFormatError, /merges\[0\]/);
-  assertOneLine(meta((t) => ((t.model as Record<string, unknown>).vocab = { a: -1 })), FileFormatError, /model\.vocab\['a'\]/);
-  assertOneLine(meta((t) => (t.added_tokens = [{ content: 'x' }])), FileFormatError, /added_tokens\[0\]/);
+  assertOneLine(
+    meta((t) => (t.pre_tokenizer = null)),
+    UnsupportedTokenizerError,
+    /BPE without ByteLevel/,
+  );
+  assertOneLine(
+    meta((t) => ((t.model as Record<string, unknown>).merges = [42])),
+    FileFormatError,
+    /merges\[0\]/,
+  );
+  assertOneLine(
+    meta((t) => ((t.model as Record<string, unknown>).vocab = { a: -1 })),
+    FileFormatError,
+    /model\.vocab\['a'\]/,
+  );
+  assertOneLine(
+    meta((t) => (t.added_tokens = [{ content: 'x' }])),
+    FileFormatError,
+    /added_tokens\[0\]/,
+  );
   assertOneLine(() => hfTokenizerMetadataFromJson({ tokenizer: [] }), FileFormatError, /not a JSON object/);
 });
 
@@ -185,7 +226,10 @@ test('special ids come from tokenizer_config, config.json and generation_config.
   assert.equal(get(fromConfig, 'tokenizer.ggml.padding_token_id'), id('<|endoftext|>'));
   assert.equal(get(fromConfig, 'tokenizer.ggml.bos_token_id'), undefined);
   // generation_config.json's list of EOS ids: the first is the EOS.
-  const fromGen = hfTokenizerMetadataFromJson({ tokenizer: t, generationConfig: { bos_token_id: id('<|endoftext|>'), eos_token_id: [id('<|endoftext|>'), id('<|im_end|>')] } });
+  const fromGen = hfTokenizerMetadataFromJson({
+    tokenizer: t,
+    generationConfig: { bos_token_id: id('<|endoftext|>'), eos_token_id: [id('<|endoftext|>'), id('<|im_end|>')] },
+  });
   assert.equal(get(fromGen, 'tokenizer.ggml.bos_token_id'), id('<|endoftext|>'));
   assert.equal(get(fromGen, 'tokenizer.ggml.eos_token_id'), id('<|endoftext|>'));
   assert.equal(get(fromGen, 'tokenizer.ggml.add_bos_token'), false);

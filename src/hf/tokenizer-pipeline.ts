@@ -108,7 +108,12 @@ export function preTokenization(config: unknown, normalizer: readonly Normalizer
   if (bl.use_regex !== false) regexes.push(BYTE_LEVEL_REGEX);
   const row = NAMED_REGEXES.find((r) => r.regexes.length === regexes.length && r.regexes.every((x, i) => x === regexes[i]));
   if (!row) {
-    throw new UnsupportedTokenizerError(WHERE, 'pre-tokenizer regex', regexes.join(' then '), NAMED_REGEXES.map((r) => r.pre));
+    throw new UnsupportedTokenizerError(
+      WHERE,
+      'pre-tokenizer regex',
+      regexes.join(' then '),
+      NAMED_REGEXES.map((r) => r.pre),
+    );
   }
   return { kind: 'byteLevel', pre: row.pre, addPrefixSpace: bl.add_prefix_space === true };
 }
@@ -131,11 +136,7 @@ function flatten(n: Json): Json[] {
 }
 
 function unsupportedCombination(steps: Json[]): UnsupportedTokenizerError {
-  return new UnsupportedTokenizerError(WHERE, 'pre-tokenizer sequence', steps.map((s) => s.type).join(' + '), [
-    'Metaspace',
-    'ByteLevel',
-    'Split + ByteLevel',
-  ]);
+  return new UnsupportedTokenizerError(WHERE, 'pre-tokenizer sequence', steps.map((s) => s.type).join(' + '), ['Metaspace', 'ByteLevel', 'Split + ByteLevel']);
 }
 
 // A Split (or Digits) step we can run: a regex whose matches are kept as pieces of their own, text between

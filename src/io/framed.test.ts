@@ -43,11 +43,15 @@ test('framed files: round trip; wrong magic, version, header length, checksum an
   const r = readFrame<{ a: number }>(SPEC, bytes);
   assert.deepEqual([r.version, r.header.a, [...r.body]], [2, 1, [...body]]);
   assert.equal((8 + 4 + 4 + new DataView(bytes.buffer).getUint32(12, true)) % 4, 0, 'body 4-byte aligned');
-  const bad = (edit: (b: Uint8Array) => Uint8Array, why: RegExp) => assert.throws(() => readFrame(SPEC, edit(Uint8Array.from(bytes))), (e: unknown) => e instanceof FileFormatError && why.test(e.message));
+  const bad = (edit: (b: Uint8Array) => Uint8Array, why: RegExp) =>
+    assert.throws(
+      () => readFrame(SPEC, edit(Uint8Array.from(bytes))),
+      (e: unknown) => e instanceof FileFormatError && why.test(e.message),
+    );
   bad((b) => (b.set([0x47], 0), b), /test file.*magic/);
   bad((b) => (new DataView(b.buffer).setUint32(8, 7, true), b), /version 7/);
   bad((b) => (new DataView(b.buffer).setUint32(12, 1 << 20, true), b), /header/);
-  bad((b) => (b[b.length - 40]! ^= 1, b), /checksum/);
+  bad((b) => ((b[b.length - 40]! ^= 1), b), /checksum/);
   bad((b) => b.subarray(0, 10), /truncated/);
   assert.throws(() => writeFrame(SPEC, { big: 'x'.repeat(2000) }, [], 1), /header/);
 });

@@ -28,11 +28,16 @@ export type Abi = 'encode' | 'encode-channel' | 'decode' | 'decode-channel' | 's
 export function abiFits(abi: Abi, f: KvFormat, D: number, rows = 1): boolean {
   if (!(D > 0 && D % 16 === 0 && D <= MAX_WASM_HEAD_DIM)) return false;
   switch (abi) {
-    case 'encode': case 'decode': case 'scores': case 'accum':
+    case 'encode':
+    case 'decode':
+    case 'scores':
+    case 'accum':
       return D % f.blockValues === 0;
     case 'scores-int':
       return D % f.blockValues === 0 && D % 32 === 0;
-    case 'encode-channel': case 'decode-channel': case 'accum-channel':
+    case 'encode-channel':
+    case 'decode-channel':
+    case 'accum-channel':
       return f.blockValues * D * 4 <= TILE_BYTES;
     case 'scores-channel':
       return f.blockValues * D * 4 <= TILE_BYTES && rows * D * 4 <= TILE_BYTES;

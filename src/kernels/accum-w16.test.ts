@@ -25,7 +25,7 @@ function randomV(fmt: Fmt, T: number, D: number, rng: Prng): Uint8Array {
   const out = new Uint8Array(T * (D / 32) * bb);
   for (let p = 0; p < out.length; p += bb) {
     const zero = rng.next() < 0.05;
-    const bits = zero ? 0 : ((rng.int(2) << 15) | ((5 + rng.int(11)) << 10) | rng.int(1024));
+    const bits = zero ? 0 : (rng.int(2) << 15) | ((5 + rng.int(11)) << 10) | rng.int(1024);
     out[p] = bits & 0xff;
     out[p + 1] = bits >> 8;
     for (let j = 2; j < bb; j++) out[p + j] = rng.int(256);

@@ -76,7 +76,9 @@ export class Arena {
     const have = this.memory.buffer.byteLength;
     if (end > have) {
       if (end > this.limit) {
-        throw new OutOfMemoryError(`${bytes} more bytes would exceed this memory's ${this.limit} B (${this.allocatedBytes} B in use; wasm32 caps one memory at 4 GiB)`);
+        throw new OutOfMemoryError(
+          `${bytes} more bytes would exceed this memory's ${this.limit} B (${this.allocatedBytes} B in use; wasm32 caps one memory at 4 GiB)`,
+        );
       }
       const pages = Math.min(this.limit / PAGE - have / PAGE, Math.max(GROW_MIN_PAGES, Math.ceil((end - have) / PAGE)));
       try {

@@ -337,7 +337,11 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
       for (const pt of gr.packed) scoresInto(pt, sc.scores, scores);
       for (const pt of gr.exact) scoresInto(pt, mixed ? sc.band : sc.scores, mixed ? band : scores);
       // Each row takes the exact score from its bound on.
-      if (mixed) for (const pt of gr.exact) eachRow((r, x) => { for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = band[r + t]!; });
+      if (mixed)
+        for (const pt of gr.exact)
+          eachRow((r, x) => {
+            for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = band[r + t]!;
+          });
     }
     if (job.softcap) softcapRows(scores, rows, span, lohi, job.softcap);
     softmaxChunk(sc.scores, rows, span, sc.lohi, mAddr, lAddr, accAddr, D);
@@ -349,8 +353,14 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
       if (mixed) {
         // Exact weights from each row's bound on, then packed ones below it: zero weights add nothing, so a
         // row's real adds are its packed positions, then its exact ones, in position order, as alone.
-        for (const pt of gr.exact) eachRow((r, x) => { for (let t = pt.u0; t < pt.u1; t++) band[r + t] = t >= x ? scores[r + t]! : 0; });
-        for (const pt of gr.packed) eachRow((r, x) => { for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = 0; });
+        for (const pt of gr.exact)
+          eachRow((r, x) => {
+            for (let t = pt.u0; t < pt.u1; t++) band[r + t] = t >= x ? scores[r + t]! : 0;
+          });
+        for (const pt of gr.packed)
+          eachRow((r, x) => {
+            for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = 0;
+          });
       }
       for (const pt of gr.packed) accumFrom(pt, sc.scores, scores);
       for (const pt of gr.exact) accumFrom(pt, mixed ? sc.band : sc.scores, mixed ? band : scores);

@@ -6,7 +6,21 @@ import { ArgumentError, ShapeError } from '../errors.js';
 import { rowBytes } from '../formats/format.js';
 import { route, variantPrecisions, type Route } from './registry.js';
 import { inWasm, tableAddress, wasmKernels, MAX_WASM_HEAD_DIM, type WasmKernels } from './wasm.js';
-import { CHUNK_POSITIONS, SPLIT_POSITIONS, READ_ALL, READ_EXACT, READ_PACKED, THREAD_SCRATCH_BYTES, scratchAt, slotBytes, unitCoords, MAX_UNIT_ROWS, type AttendJob, type BoundJob, type BoundRun } from './attend-unit.js';
+import {
+  CHUNK_POSITIONS,
+  SPLIT_POSITIONS,
+  READ_ALL,
+  READ_EXACT,
+  READ_PACKED,
+  THREAD_SCRATCH_BYTES,
+  scratchAt,
+  slotBytes,
+  unitCoords,
+  MAX_UNIT_ROWS,
+  type AttendJob,
+  type BoundJob,
+  type BoundRun,
+} from './attend-unit.js';
 import { getThreads, runJob } from './pool.js';
 import { spaceOf } from './spaces.js';
 import type { PackedRun } from '../attention/view.js';
@@ -149,9 +163,14 @@ function routeRun(f: KvFormat, op: 'scores' | 'accumulate', precision: QPrecisio
 function runPlan(k: WasmKernels, run: PackedRun, D: number, r: Route): BoundRun {
   const f = run.format;
   return {
-    format: f.id, kernel: r.key,
-    addr: run.bytes.byteOffset + run.offset, headStride: run.headStride, first: run.first,
-    rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0, table: r.row ? tableAddress(k, r.row) : 0, call: r.unit,
+    format: f.id,
+    kernel: r.key,
+    addr: run.bytes.byteOffset + run.offset,
+    headStride: run.headStride,
+    first: run.first,
+    rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0,
+    table: r.row ? tableAddress(k, r.row) : 0,
+    call: r.unit,
   };
 }
 
@@ -182,7 +201,6 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   const qc = Math.max(1, Math.min(nq, Math.floor(MAX_ROWS / G)));
   const rows = qc * G;
   if (rows > MAX_UNIT_ROWS) throw new ShapeError(`attend: ${G} query heads per kv head exceeds ${MAX_UNIT_ROWS}`);
-  const nQC = Math.ceil(nq / qc);
   // Routes are resolved once per format (registry.ts); a segment pays a lookup.
   const used: Route[] = [];
   const routeOf = (f: KvFormat, op: 'scores' | 'accumulate') => {
@@ -191,7 +209,13 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
     return r;
   };
   const read = (s: MixedView['segments'][number]) => (s.read === 'packed' ? READ_PACKED : s.read === 'exact' ? READ_EXACT : READ_ALL);
-  const segs = view.segments.map((s) => ({ start: s.start, count: s.count, read: read(s), k: runPlan(k, s.k, D, routeOf(s.k.format, 'scores')), v: runPlan(k, s.v, D, routeOf(s.v.format, 'accumulate')) }));
+  const segs = view.segments.map((s) => ({
+    start: s.start,
+    count: s.count,
+    read: read(s),
+    k: runPlan(k, s.k, D, routeOf(s.k.format, 'scores')),
+    v: runPlan(k, s.v, D, routeOf(s.v.format, 'accumulate')),
+  }));
   // Kernels given to registerKernel live on this thread only.
   const local = used.some((r) => r.custom);
   const nThreads = !local && work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
@@ -234,8 +258,23 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
     new Int32Array(buf, lohiOff, n * 3).set(lohiJs.subarray(3 * b0, 3 * (b0 + n)));
     if (useInt) k.exports.quantizeRows(qOff, H * n * G, D, Q_MAX[qp as Exclude<QPrecision, 'f32'>], qiOff, qdOff);
     const job: BoundJob = {
-      D, G, kvHeads: H, nq: n, qc, splits, split0, chunk, q: qOff, qi: useInt ? qiOff : 0, qd: useInt ? qdOff : 0, lohi: lohiOff,
-      softcap: args.softcap ?? 0, segs, part: partOff, slotBytes: slot, units: H * Math.ceil(n / qc) * splits,
+      D,
+      G,
+      kvHeads: H,
+      nq: n,
+      qc,
+      splits,
+      split0,
+      chunk,
+      q: qOff,
+      qi: useInt ? qiOff : 0,
+      qd: useInt ? qdOff : 0,
+      lohi: lohiOff,
+      softcap: args.softcap ?? 0,
+      segs,
+      part: partOff,
+      slotBytes: slot,
+      units: H * Math.ceil(n / qc) * splits,
     };
     runJob(k, job, scratchAt(off), nThreads);
     buf = k.arena.memory.buffer;

@@ -18,9 +18,15 @@ import { buildView, freeAll, type Allocations } from '../parity/build-view.js';
 // First in the file: nothing has looked a kernel up yet (no lazy registration has happened).
 test('registry: a key the kernel table holds is refused at once, before any lookup; lookups still work after', () => {
   const fn = () => {};
-  assert.throws(() => registerKernel('q8_0', 'scores', 'wasm', fn), (e: unknown) => e instanceof KvpackError && e.code === 'DUPLICATE_KERNEL');
+  assert.throws(
+    () => registerKernel('q8_0', 'scores', 'wasm', fn),
+    (e: unknown) => e instanceof KvpackError && e.code === 'DUPLICATE_KERNEL',
+  );
   assert.doesNotThrow(() => lookupKernel('q8_0', 'scores'));
-  assert.throws(() => registerKernel('q8_0', 'scores', 'wasm', fn), (e: unknown) => e instanceof KvpackError && e.code === 'DUPLICATE_KERNEL');
+  assert.throws(
+    () => registerKernel('q8_0', 'scores', 'wasm', fn),
+    (e: unknown) => e instanceof KvpackError && e.code === 'DUPLICATE_KERNEL',
+  );
 });
 
 /** One bulk segment of `id` K/V, kvHeads x L tokens, in arena memory (channel formats in whole groups). */

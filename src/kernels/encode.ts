@@ -15,7 +15,16 @@ const resolved = new WeakMap<KvFormat, { version: number; fn: EncodeKernel }>();
  * Channel axis: tokens must equal blockValues (one whole group); writes headDim blocks, channel order.
  * Output bytes are identical whichever kernel runs (the gate checks it).
  */
-export function encodeRows(format: KvFormat, src: Float32Array, srcOff: number, srcStride: number, tokens: number, headDim: number, dst: Uint8Array, dstOff: number): void {
+export function encodeRows(
+  format: KvFormat,
+  src: Float32Array,
+  srcOff: number,
+  srcStride: number,
+  tokens: number,
+  headDim: number,
+  dst: Uint8Array,
+  dstOff: number,
+): void {
   encoderFor(format)(src, srcOff, srcStride, tokens, headDim, dst, dstOff);
 }
 

@@ -20,7 +20,25 @@ export function packJob(job: AttendJob, nums: Float64Array): string[] {
     if (i === undefined) index.set(s, (i = strings.push(s) - 1));
     return i;
   };
-  const h = [job.D, job.G, job.kvHeads, job.nq, job.qc, job.splits, job.chunk, job.q, job.qi, job.qd, job.lohi, job.softcap, job.part, job.slotBytes, job.units, job.segs.length, job.split0];
+  const h = [
+    job.D,
+    job.G,
+    job.kvHeads,
+    job.nq,
+    job.qc,
+    job.splits,
+    job.chunk,
+    job.q,
+    job.qi,
+    job.qd,
+    job.lohi,
+    job.softcap,
+    job.part,
+    job.slotBytes,
+    job.units,
+    job.segs.length,
+    job.split0,
+  ];
   nums.set(h, 0);
   const run = (r: RunPlan, o: number) => {
     nums[o] = str(r.format);
@@ -45,8 +63,13 @@ export function packJob(job: AttendJob, nums: Float64Array): string[] {
 /** The job packJob wrote. */
 export function unpackJob(nums: Float64Array, strings: readonly string[]): AttendJob {
   const run = (o: number): RunPlan => ({
-    format: strings[nums[o]!]!, kernel: strings[nums[o + 1]!]!,
-    addr: nums[o + 2]!, headStride: nums[o + 3]!, first: nums[o + 4]!, rowBytes: nums[o + 5]!, table: nums[o + 6]!,
+    format: strings[nums[o]!]!,
+    kernel: strings[nums[o + 1]!]!,
+    addr: nums[o + 2]!,
+    headStride: nums[o + 3]!,
+    first: nums[o + 4]!,
+    rowBytes: nums[o + 5]!,
+    table: nums[o + 6]!,
   });
   const segs: SegPlan[] = [];
   // Bounded by the buffer: a worker may read numbers a newer job is overwriting (its units then refuse it).
@@ -57,7 +80,22 @@ export function unpackJob(nums: Float64Array, strings: readonly string[]): Atten
   }
   const n = (i: number) => nums[i]!;
   return {
-    D: n(0), G: n(1), kvHeads: n(2), nq: n(3), qc: n(4), splits: n(5), chunk: n(6), q: n(7), qi: n(8), qd: n(9), lohi: n(10),
-    softcap: n(11), part: n(12), slotBytes: n(13), units: n(14), split0: n(16), segs,
+    D: n(0),
+    G: n(1),
+    kvHeads: n(2),
+    nq: n(3),
+    qc: n(4),
+    splits: n(5),
+    chunk: n(6),
+    q: n(7),
+    qi: n(8),
+    qd: n(9),
+    lohi: n(10),
+    softcap: n(11),
+    part: n(12),
+    slotBytes: n(13),
+    units: n(14),
+    split0: n(16),
+    segs,
   };
 }

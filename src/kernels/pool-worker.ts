@@ -5,7 +5,24 @@ import { workerData } from './pool-worker-init.js';
 import type { PoolInit as Init } from './pool-host-api.js';
 import { bindJob, runUnit, scratchAt, unitKernel, type BoundJob, type UnitKernel } from './attend-unit.js';
 import { unpackJob } from './job-pack.js';
-import { CALL_SLOT, DONE, GEN, HOLD, JOB_CALLS, JOB_LEN, JOB_SHARED, KIND, QUIT, READY, SHARED_FN, SHARED_WORKERS, SPACE, recordError, sleepOnGen, takeUnit } from './pool-control.js';
+import {
+  CALL_SLOT,
+  DONE,
+  GEN,
+  HOLD,
+  JOB_CALLS,
+  JOB_LEN,
+  JOB_SHARED,
+  KIND,
+  QUIT,
+  READY,
+  SHARED_FN,
+  SHARED_WORKERS,
+  SPACE,
+  recordError,
+  sleepOnGen,
+  takeUnit,
+} from './pool-control.js';
 
 const init = workerData as Init;
 const { ctl, jobBytes, memories } = init;

@@ -22,7 +22,13 @@ function bulkView(id: string, kvHeads: number, L: number, D: number, rng: Prng):
   for (const off of [k, v]) for (let h = 0; h < kvHeads; h++) encodeRows(f, rng.normals(L * D), 0, D, L, D, a.u8(), off + h * stride);
   const bytes = a.u8();
   const run = (off: number) => ({ format: f, bytes, offset: off, headStride: stride, first: 0 });
-  return { view: { headDim: D, kvHeads, length: L, segments: [{ start: 0, count: L, k: run(k), v: run(v), region: 'bulk' }] }, free: () => { a.free(k); a.free(v); } };
+  return {
+    view: { headDim: D, kvHeads, length: L, segments: [{ start: 0, count: L, k: run(k), v: run(v), region: 'bulk' }] },
+    free: () => {
+      a.free(k);
+      a.free(v);
+    },
+  };
 }
 
 function maxDiff(a: Float32Array, b: Float32Array): number {
@@ -31,7 +37,7 @@ function maxDiff(a: Float32Array, b: Float32Array): number {
   return m;
 }
 
-test('pool: two threads (split sequences, merged softmax) give one thread\'s result', (t) => {
+test("pool: two threads (split sequences, merged softmax) give one thread's result", (t) => {
   if (!wasmKernels()) return t.skip('wasm kernels unavailable');
   if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
   const rng = new Prng(11);
@@ -106,13 +112,23 @@ test('pool: kernel calls and attention units share the workers; interleaved jobs
   // Alternate job kinds back to back: a worker that wakes late for one must never act on the next.
   for (let i = 0; i < 200; i++) {
     new Float32Array(k.arena.memory.buffer, buf, 2 * n).fill(1);
-    runCalls(k, [['scaleF32', [buf, n, 3]], ['scaleF32', [buf + n * 4, n, 5]]]);
+    runCalls(k, [
+      ['scaleF32', [buf, n, 3]],
+      ['scaleF32', [buf + n * 4, n, 5]],
+    ]);
     const y = new Float32Array(k.arena.memory.buffer, buf, 2 * n);
     assert.ok(y[0] === 3 && y[n - 1] === 3 && y[n] === 5 && y[2 * n - 1] === 5, `call round ${i}: both halves scaled once`);
     attend({ view, q, heads, out: got, threads: 2 });
     assert.ok(maxDiff(got, want) < 1e-5, `attend round ${i} differs by ${maxDiff(got, want)}`);
   }
-  assert.throws(() => runCalls(k, [['scaleF32', [buf, n, 3]], ['noSuchKernel', []]]), /noSuchKernel/);
+  assert.throws(
+    () =>
+      runCalls(k, [
+        ['scaleF32', [buf, n, 3]],
+        ['noSuchKernel', []],
+      ]),
+    /noSuchKernel/,
+  );
   k.arena.free(buf);
   free();
 });
@@ -125,7 +141,10 @@ test('pool: a post wakes a worker asleep on the job word; a held worker spins th
   const buf = k.arena.alloc(2 * n * 4);
   const call = (i: number) => {
     new Float32Array(k.arena.memory.buffer, buf, 2 * n).fill(1);
-    runCalls(k, [['scaleF32', [buf, n, 3]], ['scaleF32', [buf + n * 4, n, 5]]]);
+    runCalls(k, [
+      ['scaleF32', [buf, n, 3]],
+      ['scaleF32', [buf + n * 4, n, 5]],
+    ]);
     const y = new Float32Array(k.arena.memory.buffer, buf, 2 * n);
     assert.ok(y[0] === 3 && y[n] === 5 && y[2 * n - 1] === 5, `round ${i}: both halves scaled once`);
   };
@@ -160,18 +179,29 @@ test('pool: a post wakes a worker asleep on the job word; a held worker spins th
   k.arena.free(buf);
 });
 
-test('pool: a worker\'s exception is the cause of the caller\'s error, not swallowed', (t) => {
+test("pool: a worker's exception is the cause of the caller's error, not swallowed", (t) => {
   const k = wasmKernels();
   if (!k) return t.skip('wasm kernels unavailable');
   if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
   const buf = k.arena.alloc(64);
   // The second call runs on a worker and reads far outside arena memory: the module traps there.
   assert.throws(
-    () => runCalls(k, [['scaleF32', [buf, 16, 3]], ['scaleF32', [0xfffff000, 1024, 2]]]),
-    (e: unknown) => e instanceof PoolError && e.cause instanceof Error && /RuntimeError: memory access out of bounds/.test(e.cause.message) && /out of bounds/.test(e.message),
+    () =>
+      runCalls(k, [
+        ['scaleF32', [buf, 16, 3]],
+        ['scaleF32', [0xfffff000, 1024, 2]],
+      ]),
+    (e: unknown) =>
+      e instanceof PoolError &&
+      e.cause instanceof Error &&
+      /RuntimeError: memory access out of bounds/.test(e.cause.message) &&
+      /out of bounds/.test(e.message),
   );
   // The pool stays usable.
-  runCalls(k, [['scaleF32', [buf, 16, 1]], ['scaleF32', [buf, 16, 1]]]);
+  runCalls(k, [
+    ['scaleF32', [buf, 16, 1]],
+    ['scaleF32', [buf, 16, 1]],
+  ]);
   k.arena.free(buf);
 });
 
@@ -179,7 +209,7 @@ test('pool: shared jobs (threaded matmuls, units from their own counter; prefetc
   const k = wasmKernels();
   if (!k) return t.skip('wasm kernels unavailable');
   if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
-  const { configureMatmul, matmulConfig, matmulPrefetch, matmulSplitStats, wasmMatmul } = await import('../model/matmul-wasm.js');
+  const { configureMatmul, matmulConfig, matmulPrefetch, matmulSplitStats } = await import('../model/matmul-wasm.js');
   const { Weight } = await import('../model/forward-weights.js');
   const { encode } = await import('../formats/codec.js');
   const rng = new Prng(15);
@@ -189,11 +219,21 @@ test('pool: shared jobs (threaded matmuls, units from their own counter; prefetc
   const wantAttn = new Float32Array(q.length);
   attend({ view, q, heads, out: wantAttn, threads: 1 });
   // Two weights of different types and shapes, so a late worker acting on the wrong job would show.
-  const ws = [[8, 512, 768], [2, 260, 512]].map(([type, rows, cols]) => new Weight('w', { type: type!, dims: [cols!, rows!], data: encode(type === 8 ? 'q8_0' : 'q4_0', rng.normals(rows! * cols!), [rows!, cols!]) }));
+  const ws = [
+    [8, 512, 768],
+    [2, 260, 512],
+  ].map(
+    ([type, rows, cols]) =>
+      new Weight('w', { type: type!, dims: [cols!, rows!], data: encode(type === 8 ? 'q8_0' : 'q4_0', rng.normals(rows! * cols!), [rows!, cols!]) }),
+  );
   const xs = ws.map((w) => rng.normals(w.cols));
   const before = matmulConfig();
   configureMatmul({ threads: 1 });
-  const wantMm = ws.map((w, i) => { const y = new Float32Array(w.rows); w.matmul(xs[i]!, 1, y); return y; });
+  const wantMm = ws.map((w, i) => {
+    const y = new Float32Array(w.rows);
+    w.matmul(xs[i]!, 1, y);
+    return y;
+  });
   configureMatmul({ threads: 2, threadChoice: 'always' });
   const n = 4096;
   const buf = k.arena.alloc(2 * n * 4);
@@ -212,7 +252,10 @@ test('pool: shared jobs (threaded matmuls, units from their own counter; prefetc
       attend({ view, q, heads, out: got, threads: 2 });
       assert.ok(maxDiff(got, wantAttn) < 1e-5, `attend round ${i} differs by ${maxDiff(got, wantAttn)}`);
       new Float32Array(k.arena.memory.buffer, buf, 2 * n).fill(1);
-      runCalls(k, [['scaleF32', [buf, n, 3]], ['scaleF32', [buf + n * 4, n, 5]]]);
+      runCalls(k, [
+        ['scaleF32', [buf, n, 3]],
+        ['scaleF32', [buf + n * 4, n, 5]],
+      ]);
       const y = new Float32Array(k.arena.memory.buffer, buf, 2 * n);
       assert.ok(y[0] === 3 && y[n - 1] === 3 && y[n] === 5 && y[2 * n - 1] === 5, `call round ${i}: both halves scaled once`);
     }

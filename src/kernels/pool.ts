@@ -8,7 +8,31 @@ import { PoolError } from '../errors.js';
 import type { WasmKernels } from './wasm.js';
 import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from './attend-unit.js';
 import { packJob, packedLength } from './job-pack.js';
-import { CALL_SLOT, CTL_WORDS, DONE, ERR, ERR_BYTES, GEN, HOLD, JOB_CALLS, JOB_LEN, JOB_SHARED, JOB_UNITS, KIND, MAX_CALL_ARGS, MAX_UNITS, QUIT, READY, SHARED_FN, SHARED_WORKERS, SPACE, armTickets, recordedError, takeUnit, wakeWorkers } from './pool-control.js';
+import {
+  CALL_SLOT,
+  CTL_WORDS,
+  DONE,
+  ERR,
+  ERR_BYTES,
+  GEN,
+  HOLD,
+  JOB_CALLS,
+  JOB_LEN,
+  JOB_SHARED,
+  JOB_UNITS,
+  KIND,
+  MAX_CALL_ARGS,
+  MAX_UNITS,
+  QUIT,
+  READY,
+  SHARED_FN,
+  SHARED_WORKERS,
+  SPACE,
+  armTickets,
+  recordedError,
+  takeUnit,
+  wakeWorkers,
+} from './pool-control.js';
 import { onSpaceAdded, spaces } from './spaces.js';
 import { host } from './pool-host.js';
 
@@ -73,7 +97,7 @@ function poolFor(k: WasmKernels, p: Pool | null): Pool | null {
   return p && k.index < p.spaces ? p : null;
 }
 /** Threads attend may use (the calling thread included): default all cores, KVPACK_THREADS overrides. */
-let threads = Math.max(1, Number(typeof process !== 'undefined' ? process.env?.['KVPACK_THREADS'] ?? cores : 1) || 1);
+let threads = Math.max(1, Number(typeof process !== 'undefined' ? (process.env?.['KVPACK_THREADS'] ?? cores) : 1) || 1);
 
 /** Cores the machine reports. */
 export function coreCount(): number {

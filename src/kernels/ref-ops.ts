@@ -33,7 +33,15 @@ function refEncode(f: KvFormat): EncodeKernel {
 }
 
 /** Calls fn(tile, t, n) for tiles of decoded rows covering run tokens [t0, t0+tokens); tile is [n, headDim]. */
-function forTiles(f: KvFormat, src: Uint8Array, base: number, t0: number, tokens: number, headDim: number, fn: (tile: Float32Array, t: number, n: number) => void): void {
+function forTiles(
+  f: KvFormat,
+  src: Uint8Array,
+  base: number,
+  t0: number,
+  tokens: number,
+  headDim: number,
+  fn: (tile: Float32Array, t: number, n: number) => void,
+): void {
   const run: PackedRun = { format: f, bytes: src, offset: base, headStride: 0, first: 0 };
   const tile = new Float32Array(TILE * headDim);
   const scratch = new Float32Array(Math.max(MAX_BLOCK_VALUES, f.blockValues));

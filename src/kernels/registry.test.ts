@@ -11,7 +11,10 @@ import { Prng } from '../numeric/prng.js';
 test('registry: a second registration of the same key throws', () => {
   const fn = () => {};
   registerKernel('f32', 'decode', 'ref', fn);
-  assert.throws(() => registerKernel('f32', 'decode', 'ref', fn), (e: unknown) => e instanceof KvpackError && e.code === 'DUPLICATE_KERNEL');
+  assert.throws(
+    () => registerKernel('f32', 'decode', 'ref', fn),
+    (e: unknown) => e instanceof KvpackError && e.code === 'DUPLICATE_KERNEL',
+  );
 });
 
 test('registry: every format and op has a wasm kernel when the module loads; ref stays reachable; unknown formats throw', (t) => {

@@ -29,9 +29,33 @@ export type EncodeKernel = (src: Float32Array, srcOff: number, srcStride: number
  */
 export type DecodeKernel = (src: Uint8Array, base: number, t0: number, tokens: number, headDim: number, dst: Float32Array, dstOff: number) => void;
 /** scores: out[outOff + g*outStride + t] = dot(q[qOff + g*headDim ..], k_t) for g < G (q already scaled). */
-export type ScoresKernel = (q: Float32Array, qOff: number, G: number, headDim: number, src: Uint8Array, base: number, t0: number, tokens: number, out: Float32Array, outOff: number, outStride: number) => void;
+export type ScoresKernel = (
+  q: Float32Array,
+  qOff: number,
+  G: number,
+  headDim: number,
+  src: Uint8Array,
+  base: number,
+  t0: number,
+  tokens: number,
+  out: Float32Array,
+  outOff: number,
+  outStride: number,
+) => void;
 /** accumulate: acc[accOff + g*headDim + c] += sum_t w[wOff + g*wStride + t] * v_t[c]. */
-export type AccumulateKernel = (w: Float32Array, wOff: number, wStride: number, G: number, headDim: number, src: Uint8Array, base: number, t0: number, tokens: number, acc: Float32Array, accOff: number) => void;
+export type AccumulateKernel = (
+  w: Float32Array,
+  wOff: number,
+  wStride: number,
+  G: number,
+  headDim: number,
+  src: Uint8Array,
+  base: number,
+  t0: number,
+  tokens: number,
+  acc: Float32Array,
+  accOff: number,
+) => void;
 
 export interface KernelFor {
   encode: EncodeKernel;
@@ -81,7 +105,8 @@ export function registerKernel<O extends Op>(formatId: string, op: O, impl: Impl
   if (!OPS.includes(op)) throw new ArgumentError(`registerKernel: unknown op '${op}' (known: ${OPS.join(', ')})`);
   const k = kernelKey(formatId, op, 'f32', impl);
   if (custom.has(k) || tableRow(k)) throw new KernelError('DUPLICATE_KERNEL', `kernel '${k}' is already registered`);
-  if (impl !== 'js' && impl !== 'ref') throw new ArgumentError(`registerKernel: wasm kernels are rows of the kernel table (src/kernels/table.ts); register a JS kernel as 'js'`);
+  if (impl !== 'js' && impl !== 'ref')
+    throw new ArgumentError(`registerKernel: wasm kernels are rows of the kernel table (src/kernels/table.ts); register a JS kernel as 'js'`);
   custom.set(k, fn as KernelFor[Op]);
   version++;
 }
@@ -166,7 +191,13 @@ function candidates(f: KvFormat, op: 'scores' | 'accumulate', precision: Precisi
   let c = m[op][precision];
   if (!c) {
     const k = wasmKernels();
-    const make = (key: string, impl: Impl, row: KernelRow | null, isCustom: boolean): Route => ({ key, impl, row, custom: isCustom, unit: unitKernel(key, k?.exports ?? {}, (x) => jsKernel(x) as ScoresKernel | AccumulateKernel | undefined) });
+    const make = (key: string, impl: Impl, row: KernelRow | null, isCustom: boolean): Route => ({
+      key,
+      impl,
+      row,
+      custom: isCustom,
+      unit: unitKernel(key, k?.exports ?? {}, (x) => jsKernel(x) as ScoresKernel | AccumulateKernel | undefined),
+    });
     const jsKey = kernelKey(f.id, op, 'f32', 'js');
     const refKey = kernelKey(f.id, op, 'f32', 'ref');
     const row = loadedRow(f.id, op, precision);

@@ -22,20 +22,29 @@ const workload = fileURLToPath(new URL('../../test/fixtures/spaces-workload.js',
 /** Small enough that the model (~16 MB of q8_0 weights) and its 2048-position caches need several spaces. */
 const SPACE_MIB = 16;
 
-test('a model and caches over several 16 MiB memory spaces decode exactly as in one memory', { skip: wasmKernels() ? false : 'wasm kernels unavailable' }, () => {
+test('a model and caches over several 16 MiB memory spaces decode exactly as in one memory', {
+  skip: wasmKernels() ? false : 'wasm kernels unavailable',
+}, () => {
   const dir = mkdtempSync(join(tmpdir(), 'kvpack-spaces-model-'));
   try {
     const path = join(dir, 'm.gguf');
     writeGguf(path, tinyLlama({ dim: 512, layers: 4, heads: 4, kvHeads: 2, ff: 1536, vocab: 4096, ctx: 2048, weightType: 'q8_0', seed: 11 }));
     const one = runWorkload(path);
-    const child = spawnSync(process.execPath, [workload, path], { encoding: 'utf8', env: { ...process.env, KVPACK_SPACE_MIB: String(SPACE_MIB), KVPACK_THREADS: '2' }, maxBuffer: 1 << 28 });
+    const child = spawnSync(process.execPath, [workload, path], {
+      encoding: 'utf8',
+      env: { ...process.env, KVPACK_SPACE_MIB: String(SPACE_MIB), KVPACK_THREADS: '2' },
+      maxBuffer: 1 << 28,
+    });
     assert.equal(child.status, 0, child.stderr);
     const many = JSON.parse(child.stdout) as WorkloadResult;
     // The control: one memory here, and over there weights and cache layers really are spread out.
     assert.equal(one.spaces, 1);
     assert.deepEqual(one.weightSpaces, [0]);
     assert.ok(many.spaces >= 3, `${many.spaces} spaces`);
-    assert.ok(many.weightSpaces.some((s) => s > 0), `weights in spaces ${many.weightSpaces}`);
+    assert.ok(
+      many.weightSpaces.some((s) => s > 0),
+      `weights in spaces ${many.weightSpaces}`,
+    );
     assert.ok(many.cacheSpaces.some((s) => s > 0) && !many.cacheSpaces.includes(-1), `cache layers in spaces ${many.cacheSpaces}`);
     for (const name of Object.keys(one.logits)) {
       assert.equal(many.logits[name]!.length, one.logits[name]!.length);
@@ -57,7 +66,9 @@ test('placement: a tensor bigger than one space, a bad cap, and which space a vi
   assert.ok(spaces().length >= 1);
 });
 
-test('a cache with a layer bigger than a space is refused at creation with the sizes named', { skip: wasmKernels() ? false : 'wasm kernels unavailable' }, () => {
+test('a cache with a layer bigger than a space is refused at creation with the sizes named', {
+  skip: wasmKernels() ? false : 'wasm kernels unavailable',
+}, () => {
   setSpaceCap(4 << 20);
   try {
     assert.throws(
@@ -69,7 +80,9 @@ test('a cache with a layer bigger than a space is refused at creation with the s
   }
 });
 
-test('one cache whose layers need a space each: placed apart, attended in their spaces as the reference does, saved and restored', { skip: wasmKernels() ? false : 'wasm kernels unavailable' }, () => {
+test('one cache whose layers need a space each: placed apart, attended in their spaces as the reference does, saved and restored', {
+  skip: wasmKernels() ? false : 'wasm kernels unavailable',
+}, () => {
   // Each layer pledges ~9 MB at capacity (8 kv heads x 128 x 4096 positions, K and V in q8_0): two do not fit 16 MiB.
   setSpaceCap(16 << 20);
   const dir = mkdtempSync(join(tmpdir(), 'kvpack-spaces-cache-'));
@@ -84,11 +97,12 @@ test('one cache whose layers need a space each: placed apart, attended in their 
     const layerSpaces = [0, 1, 2].map((l) => spaceOf(cache.layerCache(l).bulk.k.stream.chunkBytesAt(0))!.index);
     assert.equal(new Set(layerSpaces).size, 3, `layers in spaces ${layerSpaces}`);
     const q = rng.normals(32 * 128);
-    const attendAll = (c: KvCache) => [0, 1, 2].map((l) => {
-      const out = new Float32Array(q.length);
-      const r = c.attend(l, q, out);
-      return { out, path: r.path };
-    });
+    const attendAll = (c: KvCache) =>
+      [0, 1, 2].map((l) => {
+        const out = new Float32Array(q.length);
+        const r = c.attend(l, q, out);
+        return { out, path: r.path };
+      });
     const fast = attendAll(cache);
     setForceReference(true);
     const ref = attendAll(cache);

@@ -33,8 +33,10 @@ export function wasmAdapter(f: KvFormat, row: KernelRow, ref: KernelFor[Op]): Ke
   const bind = binder(row);
   const param = row.param ?? 0;
   switch (row.abi) {
-    case 'encode': return tokenEncode(bind, f, ref as EncodeKernel);
-    case 'encode-channel': return channelEncode(bind, f, param, ref as EncodeKernel);
+    case 'encode':
+      return tokenEncode(bind, f, ref as EncodeKernel);
+    case 'encode-channel':
+      return channelEncode(bind, f, param, ref as EncodeKernel);
     case 'decode': {
       const r = ref as DecodeKernel;
       const op: DecodeKernel = (src, base, t0, tokens, D, dst, dstOff) => {

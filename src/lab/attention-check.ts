@@ -38,14 +38,24 @@ export interface LayerPlacement {
 /** Records the last attend() call per layer of `cache` (and with `corrupt`, zeroes what each call reads). */
 export class AttendTap {
   private readonly calls = new Map<number, Call>();
-  constructor(readonly cache: KvCache, corrupt = false) {
+  constructor(
+    readonly cache: KvCache,
+    corrupt = false,
+  ) {
     const orig = cache.attend.bind(cache);
     cache.attend = (layer: number, q: Float32Array, out: Float32Array, opts: AttendOptions = {}) => {
       const restore = corrupt ? zeroRead(cache.view(layer)) : undefined;
       try {
         const r = orig(layer, q, out, opts);
         const D = cache.headDim;
-        this.calls.set(layer, { q: q.slice(), out: out.slice(), positions: opts.positions ? Array.from(opts.positions) : [cache.layerLength(layer) - 1], scale: opts.scale ?? 1 / Math.sqrt(D), slidingWindow: opts.slidingWindow, softcap: opts.softcap });
+        this.calls.set(layer, {
+          q: q.slice(),
+          out: out.slice(),
+          positions: opts.positions ? Array.from(opts.positions) : [cache.layerLength(layer) - 1],
+          scale: opts.scale ?? 1 / Math.sqrt(D),
+          slidingWindow: opts.slidingWindow,
+          softcap: opts.softcap,
+        });
         return r;
       } finally {
         restore?.();
@@ -64,7 +74,12 @@ export class AttendTap {
       const f16 = (x: Float32Array) => x.map(roundFp16);
       const ref = (k: Float32Array, v: Float32Array) => attention64(call, k, v, c.kvHeads, c.headDim, view.start ?? 0);
       const stored = rotated(l) ? null : relRms(call.out, ref(readStored(view, 'k'), readStored(view, 'v')));
-      out.push({ layer: l, queries: call.positions.length, readRelRms: stored, vsF16RelRms: relRms(call.out, ref(f16(rec.rows(l, 'k')), f16(rec.rows(l, 'v')))) });
+      out.push({
+        layer: l,
+        queries: call.positions.length,
+        readRelRms: stored,
+        vsF16RelRms: relRms(call.out, ref(f16(rec.rows(l, 'k')), f16(rec.rows(l, 'v')))),
+      });
     }
     return out;
   }
@@ -110,7 +125,8 @@ function spans(run: PackedRun, D: number, heads: number, count: number): [number
   for (let h = 0; h < heads; h++) {
     const base = run.offset + h * run.headStride;
     if (f.axis === 'channel') {
-      const g0 = Math.floor(run.first / f.blockValues), g1 = Math.floor((run.first + count - 1) / f.blockValues) + 1;
+      const g0 = Math.floor(run.first / f.blockValues),
+        g1 = Math.floor((run.first + count - 1) / f.blockValues) + 1;
       out.push([base + g0 * D * f.blockBytes, base + g1 * D * f.blockBytes]);
     } else {
       const rb = rowBytes(f, D);

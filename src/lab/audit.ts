@@ -35,8 +35,17 @@ export function auditRun(dir: string, checks = new CheckList(), prefix = ''): Ch
       if (p) {
         let spec: unknown;
         // The spec comes from the run's own protocol.json (hash-checked above), not the repo's current file.
-        if (sub.try('protocol.json parses', () => { spec = p.parse(JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8'))); return [true, m.protocol.name]; })) {
-          auditVariant(JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as Record<string, unknown>, m.protocol.variant as VariantRecord | undefined, sub);
+        if (
+          sub.try('protocol.json parses', () => {
+            spec = p.parse(JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')));
+            return [true, m.protocol.name];
+          })
+        ) {
+          auditVariant(
+            JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as Record<string, unknown>,
+            m.protocol.variant as VariantRecord | undefined,
+            sub,
+          );
           try {
             p.audit(dir, spec, sub);
           } catch (e) {

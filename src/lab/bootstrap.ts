@@ -22,7 +22,8 @@ export const BOOTSTRAP_RESAMPLES = 1000;
 export function bootstrapCi(values: readonly number[], weights: readonly number[] = values.map(() => 1), seed = 1): [number, number] {
   const n = values.length;
   const mean = (pick: (i: number) => number) => {
-    let s = 0, w = 0;
+    let s = 0,
+      w = 0;
     for (let i = 0; i < n; i++) {
       const j = pick(i);
       s += values[j]! * weights[j]!;

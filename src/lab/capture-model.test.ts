@@ -10,7 +10,10 @@ test('capture: Q/K/V of chosen layers round-trip through the file and equal what
   const model = modelFromLoaded(tinyModel('qwen3'));
   const tokens = Array.from({ length: 37 }, (_, i) => (i * 7 + 1) % model.nVocab);
   const cap = readCapture(writeCapture(captureModel(model, tokens, [1, 5], { prompt: 'test' })));
-  assert.deepEqual(cap.layers.map((l) => l.layer), [1, 5]);
+  assert.deepEqual(
+    cap.layers.map((l) => l.layer),
+    [1, 5],
+  );
   assert.equal(cap.meta.prompt, 'test');
   const hp = model.hp;
   const cache = model.createCache({ policy: CAPTURE_POLICY, capacity: tokens.length });
@@ -29,7 +32,10 @@ test('capture: Q/K/V of chosen layers round-trip through the file and equal what
       const got = l[which];
       for (let h = 0; h < hp.nHeadKv; h++) {
         for (let t = 0; t < tokens.length; t++) {
-          assert.deepEqual(got.subarray((h * tokens.length + t) * D, (h * tokens.length + t + 1) * D), stored.subarray((t * hp.nHeadKv + h) * D, (t * hp.nHeadKv + h + 1) * D));
+          assert.deepEqual(
+            got.subarray((h * tokens.length + t) * D, (h * tokens.length + t + 1) * D),
+            stored.subarray((t * hp.nHeadKv + h) * D, (t * hp.nHeadKv + h + 1) * D),
+          );
         }
       }
     }

@@ -23,7 +23,8 @@ export function captureModel(model: Model, tokens: readonly number[], layers: re
   const N = tokens.length;
   const D = hp.headDim;
   const out = new Map<number, { q: Float32Array; k: Float32Array; v: Float32Array }>();
-  for (const l of layers) out.set(l, { q: new Float32Array(N * hp.nHead * D), k: new Float32Array(hp.nHeadKv * N * D), v: new Float32Array(hp.nHeadKv * N * D) });
+  for (const l of layers)
+    out.set(l, { q: new Float32Array(N * hp.nHead * D), k: new Float32Array(hp.nHeadKv * N * D), v: new Float32Array(hp.nHeadKv * N * D) });
   const cache = model.createCache({ policy: CAPTURE_POLICY, capacity: N });
   try {
     for (let t0 = 0; t0 < N; t0 += PREFILL_CHUNK) {

@@ -6,7 +6,16 @@ import { Prng } from '../numeric/prng.js';
 
 function sample(): Capture {
   const r = new Prng(5);
-  const layer = (n: number) => ({ layer: n, tokens: 33, heads: 4, kvHeads: 2, headDim: 8, q: r.normals(33 * 4 * 8), k: r.normals(2 * 33 * 8), v: r.normals(2 * 33 * 8) });
+  const layer = (n: number) => ({
+    layer: n,
+    tokens: 33,
+    heads: 4,
+    kvHeads: 2,
+    headDim: 8,
+    q: r.normals(33 * 4 * 8),
+    k: r.normals(2 * 33 * 8),
+    v: r.normals(2 * 33 * 8),
+  });
   return { meta: { model: 'tiny.gguf', prompt: 'hello' }, layers: [layer(3), layer(11)] };
 }
 

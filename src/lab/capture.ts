@@ -77,7 +77,16 @@ export function writeCapture(c: Capture): Uint8Array {
 
 function checkShape(layer: number, tokens: number, heads: number, kvHeads: number, D: number, qn: number, kn: number, vn: number): void {
   const int = (x: number, max: number) => Number.isInteger(x) && x >= 1 && x <= max;
-  if (!(Number.isInteger(layer) && layer >= 0 && int(tokens, MAX_CAPTURE_TOKENS) && int(heads, MAX_CAPTURE_DIM) && int(kvHeads, MAX_CAPTURE_DIM) && int(D, MAX_CAPTURE_DIM))) {
+  if (
+    !(
+      Number.isInteger(layer) &&
+      layer >= 0 &&
+      int(tokens, MAX_CAPTURE_TOKENS) &&
+      int(heads, MAX_CAPTURE_DIM) &&
+      int(kvHeads, MAX_CAPTURE_DIM) &&
+      int(D, MAX_CAPTURE_DIM)
+    )
+  ) {
     throw new FileFormatError('capture', `layer ${layer}: bad shape tokens=${tokens} heads=${heads} kvHeads=${kvHeads} headDim=${D}`);
   }
   if (heads % kvHeads) throw new FileFormatError('capture', `layer ${layer}: heads ${heads} is not a multiple of kvHeads ${kvHeads}`);
@@ -89,7 +98,8 @@ function checkShape(layer: number, tokens: number, heads: number, kvHeads: numbe
 /** Parses a capture file; every length and offset is checked before any array is read. */
 export function readCapture(bytes: Uint8Array): Capture {
   const { header, body: data } = readFrame<Header>(FRAME, bytes);
-  if (header.format !== 'kvpack-capture' || header.version !== 1 || !Array.isArray(header.layers)) throw new FileFormatError('capture', 'unsupported header (format/version)');
+  if (header.format !== 'kvpack-capture' || header.version !== 1 || !Array.isArray(header.layers))
+    throw new FileFormatError('capture', 'unsupported header (format/version)');
   const read = (b: Blob, want: number, what: string): Float32Array => {
     if (!b || !Number.isInteger(b.offset) || b.offset < 0 || b.offset % 4 || b.length !== want || b.offset + 4 * want > data.length) {
       throw new FileFormatError('capture', `${what}: blob ${JSON.stringify(b)} is outside the data or not ${want} floats`);
@@ -99,7 +109,16 @@ export function readCapture(bytes: Uint8Array): Capture {
   const layers = header.layers.map((l) => {
     checkShape(l.layer, l.tokens, l.heads, l.kvHeads, l.headDim, l.q?.length, l.k?.length, l.v?.length);
     const n = l.tokens * l.headDim;
-    return { layer: l.layer, tokens: l.tokens, heads: l.heads, kvHeads: l.kvHeads, headDim: l.headDim, q: read(l.q, n * l.heads, `layer ${l.layer} q`), k: read(l.k, n * l.kvHeads, `layer ${l.layer} k`), v: read(l.v, n * l.kvHeads, `layer ${l.layer} v`) };
+    return {
+      layer: l.layer,
+      tokens: l.tokens,
+      heads: l.heads,
+      kvHeads: l.kvHeads,
+      headDim: l.headDim,
+      q: read(l.q, n * l.heads, `layer ${l.layer} q`),
+      k: read(l.k, n * l.kvHeads, `layer ${l.layer} k`),
+      v: read(l.v, n * l.kvHeads, `layer ${l.layer} v`),
+    };
   });
   return { meta: header.meta ?? {}, layers };
 }

@@ -64,7 +64,8 @@ export function near(a: unknown, b: unknown, tol: number): boolean {
   if (typeof a === 'number' && typeof b === 'number') return a === b || Math.abs(a - b) <= tol * Math.max(Math.abs(a), Math.abs(b));
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => near(x, b[i], tol));
   if (a && b && typeof a === 'object' && typeof b === 'object') {
-    const ka = Object.keys(a).sort(), kb = Object.keys(b).sort();
+    const ka = Object.keys(a).sort(),
+      kb = Object.keys(b).sort();
     return near(ka, kb, 0) && ka.every((k) => near((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], tol));
   }
   return a === b;

@@ -11,7 +11,10 @@ import { bootstrapCi } from './bootstrap.js';
 
 const model = modelFromLoaded(tinyModel('llama'));
 const shape = { layers: model.hp.nLayer, kvHeads: model.hp.nHeadKv, headDim: model.hp.headDim };
-const prompts = [{ id: 'a', tokens: [1, 5, 9, 13, 17, 21, 25, 29] }, { id: 'b', tokens: [1, 7, 3, 11, 2, 40, 8, 6] }];
+const prompts = [
+  { id: 'a', tokens: [1, 5, 9, 13, 17, 21, 25, 29] },
+  { id: 'b', tokens: [1, 7, 3, 11, 2, 40, 8, 6] },
+];
 const q4 = { name: 'q4_0', policy: schemePolicy('q4_0', { window: 0, sinks: 0 }) };
 
 test('eval --horizon 1: no decode rows and no exact-match horizon reached print n/a, never 0', () => {
@@ -20,8 +23,12 @@ test('eval --horizon 1: no decode rows and no exact-match horizon reached print 
   assert.equal(s.klDecode, null);
   assert.equal(s.top1Decode, null);
   assert.deepEqual(s.exactAt, {});
-  const row = evalTable([s], [50, 100])[2]!.split('|').map((c) => c.trim());
-  const head = evalTable([s], [50, 100])[0]!.split('|').map((c) => c.trim());
+  const row = evalTable([s], [50, 100])[2]!
+    .split('|')
+    .map((c) => c.trim());
+  const head = evalTable([s], [50, 100])[0]!
+    .split('|')
+    .map((c) => c.trim());
   for (const col of ['KL decode', 'top-1 decode', 'PPL delta decode', 'exact@50', 'exact@100']) assert.equal(row[head.indexOf(col)], 'n/a', col);
   assert.match(row[head.indexOf('KL prompt')]!, /^\d\.\d{5} \[\d\.\d{5}, \d\.\d{5}\]$/);
 });

@@ -97,16 +97,35 @@ export interface ArmScore {
 }
 
 /** Runs one arm over every reference prompt. `actualPolicy` is a test hook (sabotage). */
-export function runArm(model: Model, ref: ReferenceSet, arm: EvalArm, o: { checkLayers?: boolean; checkAttention?: boolean; actualPolicy?: CachePolicy; corruptRead?: boolean; onPrompt?: () => void } = {}): PromptOutcome[] {
+export function runArm(
+  model: Model,
+  ref: ReferenceSet,
+  arm: EvalArm,
+  o: { checkLayers?: boolean; checkAttention?: boolean; actualPolicy?: CachePolicy; corruptRead?: boolean; onPrompt?: () => void } = {},
+): PromptOutcome[] {
   const H = ref.spec.horizon;
   return ref.entries.map((e, i) => {
     // Layer read-back on the first prompt: enough to show each layer holds what the policy says.
-    const { forced, free } = runSequencePair(model, arm.policy, e.prompt.tokens, e.continuation, H, { actualPolicy: o.actualPolicy, checkLayers: o.checkLayers && i === 0 ? arm.policy : undefined, checkAttention: o.checkAttention, corruptRead: o.corruptRead });
+    const { forced, free } = runSequencePair(model, arm.policy, e.prompt.tokens, e.continuation, H, {
+      actualPolicy: o.actualPolicy,
+      checkLayers: o.checkLayers && i === 0 ? arm.policy : undefined,
+      checkAttention: o.checkAttention,
+      corruptRead: o.corruptRead,
+    });
     o.onPrompt?.();
     return {
-      prompt: e.prompt.id, continuation: free.continuation, logits: forced.logits, decodeMs: free.decodeMs, decodeSteps: free.decodeSteps,
-      positions: free.positions, promptTokens: e.prompt.tokens.length, bytes: free.bytes.total, regions: free.bytes, layerErrors: free.layerErrors,
-      ...(free.attention && { attention: free.attention }), ...(free.placement && { placement: free.placement }),
+      prompt: e.prompt.id,
+      continuation: free.continuation,
+      logits: forced.logits,
+      decodeMs: free.decodeMs,
+      decodeSteps: free.decodeSteps,
+      positions: free.positions,
+      promptTokens: e.prompt.tokens.length,
+      bytes: free.bytes.total,
+      regions: free.bytes,
+      layerErrors: free.layerErrors,
+      ...(free.attention && { attention: free.attention }),
+      ...(free.placement && { placement: free.placement }),
     };
   });
 }
@@ -165,7 +184,15 @@ function pooled(ranges: readonly Range[], f: (i: number, from: number, to: numbe
  * Every number of one arm from the reference digests and the arm's outcomes (pure: the audit calls it on the
  * saved digests). `refDigests` come from referenceDigests with the same k the arm's digests used.
  */
-export function scoreDigests(ref: ReferenceSet, refDigests: readonly Float32Array[], topK: number, arm: EvalArm, runs: readonly ScoredOutcome[], shape: ModelShape, horizons: readonly number[]): ArmScore {
+export function scoreDigests(
+  ref: ReferenceSet,
+  refDigests: readonly Float32Array[],
+  topK: number,
+  arm: EvalArm,
+  runs: readonly ScoredOutcome[],
+  shape: ModelShape,
+  horizons: readonly number[],
+): ArmScore {
   const H = ref.spec.horizon;
   const k = Math.min(topK, ref.vocab);
   const P = (i: number) => ref.entries[i]!.prompt.tokens.length;
@@ -188,17 +215,30 @@ export function scoreDigests(ref: ReferenceSet, refDigests: readonly Float32Arra
     const b = pooled(rs, (i, x, y) => nllDigest(T(i), x, y)).mean;
     return { ref: a, test: b, delta: a === null || b === null ? null : Math.exp(b) - Math.exp(a) };
   };
-  const klAll = pooled(all, kl), klPro = pooled(pro, kl), klDec = pooled(dec, kl);
-  const t1All = pooled(all, top1), t1Pro = pooled(pro, top1), t1Dec = pooled(dec, top1);
-  const pAll = ppl(all), pPro = ppl(pro), pDec = ppl(dec);
+  const klAll = pooled(all, kl),
+    klPro = pooled(pro, kl),
+    klDec = pooled(dec, kl);
+  const t1All = pooled(all, top1),
+    t1Pro = pooled(pro, top1),
+    t1Dec = pooled(dec, top1);
+  const pAll = ppl(all),
+    pPro = ppl(pro),
+    pDec = ppl(dec);
   // Exact-match only where the horizon reaches: a horizon beyond the continuation would measure fewer tokens.
   const reach = horizons.filter((h) => h <= H);
   const refCont = ref.entries.map((e) => e.continuation);
-  const em = exactMatch(refCont, runs.map((r) => r.continuation), reach);
-  const ci: Record<string, [number, number]> = { kl: klAll.ci!, klPrompt: klPro.ci! , top1Prompt: t1Pro.ci! };
+  const em = exactMatch(
+    refCont,
+    runs.map((r) => r.continuation),
+    reach,
+  );
+  const ci: Record<string, [number, number]> = { kl: klAll.ci!, klPrompt: klPro.ci!, top1Prompt: t1Pro.ci! };
   if (klDec.ci) ci.klDecode = klDec.ci;
   if (t1Dec.ci) ci.top1Decode = t1Dec.ci;
-  for (const h of reach) ci[`exact@${h}`] = bootstrapCi(em.prefix.map((p, i) => (p >= Math.min(h, refCont[i]!.length) && runs[i]!.continuation.length >= Math.min(h, refCont[i]!.length) ? 1 : 0)));
+  for (const h of reach)
+    ci[`exact@${h}`] = bootstrapCi(
+      em.prefix.map((p, i) => (p >= Math.min(h, refCont[i]!.length) && runs[i]!.continuation.length >= Math.min(h, refCont[i]!.length) ? 1 : 0)),
+    );
   const formulaBytes = runs.reduce((s, r) => s + kvBytes({ ctx: r.positions, prompt: r.promptTokens, policy: arm.policy, ...shape }).total, 0);
   const bytes = runs.reduce((s, r) => s + r.bytes, 0);
   const elements = runs.reduce((s, r) => s + r.positions * shape.layers * shape.kvHeads * shape.headDim * 2, 0);
@@ -232,14 +272,23 @@ export function scoreDigests(ref: ReferenceSet, refDigests: readonly Float32Arra
     elements,
     effectiveBits: (bytes * 8) / elements,
     // Per value the stream encodes: positions still staged (f32, exact) are not in it yet.
-    bulkBits: regions ? (runs.reduce((s, r) => s + r.regions!.bulk, 0) * 8) / runs.reduce((s, r) => s + (2 * r.positions * rowBytes - r.regions!.staging) / 4, 0) : null,
+    bulkBits: regions
+      ? (runs.reduce((s, r) => s + r.regions!.bulk, 0) * 8) / runs.reduce((s, r) => s + (2 * r.positions * rowBytes - r.regions!.staging) / 4, 0)
+      : null,
     stagedPositions: regions ? (channelTensors ? Math.max(...runs.map((r) => r.regions!.staging / rowBytes / channelTensors)) : 0) : null,
     formatBits: plans.reduce((s, p) => s + (bitsPerValue(p.k) + bitsPerValue(p.v)) / 2, 0) / plans.length,
   };
 }
 
 /** Scores outcomes that still hold their logits (the eval CLI): digests over the whole vocabulary, so exact KL. */
-export function scoreArm(ref: ReferenceSet, arm: EvalArm, runs: readonly PromptOutcome[], shape: ModelShape, horizons: readonly number[], topK = ref.vocab): ArmScore {
+export function scoreArm(
+  ref: ReferenceSet,
+  arm: EvalArm,
+  runs: readonly PromptOutcome[],
+  shape: ModelShape,
+  horizons: readonly number[],
+  topK = ref.vocab,
+): ArmScore {
   const { ids, digests } = referenceDigests(ref, topK);
   const scored = runs.map(({ logits, ...rest }, i) => ({ ...rest, digest: armDigest(ref, ids[i]!, i, logits) }));
   return scoreDigests(ref, digests, topK, arm, scored, shape, horizons);
@@ -283,7 +332,10 @@ export function evalTable(scores: readonly ArmScore[], horizons: readonly number
   return [
     `| arm | ${klLabel(scores, 'KL prompt')} | ${klLabel(scores, 'KL decode')} | top-1 prompt | top-1 decode | PPL delta prompt | PPL delta decode | ${horizons.map((h) => `exact@${h}`).join(' | ')} | prefix | KV bytes | format bits | bulk bits | eff. bits | decode tok/s |`,
     `|---|---:|---:|---:|---:|---:|---:|${horizons.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|`,
-    ...scores.map((s) => `| ${s.arm} | ${withCi(s, 'klPrompt', s.klPrompt, 5)} | ${withCi(s, 'klDecode', s.klDecode, 5)} | ${pct(s, 'top1Prompt', s.top1Prompt, 1)} | ${pct(s, 'top1Decode', s.top1Decode, 1)} | ${fmt(s.pplDeltaPrompt, 4)} | ${fmt(s.pplDeltaDecode, 4)} | ${horizons.map((h) => exactCell(s, h)).join(' | ')} | ${fmt(s.prefixMean, 1)} | ${s.bytes} | ${fmt(s.formatBits, 2)} | ${fmt(s.bulkBits, 2)} | ${fmt(s.effectiveBits, 2)} | ${s.decodeTps > 0 ? s.decodeTps.toFixed(0) : 'n/a'} |`),
+    ...scores.map(
+      (s) =>
+        `| ${s.arm} | ${withCi(s, 'klPrompt', s.klPrompt, 5)} | ${withCi(s, 'klDecode', s.klDecode, 5)} | ${pct(s, 'top1Prompt', s.top1Prompt, 1)} | ${pct(s, 'top1Decode', s.top1Decode, 1)} | ${fmt(s.pplDeltaPrompt, 4)} | ${fmt(s.pplDeltaDecode, 4)} | ${horizons.map((h) => exactCell(s, h)).join(' | ')} | ${fmt(s.prefixMean, 1)} | ${s.bytes} | ${fmt(s.formatBits, 2)} | ${fmt(s.bulkBits, 2)} | ${fmt(s.effectiveBits, 2)} | ${s.decodeTps > 0 ? s.decodeTps.toFixed(0) : 'n/a'} |`,
+    ),
   ];
 }
 
@@ -295,5 +347,7 @@ export function intervalNote(scores: readonly ArmScore[]): string[] {
     : src.includes('exact rows')
       ? 'KL: exact over the full vocabulary (per-row KL computed in float64 from the full logits at run time and saved in kl/; the audit re-pools them and checks each row against its top-k + tail lower bound).'
       : 'KL: exact over the full vocabulary.';
-  return [`[lo, hi]: bootstrap 95% interval over prompts (${BOOTSTRAP_RESAMPLES} resamples, fixed seed). Prompt rows: the prefill (its last row predicts the first generated token); decode rows: the rest. exact@h is n/a where the horizon does not reach h. Bulk bits: the quantized stream alone, per value it encodes (overlay mode: every position not still staged); eff. bits: every region (sinks, window, anchors, f32 staging of part-filled per-channel groups), scales and padding. ${kl}`];
+  return [
+    `[lo, hi]: bootstrap 95% interval over prompts (${BOOTSTRAP_RESAMPLES} resamples, fixed seed). Prompt rows: the prefill (its last row predicts the first generated token); decode rows: the rest. exact@h is n/a where the horizon does not reach h. Bulk bits: the quantized stream alone, per value it encodes (overlay mode: every position not still staged); eff. bits: every region (sinks, window, anchors, f32 staging of part-filled per-channel groups), scales and padding. ${kl}`,
+  ];
 }

@@ -18,8 +18,13 @@ test('an installed package (dist/src, protocols, no src/) hashes its dist/src mo
     writeFileSync(join(root, 'dist', 'src', 'lab', 'hash.js'), 'export const x = 1;\r\n');
     writeFileSync(join(root, 'dist', 'src', 'lab', 'hash.d.ts'), 'export declare const x: number;\n');
     writeFileSync(join(root, 'protocols', 'p.json'), '{}\n');
-    const rows = sourceListing(root, join(root, 'dist', 'src')).trim().split('\n');
-    assert.deepEqual(rows.map((r) => r.slice(66)), ['dist/src/index.js', 'dist/src/lab/hash.js', 'protocols/p.json']);
+    const rows = sourceListing(root, join(root, 'dist', 'src'))
+      .trim()
+      .split('\n');
+    assert.deepEqual(
+      rows.map((r) => r.slice(66)),
+      ['dist/src/index.js', 'dist/src/lab/hash.js', 'protocols/p.json'],
+    );
     assert.equal(rows[1]!.slice(0, 64), sha256('export const x = 1;\n'), 'LF-normalized');
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -28,9 +33,13 @@ test('an installed package (dist/src, protocols, no src/) hashes its dist/src mo
 
 test('by default the listing holds the modules this process runs', () => {
   const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  const running = relative(repoRoot(), fileURLToPath(new URL(`./hash.${ext}`, import.meta.url))).split(sep).join('/');
+  const running = relative(repoRoot(), fileURLToPath(new URL(`./hash.${ext}`, import.meta.url)))
+    .split(sep)
+    .join('/');
   assert.equal(codeRoot(), fileURLToPath(new URL('../', import.meta.url)).replace(/[\\/]$/, ''));
-  const listed = sourceListing().split('\n').map((r) => r.slice(66));
+  const listed = sourceListing()
+    .split('\n')
+    .map((r) => r.slice(66));
   assert.ok(listed.includes(running), `${running} missing from the listing`);
   assert.ok(listed.some((p) => p.startsWith('protocols/')));
   assert.ok(!listed.some((p) => /\.test\.(js|ts)$/.test(p)), 'tests do not run in a lab run');

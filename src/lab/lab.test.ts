@@ -12,8 +12,14 @@ test('kvpack lab: every synthetic protocol, a self-contained report, an audit th
   const out = join(base, 'lab');
   const r = runLab({ out });
   assert.ok(r.pass);
-  assert.deepEqual(r.runs.map((x) => x.name), ['residual-window', 'bit-allocation']);
-  assert.deepEqual(r.skipped.map((x) => x.name), ['window-sweep', 'anchors', 'needles', 'live-cache']);
+  assert.deepEqual(
+    r.runs.map((x) => x.name),
+    ['residual-window', 'bit-allocation'],
+  );
+  assert.deepEqual(
+    r.skipped.map((x) => x.name),
+    ['window-sweep', 'anchors', 'needles', 'live-cache'],
+  );
   const html = readFileSync(join(out, 'report.html'), 'utf8');
   assert.equal((html.match(/<svg /g) ?? []).length, 4);
   // No external assets: no scripts, stylesheets or images fetched from anywhere.

@@ -66,6 +66,8 @@ export function runLab(opts: LabOptions = {}): LabResult {
   w.write('report.md', renderMarkdown(sections, env, model), 'output');
   w.write('report.html', renderHtml(sections, env, model), 'output');
   w.finish();
-  const skipped = [...protocols.values()].filter((p) => p.needsModel && !names.includes(p.name)).map((p) => ({ name: p.name, reason: model ? 'not selected' : 'needs -m MODEL' }));
+  const skipped = [...protocols.values()]
+    .filter((p) => p.needsModel && !names.includes(p.name))
+    .map((p) => ({ name: p.name, reason: model ? 'not selected' : 'needs -m MODEL' }));
   return { dir: w.out, pass: runs.every((r) => r.result.pass), runs, skipped };
 }

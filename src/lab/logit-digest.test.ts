@@ -4,7 +4,8 @@ import { Prng } from '../numeric/prng.js';
 import { klMean, top1Agree, nllMean } from './metrics.js';
 import { digestRows, klDigest, nllDigest, top1Digest, topIds, digestWidth } from './logit-digest.js';
 
-const V = 50, rows = 6;
+const V = 50,
+  rows = 6;
 const rng = new Prng(11);
 const ref = rng.normals(rows * V, 3);
 const test_ = ref.map((x) => x + 0.5 * rng.normal());

@@ -38,8 +38,13 @@ export function digestRows(logits: Float32Array, V: number, ids: readonly Int32A
   const inTop = new Uint8Array(V);
   for (let r = 0; r < rows; r++) {
     const row = logits.subarray(r * V, (r + 1) * V);
-    let max = -Infinity, arg = 0;
-    for (let i = 0; i < V; i++) if (row[i]! > max) { max = row[i]!; arg = i; }
+    let max = -Infinity,
+      arg = 0;
+    for (let i = 0; i < V; i++)
+      if (row[i]! > max) {
+        max = row[i]!;
+        arg = i;
+      }
     let z = 0;
     for (let i = 0; i < V; i++) z += Math.exp(row[i]! - max);
     const lse = max + Math.log(z);

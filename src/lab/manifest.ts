@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { partialDir, publishDir } from '../io/atomic.js';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { KvpackError, FileFormatError, ArgumentError } from '../errors.js';
-import { CheckList } from './checks.js';
+import type { CheckList } from './checks.js';
 import { sha256, sha256File, sourceListing } from './hash.js';
 
 /** Refusing to write into an existing output directory (results are never overwritten or mixed). */
@@ -58,7 +58,11 @@ export class RunWriter {
   private readonly listing: string;
   private done = false;
 
-  constructor(out: string, readonly protocolName: string, protocolBytes: Uint8Array) {
+  constructor(
+    out: string,
+    readonly protocolName: string,
+    protocolBytes: Uint8Array,
+  ) {
     this.out = resolve(out);
     if (existsSync(this.out)) throw new OutputExistsError(this.out);
     mkdirSync(dirname(this.out), { recursive: true });
@@ -162,13 +166,20 @@ export function auditManifest(dir: string, m: Manifest, checks: CheckList, curre
     else if (statSync(p).size !== e.bytes) bad.push(`${rel} size ${statSync(p).size} != ${e.bytes}`);
     else if (sha256File(p) !== e.sha256) bad.push(`${rel} sha256 differs`);
   }
-  checks.add('every file matches its manifest sha256 and size', bad.length === 0, bad.length ? `${bad.length} bad; first: ${bad[0]}` : `${listed.length} files`);
+  checks.add(
+    'every file matches its manifest sha256 and size',
+    bad.length === 0,
+    bad.length ? `${bad.length} bad; first: ${bad[0]}` : `${listed.length} files`,
+  );
   checks.try('manifest protocol entry matches protocol.json', () => {
     const ok = m.protocol.file === PROTOCOL_COPY && m.files[PROTOCOL_COPY]?.role === 'protocol' && sha256File(join(dir, PROTOCOL_COPY)) === m.protocol.sha256;
     const name = (JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as { name?: string }).name;
     return [ok && name === m.protocol.name, `${m.protocol.name} ${m.protocol.sha256.slice(0, 12)}`];
   });
-  checks.try('manifest source hash matches source-tree.txt', () => [m.source.file === SOURCE_TREE && sha256File(join(dir, SOURCE_TREE)) === m.source.sha256, m.source.sha256.slice(0, 12)]);
+  checks.try('manifest source hash matches source-tree.txt', () => [
+    m.source.file === SOURCE_TREE && sha256File(join(dir, SOURCE_TREE)) === m.source.sha256,
+    m.source.sha256.slice(0, 12),
+  ]);
   checks.try('manifest environment matches environment.json', () => {
     const saved = readFileSync(join(dir, ENVIRONMENT), 'utf8');
     return [saved === JSON.stringify(m.environment, null, 2) + '\n', `${m.environment.node} ${m.environment.platform} ${m.environment.cpuModel}`];
@@ -180,7 +191,10 @@ export function auditManifest(dir: string, m: Manifest, checks: CheckList, curre
     if (now === then) checks.note(`this checkout has the run's source tree (${sha256(now).slice(0, 12)})`);
     else {
       const a = new Set(then.split('\n'));
-      const changed = now.split('\n').filter((l) => l && !a.has(l)).map((l) => l.slice(66));
+      const changed = now
+        .split('\n')
+        .filter((l) => l && !a.has(l))
+        .map((l) => l.slice(66));
       checks.note(`this checkout's source differs from the run's (${changed.slice(0, 3).join(', ') || 'files removed'}); recomputed with the current code`);
     }
   } catch (e) {

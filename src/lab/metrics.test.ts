@@ -1,6 +1,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { relL2, relRms, nmse, maxAbs, massInWindow, klMean, top1Agree, sameTopP, nllMean, nllDelta, matchedPrefix, exactMatch, softmax64, nucleus } from './metrics.js';
+import {
+  relL2,
+  relRms,
+  nmse,
+  maxAbs,
+  massInWindow,
+  klMean,
+  top1Agree,
+  sameTopP,
+  nllMean,
+  nllDelta,
+  matchedPrefix,
+  exactMatch,
+  softmax64,
+  nucleus,
+} from './metrics.js';
 import { ShapeError, ArgumentError } from '../errors.js';
 
 const close = (a: number, b: number, tol = 1e-12) => assert.ok(Math.abs(a - b) <= tol, `${a} vs ${b}`);
@@ -71,8 +86,16 @@ test('nllMean and perplexity delta', () => {
 
 test('exact match of greedy continuations at horizons', () => {
   assert.equal(matchedPrefix([1, 2, 3], [1, 2, 4]), 2);
-  const ref = [[1, 2, 3, 4], [5, 6, 7, 8], [9, 9]];
-  const got = [[1, 2, 3, 4], [5, 6, 0, 8], [9, 9]];
+  const ref = [
+    [1, 2, 3, 4],
+    [5, 6, 7, 8],
+    [9, 9],
+  ];
+  const got = [
+    [1, 2, 3, 4],
+    [5, 6, 0, 8],
+    [9, 9],
+  ];
   const m = exactMatch(ref, got, [2, 4]);
   assert.deepEqual(m.prefix, [4, 2, 2]);
   close(m.prefixMean, 8 / 3);

@@ -162,7 +162,8 @@ export function sameTopP(ref: LogitRows, test: LogitRows, p = 0.9): number {
 export function nllMean(rows: LogitRows, targets: ArrayLike<number>): number {
   const V = rows.vocab;
   const n = rows.logits.length / V;
-  if (!Number.isInteger(n) || n !== targets.length || n === 0) throw new ShapeError(`nllMean: ${rows.logits.length} logits / ${V} vocab vs ${targets.length} targets`);
+  if (!Number.isInteger(n) || n !== targets.length || n === 0)
+    throw new ShapeError(`nllMean: ${rows.logits.length} logits / ${V} vocab vs ${targets.length} targets`);
   let total = 0;
   for (let r = 0; r < n; r++) {
     const t = targets[r]!;
@@ -173,7 +174,11 @@ export function nllMean(rows: LogitRows, targets: ArrayLike<number>): number {
 }
 
 /** NLL and perplexity of test minus ref on the same targets (positive = test is worse). */
-export function nllDelta(ref: LogitRows, test: LogitRows, targets: ArrayLike<number>): { nllRef: number; nllTest: number; nllDelta: number; pplRef: number; pplTest: number; pplDelta: number } {
+export function nllDelta(
+  ref: LogitRows,
+  test: LogitRows,
+  targets: ArrayLike<number>,
+): { nllRef: number; nllTest: number; nllDelta: number; pplRef: number; pplTest: number; pplDelta: number } {
   rowsOf('nllDelta', ref, test);
   const nllRef = nllMean(ref, targets);
   const nllTest = nllMean(test, targets);

@@ -10,9 +10,16 @@ const json = <T>(dir: string, rel: string) => JSON.parse(readFileSync(join(dir, 
 
 /** Per-layer stored K and V relL2 (read back from the cache) of each quantized arm without exact regions. */
 function layerErrorChart(name: string, records: readonly ArmRecord[]): string {
-  const arms = records.filter((r) => (r.arm.policy.window ?? 0) === 0 && !r.arm.policy.anchors && r.outcomes[0]?.layerErrors?.some((e) => e.quantizedK || e.quantizedV));
+  const arms = records.filter(
+    (r) => (r.arm.policy.window ?? 0) === 0 && !r.arm.policy.anchors && r.outcomes[0]?.layerErrors?.some((e) => e.quantizedK || e.quantizedV),
+  );
   const layers = arms[0]?.outcomes[0]?.layerErrors?.map((e) => `L${e.layer}`) ?? [];
-  const bars = arms.flatMap((r) => (['k', 'v'] as const).map((w) => ({ name: `${r.arm.name} ${w.toUpperCase()}`, values: r.outcomes[0]!.layerErrors!.map((e) => 100 * (w === 'k' ? e.kRelL2 : e.vRelL2)) })));
+  const bars = arms.flatMap((r) =>
+    (['k', 'v'] as const).map((w) => ({
+      name: `${r.arm.name} ${w.toUpperCase()}`,
+      values: r.outcomes[0]!.layerErrors!.map((e) => 100 * (w === 'k' ? e.kRelL2 : e.vRelL2)),
+    })),
+  );
   return barChart(`${name}: per-layer stored K/V error (read back from the cache)`, 'relL2 stored vs appended (%)', layers, bars);
 }
 
@@ -24,8 +31,19 @@ function windowSweepCharts(dir: string): string[] {
   const windows = [...new Set(arms.map((a) => a.name.split('/w')[1]!))];
   const by = new Map(scores.map((s) => [s.arm, s]));
   return [
-    barChart('window-sweep: mean KL vs the f16 cache by exact window', `${klLabel(scores, 'KL mean')} (nats)`, windows.map((w) => `W=${w}`), schemes.map((s) => ({ name: s, values: windows.map((w) => by.get(`${s}/w${w}`)!.kl) }))),
-    scatterChart('window-sweep: KL vs effective bits', 'effective bits per K/V element (real bytes)', `${klLabel(scores, 'KL mean')} (nats)`, schemes.map((s) => ({ name: s, points: windows.map((w) => [by.get(`${s}/w${w}`)!.effectiveBits, by.get(`${s}/w${w}`)!.kl] as const) })), true),
+    barChart(
+      'window-sweep: mean KL vs the f16 cache by exact window',
+      `${klLabel(scores, 'KL mean')} (nats)`,
+      windows.map((w) => `W=${w}`),
+      schemes.map((s) => ({ name: s, values: windows.map((w) => by.get(`${s}/w${w}`)!.kl) })),
+    ),
+    scatterChart(
+      'window-sweep: KL vs effective bits',
+      'effective bits per K/V element (real bytes)',
+      `${klLabel(scores, 'KL mean')} (nats)`,
+      schemes.map((s) => ({ name: s, points: windows.map((w) => [by.get(`${s}/w${w}`)!.effectiveBits, by.get(`${s}/w${w}`)!.kl] as const) })),
+      true,
+    ),
     layerErrorChart('window-sweep', records),
   ];
 }
@@ -38,8 +56,28 @@ function anchorsCharts(dir: string): string[] {
   const schemes = [...new Set(arms.map((a) => a.scheme))];
   return [
     // No exact-match chart when the horizon reaches no exact-match horizon.
-    ...(!Number.isFinite(h) ? [] : [scatterChart(`anchors: exact-match@${h} vs effective bits`, 'effective bits per K/V element (real bytes)', `exact-match @${h} (%)`, schemes.map((s) => ({ name: s, points: arms.filter((a) => a.scheme === s).map((a) => [by.get(a.name)!.effectiveBits, 100 * by.get(a.name)!.exactAt[h]!] as const) })))]),
-    barChart('anchors: mean matched prefix by arm', 'matched greedy prefix (tokens)', arms.filter((a) => a.scheme === schemes[0]).map((a) => a.name.split('/')[1]!), schemes.map((s) => ({ name: s, values: arms.filter((a) => a.scheme === schemes[0]).map((a) => by.get(`${s}/${a.name.split('/')[1]}`)?.prefixMean ?? 0) }))),
+    ...(!Number.isFinite(h)
+      ? []
+      : [
+          scatterChart(
+            `anchors: exact-match@${h} vs effective bits`,
+            'effective bits per K/V element (real bytes)',
+            `exact-match @${h} (%)`,
+            schemes.map((s) => ({
+              name: s,
+              points: arms.filter((a) => a.scheme === s).map((a) => [by.get(a.name)!.effectiveBits, 100 * by.get(a.name)!.exactAt[h]!] as const),
+            })),
+          ),
+        ]),
+    barChart(
+      'anchors: mean matched prefix by arm',
+      'matched greedy prefix (tokens)',
+      arms.filter((a) => a.scheme === schemes[0]).map((a) => a.name.split('/')[1]!),
+      schemes.map((s) => ({
+        name: s,
+        values: arms.filter((a) => a.scheme === schemes[0]).map((a) => by.get(`${s}/${a.name.split('/')[1]}`)?.prefixMean ?? 0),
+      })),
+    ),
   ];
 }
 
@@ -55,8 +93,18 @@ function liveCacheCharts(dir: string): string[] {
   const layers = records[0]?.outcomes[0]?.attention?.map((a) => `L${a.layer}`) ?? [];
   const mean = (r: ArmRecord, l: number) => (100 * r.outcomes.reduce((s, o) => s + o.attention![l]!.vsF16RelRms, 0)) / r.outcomes.length;
   return [
-    barChart('live-cache: per-layer attention error vs f16 (live cache, last decode step)', 'attention relRms (%)', layers, records.map((r) => ({ name: r.arm.name, values: layers.map((_, l) => mean(r, l)) }))),
-    scatterChart('live-cache: KL (decode rows) vs effective bits', 'effective bits per K/V element (real bytes)', 'KL decode (nats)', records.map((r) => ({ name: r.arm.name, points: [[by.get(r.arm.name)!.effectiveBits, by.get(r.arm.name)!.klDecode ?? 0]] }))),
+    barChart(
+      'live-cache: per-layer attention error vs f16 (live cache, last decode step)',
+      'attention relRms (%)',
+      layers,
+      records.map((r) => ({ name: r.arm.name, values: layers.map((_, l) => mean(r, l)) })),
+    ),
+    scatterChart(
+      'live-cache: KL (decode rows) vs effective bits',
+      'effective bits per K/V element (real bytes)',
+      'KL decode (nats)',
+      records.map((r) => ({ name: r.arm.name, points: [[by.get(r.arm.name)!.effectiveBits, by.get(r.arm.name)!.klDecode ?? 0]] })),
+    ),
   ];
 }
 

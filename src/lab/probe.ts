@@ -70,7 +70,12 @@ function withLayer(base: CachePolicy, layer: number, o: LayerOverride): CachePol
 }
 
 /** The policy that protects `layers` of the bare scheme. */
-export function protectLayers(scheme: string, layers: readonly number[], protect: 'exact' | 'anchors', anchors = { count: 32, precision: 'f16' as AnchorPrecision }): CachePolicy {
+export function protectLayers(
+  scheme: string,
+  layers: readonly number[],
+  protect: 'exact' | 'anchors',
+  anchors = { count: 32, precision: 'f16' as AnchorPrecision },
+): CachePolicy {
   const s = schemes.get(scheme);
   if (!s) throw new UnknownSchemeError(scheme, [...schemes.keys()]);
   const base: CachePolicy = { k: s.k, v: s.v, ...BARE };
@@ -90,11 +95,12 @@ export function runProbe(model: Model, o: ProbeOptions): ProbeResult {
   const floor = o.errorFloor ?? 1e-3;
   const controls: ProbeControl[] = [];
   // One teacher-forced prefill per sequence; the first sequence's cache is read back layer by layer.
-  const logitsOf = (config: string, policy: CachePolicy) => o.sequences.map((seq, i) => {
-    const r = runSequence(model, policy, seq.tokens, 1, { checkLayers: i === 0 ? policy : undefined, actualPolicy: o.actualPolicy?.(policy) });
-    if (r.layerErrors) controls.push({ config, pass: r.layerErrors.every((e) => storeErrorOk(e, floor)), layers: r.layerErrors });
-    return r.logits;
-  });
+  const logitsOf = (config: string, policy: CachePolicy) =>
+    o.sequences.map((seq, i) => {
+      const r = runSequence(model, policy, seq.tokens, 1, { checkLayers: i === 0 ? policy : undefined, actualPolicy: o.actualPolicy?.(policy) });
+      if (r.layerErrors) controls.push({ config, pass: r.layerErrors.every((e) => storeErrorOk(e, floor)), layers: r.layerErrors });
+      return r.logits;
+    });
   const ref = logitsOf('f16 reference', PROBE_REFERENCE);
   const V = model.nVocab;
   const kl = (test: Float32Array[]) => test.reduce((sum, t, i) => sum + klMean({ logits: ref[i]!, vocab: V }, { logits: t, vocab: V }), 0) / test.length;
@@ -126,8 +132,19 @@ export function runProbe(model: Model, o: ProbeOptions): ProbeResult {
   }
   const policy = protectLayers(o.scheme, chosen, protect, anchors);
   return {
-    scheme: o.scheme, klAllQuantized, layers, ranking, protectedLayers: [...chosen].sort((a, b) => a - b), policy,
-    effectiveBits: bits(policy), schemeBits, ctx, prompt, controls, controlsPass: controls.every((c) => c.pass), ms: performance.now() - t0,
+    scheme: o.scheme,
+    klAllQuantized,
+    layers,
+    ranking,
+    protectedLayers: [...chosen].sort((a, b) => a - b),
+    policy,
+    effectiveBits: bits(policy),
+    schemeBits,
+    ctx,
+    prompt,
+    controls,
+    controlsPass: controls.every((c) => c.pass),
+    ms: performance.now() - t0,
   };
 }
 
@@ -137,6 +154,9 @@ export function probeTable(r: ProbeResult): string[] {
   return [
     `| layer | rank | KL only this layer ${r.scheme} | KL only this layer exact (all ${r.scheme}: ${r.klAllQuantized.toFixed(5)}) | protected |`,
     '|---:|---:|---:|---:|---|',
-    ...r.layers.map((x) => `| ${x.layer} | ${rank.get(x.layer)} | ${x.klOnlyQuantized.toFixed(6)} | ${x.klOnlyExact.toFixed(6)} | ${r.protectedLayers.includes(x.layer) ? 'yes' : ''} |`),
+    ...r.layers.map(
+      (x) =>
+        `| ${x.layer} | ${rank.get(x.layer)} | ${x.klOnlyQuantized.toFixed(6)} | ${x.klOnlyExact.toFixed(6)} | ${r.protectedLayers.includes(x.layer) ? 'yes' : ''} |`,
+    ),
   ];
 }

@@ -22,7 +22,10 @@ export class Progress {
   private readonly bars = new Map<string, Bar>();
   constructor(enabled = process.stderr.isTTY === true) {
     this.multi = enabled
-      ? new cliProgress.MultiBar({ format: ' {name} |{bar}| {value}/{total}', hideCursor: true, clearOnComplete: false, stream: process.stderr }, cliProgress.Presets.shades_classic)
+      ? new cliProgress.MultiBar(
+          { format: ' {name} |{bar}| {value}/{total}', hideCursor: true, clearOnComplete: false, stream: process.stderr },
+          cliProgress.Presets.shades_classic,
+        )
       : null;
   }
   start(name: string, total: number): void {

@@ -65,7 +65,10 @@ test('story prompts: an opening ends on a word, never on a lone space token', (t
 test('id prompts: a model without a tokenizer gets seeded ids after BOS', () => {
   const model = modelFromLoaded(tinyModel('llama'));
   const { prompts, sources } = defaultPromptSet(model, { count: 2, length: 20, seedTokens: 4, seed: 1 });
-  assert.deepEqual(sources.map((s) => s.kind), ['ids', 'ids']);
+  assert.deepEqual(
+    sources.map((s) => s.kind),
+    ['ids', 'ids'],
+  );
   for (const p of prompts) assert.equal(p.tokens.length, 20);
   assert.notDeepEqual(prompts[0]!.tokens, prompts[1]!.tokens);
 });

@@ -162,7 +162,11 @@ export function defaultPrompts(model: Model, s: DefaultPromptSpec): EvalPrompt[]
 
 /** JSON lines: `[1, 2, 3]`, `{"tokens": [...]}`, `"text"` or `{"text": "..."}` (text needs a tokenizer). */
 export function readPromptsFile(path: string, model: Model): EvalPrompt[] {
-  const lines = readWholeFile(path, 'prompts file').toString('utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = readWholeFile(path, 'prompts file')
+    .toString('utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   if (lines.length === 0) throw new FileFormatError('prompts', `${path} has no prompts`);
   return lines.map((line, i) => {
     let x: unknown;
@@ -176,7 +180,8 @@ export function readPromptsFile(path: string, model: Model): EvalPrompt[] {
     const text = typeof x === 'string' ? x : o.text;
     const id = typeof o.id === 'string' ? o.id : `p${i}`;
     if (Array.isArray(ids)) {
-      if (!ids.every((t) => Number.isInteger(t) && t >= 0 && t < model.nVocab)) throw new FileFormatError('prompts', `${path}:${i + 1}: token ids must be integers in [0, ${model.nVocab})`);
+      if (!ids.every((t) => Number.isInteger(t) && t >= 0 && t < model.nVocab))
+        throw new FileFormatError('prompts', `${path}:${i + 1}: token ids must be integers in [0, ${model.nVocab})`);
       return { id, tokens: ids as number[] };
     }
     if (typeof text === 'string') {

@@ -77,7 +77,15 @@ interface Header {
 
 export function writeReference(r: ReferenceSet): Uint8Array {
   const data = f32Bytes(...r.entries.map((e) => e.logits));
-  const header: Header = { format: 'kvpack-reference', version: 1, key: r.key, spec: r.spec, vocab: r.vocab, continuations: r.entries.map((e) => e.continuation), dataSha256: sha256(data) };
+  const header: Header = {
+    format: 'kvpack-reference',
+    version: 1,
+    key: r.key,
+    spec: r.spec,
+    vocab: r.vocab,
+    continuations: r.entries.map((e) => e.continuation),
+    dataSha256: sha256(data),
+  };
   return writeFrame(FRAME, header, [data]);
 }
 
@@ -89,7 +97,12 @@ export function readReference(bytes: Uint8Array): ReferenceSet {
   if (sha256(data) !== h.dataSha256) throw new FileFormatError('reference', 'logits do not match the recorded sha256');
   const lengths = h.spec.prompts.map((p) => (p.tokens.length + h.spec.horizon - 1) * h.vocab);
   const logits = readF32(data, ...lengths);
-  return { key: h.key, spec: h.spec, vocab: h.vocab, entries: h.spec.prompts.map((prompt, i) => ({ prompt, continuation: h.continuations[i]!, logits: logits[i]! })) };
+  return {
+    key: h.key,
+    spec: h.spec,
+    vocab: h.vocab,
+    entries: h.spec.prompts.map((prompt, i) => ({ prompt, continuation: h.continuations[i]!, logits: logits[i]! })),
+  };
 }
 
 /** `<dir>/<key>.kvref`: reused when present (and valid), else computed and written atomically. */
@@ -112,6 +125,8 @@ export function loadOrComputeReference(model: Model, spec: ReferenceKey, dir: st
  */
 export function modelSha256(path: string): string {
   if (!existsSync(path) || !statSync(path).isDirectory()) return sha256(readWholeFile(path, 'model file'));
-  const files = readdirSync(path).filter((f) => statSync(join(path, f)).isFile()).sort();
+  const files = readdirSync(path)
+    .filter((f) => statSync(join(path, f)).isFile())
+    .sort();
   return sha256(files.map((f) => `${f}\0${sha256(readWholeFile(join(path, f), 'model file'))}\n`).join(''));
 }

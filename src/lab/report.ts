@@ -26,11 +26,13 @@ function residualWindowCharts(dir: string): string[] {
   // Frontier: mean relL2 over seeds vs effective bits (file bytes incl. header, scales, padding) per (N, R).
   const series: Series[] = spec.distributions.map((d) => {
     const keys = [...new Set(rows.filter((r) => r.distribution === d).map((r) => `${r.tokens}/${r.window}`))];
-    const points = keys.map((k) => {
-      const sel = rows.filter((r) => r.distribution === d && `${r.tokens}/${r.window}` === k);
-      const bits = (sel[0]!.fileBytes * 8) / (2 * sel[0]!.tokens * D);
-      return [bits, (100 * sel.reduce((s, r) => s + r.relL2, 0)) / sel.length] as const;
-    }).sort((a, b) => a[0] - b[0]);
+    const points = keys
+      .map((k) => {
+        const sel = rows.filter((r) => r.distribution === d && `${r.tokens}/${r.window}` === k);
+        const bits = (sel[0]!.fileBytes * 8) / (2 * sel[0]!.tokens * D);
+        return [bits, (100 * sel.reduce((s, r) => s + r.relL2, 0)) / sel.length] as const;
+      })
+      .sort((a, b) => a[0] - b[0]);
     return { name: d, points };
   });
   const bars = spec.distributions.map((d) => ({
@@ -42,7 +44,12 @@ function residualWindowCharts(dir: string): string[] {
   }));
   return [
     scatterChart('residual-window: error vs effective bits (each N and R)', 'effective bits per K/V element (file bytes)', 'attention relL2 (%)', series),
-    barChart('residual-window: mean relL2 by window R', 'attention relL2 (%)', spec.windows.map((R) => `R=${R}`), bars),
+    barChart(
+      'residual-window: mean relL2 by window R',
+      'attention relL2 (%)',
+      spec.windows.map((R) => `R=${R}`),
+      bars,
+    ),
   ];
 }
 
@@ -50,8 +57,18 @@ function bitAllocationCharts(dir: string): string[] {
   const s = json<ArmSummary[]>(dir, 'summary.json').filter((a) => a.effectiveBits < 16);
   const layers = Object.keys(s[0]!.relRms);
   return [
-    scatterChart('bit-allocation: mean error vs effective bits per arm', 'effective bits per K/V element (scales included)', 'attention relRms (%)', s.map((a) => ({ name: a.arm, points: [[a.effectiveBits, 100 * a.relRmsMean]] }))),
-    barChart('bit-allocation: per-layer error', 'attention relRms (%)', layers, s.map((a) => ({ name: a.arm, values: layers.map((l) => 100 * a.relRms[l]!) }))),
+    scatterChart(
+      'bit-allocation: mean error vs effective bits per arm',
+      'effective bits per K/V element (scales included)',
+      'attention relRms (%)',
+      s.map((a) => ({ name: a.arm, points: [[a.effectiveBits, 100 * a.relRmsMean]] })),
+    ),
+    barChart(
+      'bit-allocation: per-layer error',
+      'attention relRms (%)',
+      layers,
+      s.map((a) => ({ name: a.arm, values: layers.map((l) => 100 * a.relRms[l]!) })),
+    ),
   ];
 }
 
@@ -103,11 +120,19 @@ export function mdTables(lines: readonly string[]): string {
   const flush = () => {
     if (!rows.length) return;
     const [head, , ...body] = rows;
-    out.push(`<table><thead><tr>${head!.map((c) => `<th>${esc(c)}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`);
+    out.push(
+      `<table><thead><tr>${head!.map((c) => `<th>${esc(c)}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`,
+    );
     rows = [];
   };
   for (const l of lines) {
-    if (l.startsWith('|')) rows.push(l.slice(1, -1).split('|').map((c) => c.trim()));
+    if (l.startsWith('|'))
+      rows.push(
+        l
+          .slice(1, -1)
+          .split('|')
+          .map((c) => c.trim()),
+      );
     else {
       flush();
       if (l.trim()) out.push(`<p>${esc(l)}</p>`);
@@ -118,14 +143,18 @@ export function mdTables(lines: readonly string[]): string {
 }
 
 export function renderHtml(sections: readonly LabSection[], env: Environment, model: string | null): string {
-  const body = sections.map((s) => [
-    `<h2>${esc(s.name)}: ${esc(s.title)}</h2>`,
-    mdTables(s.headline),
-    `<div class="charts">${s.charts.join('\n')}</div>`,
-    `<ul>${s.checks.map((c) => `<li class="${c.pass ? 'pass' : 'fail'}">${c.pass ? 'PASS' : 'FAIL'} ${esc(c.name)}${c.detail ? ` (${esc(c.detail)})` : ''}</li>`).join('')}</ul>`,
-  ].join('\n'));
+  const body = sections.map((s) =>
+    [
+      `<h2>${esc(s.name)}: ${esc(s.title)}</h2>`,
+      mdTables(s.headline),
+      `<div class="charts">${s.charts.join('\n')}</div>`,
+      `<ul>${s.checks.map((c) => `<li class="${c.pass ? 'pass' : 'fail'}">${c.pass ? 'PASS' : 'FAIL'} ${esc(c.name)}${c.detail ? ` (${esc(c.detail)})` : ''}</li>`).join('')}</ul>`,
+    ].join('\n'),
+  );
   const notRun = notRunModelProtocols(sections);
-  const planned = notRun.length ? `<h2>Model protocols not run</h2><ul>${notRun.map((p) => `<li>${esc(p.name)}: ${esc(p.title)} — ${model ? 'not selected' : 'needs -m MODEL'}</li>`).join('')}</ul>` : '';
+  const planned = notRun.length
+    ? `<h2>Model protocols not run</h2><ul>${notRun.map((p) => `<li>${esc(p.name)}: ${esc(p.title)} — ${model ? 'not selected' : 'needs -m MODEL'}</li>`).join('')}</ul>`
+    : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kvpack lab report</title>
 <style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}.pass{color:#060}.fail{color:#b00;font-weight:bold}.charts svg{margin:0.5em 1em 0.5em 0}</style>

@@ -50,7 +50,8 @@ interface Prefilled {
 }
 
 function check(prompt: readonly number[], horizon: number): void {
-  if (prompt.length === 0 || !Number.isInteger(horizon) || horizon < 1) throw new ArgumentError(`runSequence: need a prompt and horizon >= 1 (got ${prompt.length}, ${horizon})`);
+  if (prompt.length === 0 || !Number.isInteger(horizon) || horizon < 1)
+    throw new ArgumentError(`runSequence: need a prompt and horizon >= 1 (got ${prompt.length}, ${horizon})`);
 }
 
 function prefillAll(model: Model, policy: CachePolicy, prompt: readonly number[], horizon: number, o: SequenceOptions): Prefilled {
@@ -76,7 +77,14 @@ function prefillAll(model: Model, policy: CachePolicy, prompt: readonly number[]
 }
 
 /** Decodes `horizon` tokens into p.cache / p.logits (disposes the cache). */
-function decode(model: Model, p: Prefilled, promptLength: number, horizon: number, forced: readonly number[] | undefined, intended: CachePolicy | undefined): SequenceRun {
+function decode(
+  model: Model,
+  p: Prefilled,
+  promptLength: number,
+  horizon: number,
+  forced: readonly number[] | undefined,
+  intended: CachePolicy | undefined,
+): SequenceRun {
   const V = model.nVocab;
   const { cache, logits, rec } = p;
   try {
@@ -91,14 +99,29 @@ function decode(model: Model, p: Prefilled, promptLength: number, horizon: numbe
     const decodeMs = performance.now() - t0;
     const layerErrors = rec && intended ? storedErrors(cache, rec, intended) : undefined;
     const attention = p.tap && rec ? p.tap.check(rec, p.rotated ?? (() => false)) : undefined;
-    return { continuation, logits, decodeMs, decodeSteps: horizon - 1, positions: cache.length, bytes: cache.nbytes(), layerErrors, ...(attention && { attention, placement: placement(cache) }) };
+    return {
+      continuation,
+      logits,
+      decodeMs,
+      decodeSteps: horizon - 1,
+      positions: cache.length,
+      bytes: cache.nbytes(),
+      layerErrors,
+      ...(attention && { attention, placement: placement(cache) }),
+    };
   } finally {
     cache.dispose();
   }
 }
 
 /** Runs prompt + horizon tokens under `policy` (greedy, or along `forced`) in a cache of exactly that size. */
-export function runSequence(model: Model, policy: CachePolicy, prompt: readonly number[], horizon: number, o: SequenceOptions & { forced?: readonly number[] } = {}): SequenceRun {
+export function runSequence(
+  model: Model,
+  policy: CachePolicy,
+  prompt: readonly number[],
+  horizon: number,
+  o: SequenceOptions & { forced?: readonly number[] } = {},
+): SequenceRun {
   check(prompt, horizon);
   if (o.forced && o.forced.length < horizon) throw new ArgumentError(`runSequence: ${o.forced.length} forced tokens < horizon ${horizon}`);
   return decode(model, prefillAll(model, policy, prompt, horizon, o), prompt.length, horizon, o.forced, o.checkLayers);
@@ -108,7 +131,14 @@ export function runSequence(model: Model, policy: CachePolicy, prompt: readonly 
  * One prefill, then two decodes on forks of the cache: along `forced` (teacher-forced logits) and greedy
  * (free run). Layer read-back, when asked for, is done on the free run.
  */
-export function runSequencePair(model: Model, policy: CachePolicy, prompt: readonly number[], forced: readonly number[], horizon: number, o: SequenceOptions = {}): { forced: SequenceRun; free: SequenceRun } {
+export function runSequencePair(
+  model: Model,
+  policy: CachePolicy,
+  prompt: readonly number[],
+  forced: readonly number[],
+  horizon: number,
+  o: SequenceOptions = {},
+): { forced: SequenceRun; free: SequenceRun } {
   check(prompt, horizon);
   if (forced.length < horizon) throw new ArgumentError(`runSequencePair: ${forced.length} forced tokens < horizon ${horizon}`);
   const p = prefillAll(model, policy, prompt, horizon, o);

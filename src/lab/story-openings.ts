@@ -8,7 +8,12 @@
 export type StorySet = 'heldout' | 'calibration' | 'doc-heldout' | 'doc-calibration';
 export const STORY_SETS: readonly StorySet[] = ['heldout', 'calibration', 'doc-heldout', 'doc-calibration'];
 /** The calibration set paired with each evaluation set (seed 002: the probe never reads the evaluation set). */
-export const CALIBRATION_OF: Readonly<Record<StorySet, StorySet>> = { heldout: 'calibration', calibration: 'calibration', 'doc-heldout': 'doc-calibration', 'doc-calibration': 'doc-calibration' };
+export const CALIBRATION_OF: Readonly<Record<StorySet, StorySet>> = {
+  heldout: 'calibration',
+  calibration: 'calibration',
+  'doc-heldout': 'doc-calibration',
+  'doc-calibration': 'doc-calibration',
+};
 
 export const storyOpenings: Readonly<Record<StorySet, readonly string[]>> = {
   heldout: [

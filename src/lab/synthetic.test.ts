@@ -71,9 +71,36 @@ test('bad specs throw ArgumentError', () => {
 
 test('synthesizeLayer hits its statistic targets (measured the way the protocol reports them)', async () => {
   const { layerStatistics } = await import('./protocols/bit-allocation-stats.js');
-  for (const [spread, share] of [[5.8, 0.061], [74.9, 0.995]] as const) {
-    const g = synthesizeLayer({ seed: 4, tokens: 256, headDim: 64, heads: 2, kvHeads: 1, queries: 4, ropeTheta: 10000, kChannelRmsSpread: spread, kMeanEnergyFraction: share, vChannelRmsSpread: 7.9, vMeanEnergyFraction: 0.14, entropyNormalized: 0.5 });
-    const s = layerStatistics({ name: 'x', source: 'synthetic', tokens: 256, heads: 2, kvHeads: 1, headDim: 64, q: g.q, positions: g.positions, k: g.k, v: g.v });
+  for (const [spread, share] of [
+    [5.8, 0.061],
+    [74.9, 0.995],
+  ] as const) {
+    const g = synthesizeLayer({
+      seed: 4,
+      tokens: 256,
+      headDim: 64,
+      heads: 2,
+      kvHeads: 1,
+      queries: 4,
+      ropeTheta: 10000,
+      kChannelRmsSpread: spread,
+      kMeanEnergyFraction: share,
+      vChannelRmsSpread: 7.9,
+      vMeanEnergyFraction: 0.14,
+      entropyNormalized: 0.5,
+    });
+    const s = layerStatistics({
+      name: 'x',
+      source: 'synthetic',
+      tokens: 256,
+      heads: 2,
+      kvHeads: 1,
+      headDim: 64,
+      q: g.q,
+      positions: g.positions,
+      k: g.k,
+      v: g.v,
+    });
     assert.ok(Math.abs(s.entropyNormalized - 0.5) < 0.01, `entropy ${s.entropyNormalized}`);
     assert.ok(Math.abs(s.kMeanEnergyFraction - share) < 0.03, `K share ${s.kMeanEnergyFraction} vs ${share}`);
     assert.ok(Math.abs(s.vMeanEnergyFraction - 0.14) < 0.03, `V share ${s.vMeanEnergyFraction}`);

@@ -57,7 +57,7 @@ export interface SyntheticKv {
 export function applyRope(x: Float32Array, off: number, D: number, pos: number, theta: number): void {
   const half = D / 2;
   for (let c = 0; c < half; c++) {
-    const ang = pos * Math.pow(theta, (-2 * c) / D);
+    const ang = pos * theta ** ((-2 * c) / D);
     const cos = Math.cos(ang);
     const sin = Math.sin(ang);
     const a = x[off + c]!;
@@ -78,9 +78,9 @@ function channelScales(rng: Prng, D: number, spread: number): Float64Array {
   const s = new Float64Array(D);
   for (let r = 0; r < half; r++) {
     // Rank r of half-1 -> exponent (r/(half-1))^4: the top pair reaches `spread`, the bottom is 1.
-    const u = half === 1 ? 1 : Math.pow(r / (half - 1), 4);
+    const u = half === 1 ? 1 : (r / (half - 1)) ** 4;
     const c = order[r]!;
-    s[c] = s[c + half] = Math.pow(spread, u);
+    s[c] = s[c + half] = spread ** u;
   }
   return s;
 }
@@ -240,12 +240,13 @@ function bisect(f: (x: number) => number, target: number, lo: number, hi: number
  * channels do.
  */
 export function splitChannelEnergy(r: Float64Array, fraction: number): { offset: Float64Array; std: Float64Array } {
-  const std = (g: number) => r.map((x) => Math.min(x, Math.pow(x, 1 - g)));
+  const std = (g: number) => r.map((x) => Math.min(x, x ** (1 - g)));
   const energy = r.reduce((s, x) => s + x * x, 0);
   const share = (g: number) => 1 - std(g).reduce((s, x) => s + x * x, 0) / energy;
   // Beyond g = 8 the offsets have all they can get (channels at the minimum RMS never carry an offset).
   const G_MAX = 8;
-  if (!(fraction >= 0 && fraction <= share(G_MAX))) throw new ArgumentError(`synthetic: mean-energy fraction ${fraction} outside [0, ${share(G_MAX).toFixed(3)}] for this spread`);
+  if (!(fraction >= 0 && fraction <= share(G_MAX)))
+    throw new ArgumentError(`synthetic: mean-energy fraction ${fraction} outside [0, ${share(G_MAX).toFixed(3)}] for this spread`);
   const s = std(fraction === 0 ? 0 : bisect(share, fraction, 0, G_MAX, true));
   return { offset: r.map((x, c) => Math.sqrt(Math.max(0, x * x - s[c]! ** 2))), std: s };
 }
@@ -258,7 +259,8 @@ function meanEntropy(a: readonly Float64Array[], b: readonly Float64Array[], alp
     if (n < 2) continue;
     let max = -Infinity;
     for (let t = 0; t < n; t++) max = Math.max(max, alpha * a[i]![t]! + b[i]![t]!);
-    let z = 0, ps = 0;
+    let z = 0,
+      ps = 0;
     for (let t = 0; t < n; t++) {
       const s = alpha * a[i]![t]! + b[i]![t]! - max;
       const e = Math.exp(s);
@@ -322,14 +324,17 @@ export function synthesizeLayer(p: LayerPreset): SyntheticKv {
   }
   // Scores split as alpha * (q0.k) + (u.k): solve alpha for the entropy target on exactly these keys.
   const group = heads / kvHeads;
-  const a: Float64Array[] = [], b: Float64Array[] = [];
+  const a: Float64Array[] = [],
+    b: Float64Array[] = [];
   for (let i = 0; i < nq; i++) {
     for (let h = 0; h < heads; h++) {
       const n = positions[i]! + 1;
       const kOff = Math.floor(h / group) * N * D;
-      const ai = new Float64Array(n), bi = new Float64Array(n);
+      const ai = new Float64Array(n),
+        bi = new Float64Array(n);
       for (let t = 0; t < n; t++) {
-        let sa = 0, sb = 0;
+        let sa = 0,
+          sb = 0;
         for (let c = 0; c < D; c++) {
           sa += q[(i * heads + h) * D + c]! * k[kOff + t * D + c]!;
           sb += u[c]! * k[kOff + t * D + c]!;
@@ -343,7 +348,8 @@ export function synthesizeLayer(p: LayerPreset): SyntheticKv {
   }
   const target = p.entropyNormalized;
   const at0 = meanEntropy(a, b, 0);
-  if (!(target > 0 && target <= at0)) throw new ArgumentError(`synthetic: entropy target ${target} outside (0, ${at0.toFixed(3)}] (the sink alone gives the upper end)`);
+  if (!(target > 0 && target <= at0))
+    throw new ArgumentError(`synthetic: entropy target ${target} outside (0, ${at0.toFixed(3)}] (the sink alone gives the upper end)`);
   // Entropy falls as alpha grows; the bracket widens until it holds the target.
   let hi = 1;
   while (meanEntropy(a, b, hi) > target && hi < 1e6) hi *= 2;

@@ -43,7 +43,12 @@ test('protocol variant: runs, freezes its patch by hash in the manifest, audits 
   const pj = JSON.parse(readFileSync(join(out, 'protocol.json'), 'utf8'));
   pj.variant.set.horizon = 13;
   writeFileSync(join(out, 'protocol.json'), JSON.stringify(pj, null, 2) + '\n');
-  const bad = auditRun(out).checks.filter((c) => !c.pass).map((c) => c.name);
-  assert.ok(bad.some((n) => n.startsWith('variant:')), bad.join('; '));
+  const bad = auditRun(out)
+    .checks.filter((c) => !c.pass)
+    .map((c) => c.name);
+  assert.ok(
+    bad.some((n) => n.startsWith('variant:')),
+    bad.join('; '),
+  );
   assert.equal(sha256File(FROZEN), before);
 });

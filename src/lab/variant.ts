@@ -35,9 +35,14 @@ export function resolveVariant(path: string): { name: string; bytes: Uint8Array;
 /** resolveVariant on a parsed variant ({variantOf, set}). */
 export function resolveVariantObject(o: Record<string, unknown>): { name: string; bytes: Uint8Array; record: VariantRecord } {
   const of = o.variantOf;
-  if (typeof of !== 'string' || !protocols.has(of)) throw new FileFormatError('protocol variant', `field 'variantOf' must name a registered protocol (${[...protocols.keys()].join(', ')}), got ${JSON.stringify(of)}`);
+  if (typeof of !== 'string' || !protocols.has(of))
+    throw new FileFormatError(
+      'protocol variant',
+      `field 'variantOf' must name a registered protocol (${[...protocols.keys()].join(', ')}), got ${JSON.stringify(of)}`,
+    );
   const set = o.set;
-  if (!set || typeof set !== 'object' || Array.isArray(set)) throw new FileFormatError('protocol variant', "field 'set' must be an object of top-level fields to replace");
+  if (!set || typeof set !== 'object' || Array.isArray(set))
+    throw new FileFormatError('protocol variant', "field 'set' must be an object of top-level fields to replace");
   const bad = Object.keys(o).filter((k) => k !== 'variantOf' && k !== 'set' && k !== 'note');
   if (bad.length) throw new FileFormatError('protocol variant', `unknown field '${bad[0]}' (a variant has variantOf, set and an optional note)`);
   const fixed = Object.keys(set).find((k) => FIXED.includes(k));
@@ -57,14 +62,22 @@ function resolve(base: Record<string, unknown>, v: VariantRecord): Record<string
 export function auditVariant(protocolJson: Record<string, unknown>, manifestVariant: VariantRecord | undefined, checks: CheckList): void {
   const v = protocolJson.variant as VariantRecord | undefined;
   if (!v && !manifestVariant) return;
-  checks.add('variant: the manifest records the variant protocol.json holds', JSON.stringify(v) === JSON.stringify(manifestVariant), v ? `${v.of} + ${Object.keys(v.set).join(', ')}` : 'missing in protocol.json');
+  checks.add(
+    'variant: the manifest records the variant protocol.json holds',
+    JSON.stringify(v) === JSON.stringify(manifestVariant),
+    v ? `${v.of} + ${Object.keys(v.set).join(', ')}` : 'missing in protocol.json',
+  );
   if (!v) return;
-  checks.add("variant: its patch hashes to the recorded sha256", sha256(JSON.stringify(v.set)) === v.setSha256, v.setSha256.slice(0, 12));
+  checks.add('variant: its patch hashes to the recorded sha256', sha256(JSON.stringify(v.set)) === v.setSha256, v.setSha256.slice(0, 12));
   const { bytes } = loadProtocol(v.of);
   if (sha256(bytes) !== v.baseSha256) {
     checks.note(`variant: this checkout's ${v.of} protocol differs from the run's base (${v.baseSha256.slice(0, 12)}); base fields not re-resolved`);
     return;
   }
   const again = resolve(JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>, v);
-  checks.add('variant: protocol.json equals the built-in base with the patch applied', JSON.stringify(again) === JSON.stringify(protocolJson), `${v.of} ${v.baseSha256.slice(0, 12)}`);
+  checks.add(
+    'variant: protocol.json equals the built-in base with the patch applied',
+    JSON.stringify(again) === JSON.stringify(protocolJson),
+    `${v.of} ${v.baseSha256.slice(0, 12)}`,
+  );
 }

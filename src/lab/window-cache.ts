@@ -55,7 +55,12 @@ export interface WindowCache {
   readonly headDim: number;
   readonly view: MixedView;
   /** Byte ranges of the four sections, for audits. */
-  readonly sections: { readonly kBulk: [number, number]; readonly vBulk: [number, number]; readonly kWindow: [number, number]; readonly vWindow: [number, number] };
+  readonly sections: {
+    readonly kBulk: [number, number];
+    readonly vBulk: [number, number];
+    readonly kWindow: [number, number];
+    readonly vWindow: [number, number];
+  };
 }
 
 /** Parses a cache file into a MixedView over its bytes; the size must equal the formula exactly. */
@@ -63,10 +68,13 @@ export function readWindowCache(f: WindowFormats, bytes: Uint8Array): WindowCach
   if (bytes.length < WINDOW_HEADER_BYTES) throw new FileFormatError('window cache', `${bytes.length} bytes is shorter than the header`);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const [cut, R, D, kvHeads] = [0, 1, 2, 3].map((i) => dv.getUint32(4 * i, true)) as [number, number, number, number];
-  if (kvHeads !== 1 || D === 0 || D > 4096 || cut + R === 0 || cut + R > 1 << 24) throw new FileFormatError('window cache', `bad header [${cut}, ${R}, ${D}, ${kvHeads}]`);
+  if (kvHeads !== 1 || D === 0 || D > 4096 || cut + R === 0 || cut + R > 1 << 24)
+    throw new FileFormatError('window cache', `bad header [${cut}, ${R}, ${D}, ${kvHeads}]`);
   const need = windowCacheBytes(f, cut + R, R, D);
   if (bytes.length !== need) throw new FileFormatError('window cache', `${bytes.length} bytes, formula says ${need}`);
-  const K = getFormat(f.k), V = getFormat(f.v), W = getFormat(f.window);
+  const K = getFormat(f.k),
+    V = getFormat(f.v),
+    W = getFormat(f.window);
   const kb = WINDOW_HEADER_BYTES;
   const vb = kb + bytesFor(K, cut, D);
   const kw = vb + bytesFor(V, cut, D);

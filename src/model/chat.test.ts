@@ -48,7 +48,10 @@ test('the rendered ChatML prompt tokenizes into control tokens with parseSpecial
 });
 
 test('template failures are ChatTemplateError with the reason; bad messages an ArgumentError', () => {
-  assert.throws(() => renderChat('{% if %}', MESSAGES), (e: unknown) => e instanceof ChatTemplateError && /does not parse/.test(String(e)));
+  assert.throws(
+    () => renderChat('{% if %}', MESSAGES),
+    (e: unknown) => e instanceof ChatTemplateError && /does not parse/.test(String(e)),
+  );
   assert.throws(
     () => renderChat("{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}", MESSAGES),
     (e: unknown) => e instanceof ChatTemplateError && /System role not supported/.test(String(e)),

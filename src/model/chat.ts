@@ -60,11 +60,7 @@ function compile(template: string): Template {
  * Renders `messages` with `template`; pass undefined/'' (no template in the file) to use the ChatML
  * fallback. The result is meant to be tokenized with special-token parsing on.
  */
-export function renderChat(
-  template: string | undefined,
-  messages: readonly ChatMessage[],
-  opts: ChatRenderOptions = {},
-): RenderedChat {
+export function renderChat(template: string | undefined, messages: readonly ChatMessage[], opts: ChatRenderOptions = {}): RenderedChat {
   messages.forEach((m, i) => {
     if (typeof m?.role !== 'string' || typeof m?.content !== 'string') {
       throw new ArgumentError(`chat message ${i} needs string 'role' and 'content'`);

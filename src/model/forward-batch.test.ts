@@ -20,17 +20,24 @@ function check(model: Model): void {
   const rng = new Prng(3);
   const vocab = model.nVocab;
   const histories = [tokens(rng, 5, vocab), tokens(rng, 40, vocab), tokens(rng, 13, vocab)];
-  const steps = [[tokens(rng, 1, vocab), tokens(rng, 1, vocab), tokens(rng, 9, vocab)], [tokens(rng, 1, vocab), tokens(rng, 1, vocab), tokens(rng, 1, vocab)]];
-  const mk = () => histories.map((h) => {
-    const c = model.createCache({ policy: POLICY, capacity: 128, chunkTokens: 32 });
-    model.forward(h, c);
-    return c;
-  });
+  const steps = [
+    [tokens(rng, 1, vocab), tokens(rng, 1, vocab), tokens(rng, 9, vocab)],
+    [tokens(rng, 1, vocab), tokens(rng, 1, vocab), tokens(rng, 1, vocab)],
+  ];
+  const mk = () =>
+    histories.map((h) => {
+      const c = model.createCache({ policy: POLICY, capacity: 128, chunkTokens: 32 });
+      model.forward(h, c);
+      return c;
+    });
   const solo = mk();
   const batched = mk();
   for (const step of steps) {
     const want = step.map((t, i) => model.forward(t, solo[i]!));
-    const got = forwardBatch(model, step.map((t, i) => ({ tokens: t, cache: batched[i]! })));
+    const got = forwardBatch(
+      model,
+      step.map((t, i) => ({ tokens: t, cache: batched[i]! })),
+    );
     got.forEach((g, i) => {
       assert.equal(batched[i]!.length, solo[i]!.length);
       const d = relL2(g, want[i]!);
@@ -44,15 +51,30 @@ for (const arch of ['llama', 'qwen2', 'qwen3', 'gemma3'] as const) {
   test(`forwardBatch equals per-sequence forward: ${arch}`, () => check(modelFromLoaded(tinyModel(arch))));
 }
 
-test('forwardBatch on q8_0 weights (quantized activations) equals per-sequence forward', () => check(modelFromLoaded(tinyModel('llama', { quant: 'q8_0' }), { expand: false })));
+test('forwardBatch on q8_0 weights (quantized activations) equals per-sequence forward', () =>
+  check(modelFromLoaded(tinyModel('llama', { quant: 'q8_0' }), { expand: false })));
 
 test('forwardBatch: a failing sequence rewinds every cache; two sequences may not share a cache', () => {
   const model = modelFromLoaded(tinyModel('llama'));
   const a = model.createCache({ policy: POLICY, capacity: 16 });
   const b = model.createCache({ policy: POLICY, capacity: 16 });
   model.forward([1, 2, 3], a);
-  assert.throws(() => forwardBatch(model, [{ tokens: [4], cache: a }, { tokens: [1, 2], cache: a }]), /share one cache/);
-  assert.throws(() => forwardBatch(model, [{ tokens: [4], cache: a }, { tokens: [9999], cache: b }]), /outside/);
+  assert.throws(
+    () =>
+      forwardBatch(model, [
+        { tokens: [4], cache: a },
+        { tokens: [1, 2], cache: a },
+      ]),
+    /share one cache/,
+  );
+  assert.throws(
+    () =>
+      forwardBatch(model, [
+        { tokens: [4], cache: a },
+        { tokens: [9999], cache: b },
+      ]),
+    /outside/,
+  );
   assert.equal(a.length, 3);
   assert.equal(b.length, 0);
   a.dispose();
@@ -70,12 +92,16 @@ test('forwardBatch with allLogits gives each sequence every position, and observ
   });
   const caches = steps.map(() => model.createCache({ policy: POLICY, capacity: 32 }));
   const seen: number[] = [];
-  const got = forwardBatch(model, steps.map((t, i) => ({ tokens: t, cache: caches[i]! })), {
-    allLogits: true,
-    observe: (l, q, k) => {
-      if (l === 0) seen.push(q.length / (model.hp.nHead * model.hp.headDim), k.length / (model.hp.nHeadKv * model.hp.headDim));
+  const got = forwardBatch(
+    model,
+    steps.map((t, i) => ({ tokens: t, cache: caches[i]! })),
+    {
+      allLogits: true,
+      observe: (l, q, k) => {
+        if (l === 0) seen.push(q.length / (model.hp.nHead * model.hp.headDim), k.length / (model.hp.nHeadKv * model.hp.headDim));
+      },
     },
-  });
+  );
   assert.deepEqual(seen, [9, 9]);
   got.forEach((g, i) => {
     assert.equal(g.length, steps[i]!.length * vocab);

@@ -70,15 +70,33 @@ export class ForwardBuffers {
     return this.views.get(name)!;
   }
 
-  get x(): Float32Array { return this.get('x'); }
-  get xb(): Float32Array { return this.get('xb'); }
-  get q(): Float32Array { return this.get('q'); }
-  get k(): Float32Array { return this.get('k'); }
-  get v(): Float32Array { return this.get('v'); }
-  get att(): Float32Array { return this.get('att'); }
-  get gate(): Float32Array { return this.get('gate'); }
-  get up(): Float32Array { return this.get('up'); }
-  get logits(): Float32Array { return this.get('logits'); }
+  get x(): Float32Array {
+    return this.get('x');
+  }
+  get xb(): Float32Array {
+    return this.get('xb');
+  }
+  get q(): Float32Array {
+    return this.get('q');
+  }
+  get k(): Float32Array {
+    return this.get('k');
+  }
+  get v(): Float32Array {
+    return this.get('v');
+  }
+  get att(): Float32Array {
+    return this.get('att');
+  }
+  get gate(): Float32Array {
+    return this.get('gate');
+  }
+  get up(): Float32Array {
+    return this.get('up');
+  }
+  get logits(): Float32Array {
+    return this.get('logits');
+  }
 
   /** Gives the region back: kept for the next call when small enough, else freed. Views die with it. */
   release(): void {

@@ -54,7 +54,10 @@ test('rmsNorm: unit RMS times the weight', () => {
   const x = Float32Array.from([3, 4, 0, 0]);
   const out = new Float32Array(4);
   rmsNorm(out, x, Float32Array.from([1, 2, 1, 1]), 1, 4, 0);
-  assert.deepEqual([...out].map((v) => +v.toFixed(5)), [1.2, 3.2, 0, 0]);
+  assert.deepEqual(
+    [...out].map((v) => +v.toFixed(5)),
+    [1.2, 3.2, 0, 0],
+  );
 });
 
 test('RoPE tables written into given arrays equal fresh ones; short arrays are ShapeErrors', () => {

@@ -73,7 +73,7 @@ export class Rope {
     this.dims = dims;
     this.style = style;
     this.scaling = scaling;
-    this.freq = Float64Array.from({ length: dims / 2 }, (_, i) => Math.pow(theta, (-2 * i) / dims) / (freqFactors ? freqFactors[i]! : 1));
+    this.freq = Float64Array.from({ length: dims / 2 }, (_, i) => theta ** ((-2 * i) / dims) / (freqFactors ? freqFactors[i]! : 1));
     // ggml_rope_yarn_corr_dims: the dims whose wavelength spans beta rotations over the original context.
     const corr = (beta: number) => (dims * Math.log(scaling.origCtx / (beta * 2 * Math.PI))) / (2 * Math.log(theta));
     this.corrLow = scaling.type === 'yarn' ? Math.max(0, Math.floor(corr(scaling.betaFast))) : 0;
@@ -84,7 +84,8 @@ export class Rope {
   table(positions: ArrayLike<number>, out?: { cos: Float32Array; sin: Float32Array }): { cos: Float32Array; sin: Float32Array } {
     const half = this.dims / 2;
     const n = positions.length;
-    if (out && (out.cos.length < n * half || out.sin.length < n * half)) throw new ShapeError(`rope: tables of ${out.cos.length} / ${out.sin.length} values for ${n} x ${half}`);
+    if (out && (out.cos.length < n * half || out.sin.length < n * half))
+      throw new ShapeError(`rope: tables of ${out.cos.length} / ${out.sin.length} values for ${n} x ${half}`);
     const cos = out?.cos ?? new Float32Array(n * half);
     const sin = out?.sin ?? new Float32Array(n * half);
     const s = this.scaling;

@@ -121,7 +121,14 @@ test('RoPE: wasm equals the reference within the f32 rounding bound, both styles
   const rng = new Prng(12);
   const yarn: RopeScaling = { type: 'yarn', factor: 4, origCtx: 64, attnFactor: 1, betaFast: 32, betaSlow: 1 };
   // [headDim, rotary dims]: tails of 1-3 pairs, dims < headDim, one pair only.
-  const shapes = [[64, 64], [34, 34], [10, 6], [128, 64], [2, 2], [26, 18]] as const;
+  const shapes = [
+    [64, 64],
+    [34, 34],
+    [10, 6],
+    [128, 64],
+    [2, 2],
+    [26, 18],
+  ] as const;
   for (const style of ['norm', 'neox'] as const) {
     for (const [hd, dims] of shapes) {
       for (const scaling of [NO_ROPE_SCALING, yarn]) {
@@ -202,7 +209,11 @@ test('residual add, bias rows and scale: bit-identical to the reference', { skip
     const [gotS] = inArena([x], ([xv]) => wasm.scale(xv!, s));
     assert.deepEqual(gotS, wantS, `scale n ${n}`);
   }
-  for (const [rows, dim] of [[1, 1], [3, 7], [4, 33]] as const) {
+  for (const [rows, dim] of [
+    [1, 1],
+    [3, 7],
+    [4, 33],
+  ] as const) {
     const x = values(rows * dim, rng);
     const b = values(dim, rng);
     const want = x.slice();
@@ -219,7 +230,12 @@ test('assertFinite finds the first NaN/Inf at any position; short views and bad 
         const x = Float32Array.from({ length: n }, (_, i) => i - 2);
         x[at] = bad;
         if (at + 1 < n) x[n - 1] = NaN;
-        inArena([x], ([v]) => assert.throws(() => wasm.assertFinite('t', v!), (e) => e instanceof NonFiniteError && e.index === at));
+        inArena([x], ([v]) =>
+          assert.throws(
+            () => wasm.assertFinite('t', v!),
+            (e) => e instanceof NonFiniteError && e.index === at,
+          ),
+        );
       }
     }
     inArena([Float32Array.from({ length: n }, (_, i) => -3.4e38 + i)], ([v]) => wasm.assertFinite('t', v!));

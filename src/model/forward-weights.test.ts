@@ -15,10 +15,16 @@ function randomTensor(type: number, rows: number, cols: number, rng: Prng): Uint
   const t = ggmlType(type)!;
   const bytes = new Uint8Array((cols / t.blockValues) * t.blockBytes * rows);
   for (let i = 0; i < bytes.length; i++) bytes[i] = rng.int(256);
-  const f16 = (at: number) => { bytes[at] = rng.int(256); bytes[at + 1] = 0x2c + rng.int(8); };
+  const f16 = (at: number) => {
+    bytes[at] = rng.int(256);
+    bytes[at + 1] = 0x2c + rng.int(8);
+  };
   for (let b = 0; b < bytes.length; b += t.blockBytes) {
     if (type === GGML.Q8_0) f16(b);
-    if (type === GGML.Q4_K || type === GGML.Q5_K) { f16(b); f16(b + 2); }
+    if (type === GGML.Q4_K || type === GGML.Q5_K) {
+      f16(b);
+      f16(b + 2);
+    }
     if (type === GGML.Q6_K) f16(b + 208);
     if (type === GGML.F16) f16(b);
   }
@@ -29,7 +35,9 @@ for (const type of [GGML.F16, GGML.Q8_0, GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]) {
   test(`${ggmlType(type)!.name}: blocked matmul equals dequantize-then-multiply, batch and single`, () => {
     const rng = new Prng(type + 1);
     // 37 rows: not a multiple of any row block.
-    const rows = 37, cols = 512, n = 3;
+    const rows = 37,
+      cols = 512,
+      n = 3;
     const data = randomTensor(type, rows, cols, rng);
     const w = new Weight('w', { type, dims: [cols, rows], data });
     const full = dequantize(type, data, rows * cols, 'w');
@@ -52,5 +60,8 @@ for (const type of [GGML.F16, GGML.Q8_0, GGML.Q4_K, GGML.Q5_K, GGML.Q6_K]) {
 
 test('an unsupported weight type is an error naming the tensor and type', () => {
   const data = new Uint8Array(84);
-  assert.throws(() => new Weight('blk.0.attn_q.weight', { type: 10, dims: [256, 1], data }), (e: unknown) => e instanceof FileFormatError && /attn_q.*q2_K/.test(e.message));
+  assert.throws(
+    () => new Weight('blk.0.attn_q.weight', { type: 10, dims: [256, 1], data }),
+    (e: unknown) => e instanceof FileFormatError && /attn_q.*q2_K/.test(e.message),
+  );
 });

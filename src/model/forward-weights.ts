@@ -9,7 +9,17 @@ import { blockDecoderOf, type BlockDecoder } from '../kernels/matmul/table.js';
 import { dequantTypes } from '../kernels/matmul/dequant.js';
 import { wasmKernels } from '../kernels/wasm.js';
 import { addRows } from './forward-wasm.js';
-import { allocInArena, allocWeight, arenaHalfNonFinite, freeInArena, matmulPrefetch, wasmMatmul, wasmMatmulGroup, wasmMatmulSupports, type PackedWeight } from './matmul-wasm.js';
+import {
+  allocInArena,
+  allocWeight,
+  arenaHalfNonFinite,
+  freeInArena,
+  matmulPrefetch,
+  wasmMatmul,
+  wasmMatmulGroup,
+  wasmMatmulSupports,
+  type PackedWeight,
+} from './matmul-wasm.js';
 
 /** Scratch of about this many float32 values per row block: 64 KiB stays in L2 while the batch reuses it. */
 const ROW_BLOCK_VALUES = 16384;
@@ -114,7 +124,8 @@ export class Weight {
       const packed = buf.subarray(0, nr * this.rowBytes);
       readTensor(t, packed, r0 * this.rowBytes);
       for (let r = 0; r < nr; r++) {
-        for (let b = 0; b < blocksPerRow; b++) this.decode!(packed, r * this.rowBytes + b * this.blockBytes, this.f32!, (r0 + r) * this.cols + b * this.blockValues);
+        for (let b = 0; b < blocksPerRow; b++)
+          this.decode!(packed, r * this.rowBytes + b * this.blockBytes, this.f32!, (r0 + r) * this.cols + b * this.blockValues);
       }
     }
   }
@@ -147,7 +158,8 @@ export class Weight {
   /** y [n, rows] = x [n, cols] . W^T (+ bias [rows]). */
   matmul(x: Float32Array, n: number, y: Float32Array, bias?: Float32Array): void {
     const { rows, cols } = this;
-    if (x.length < n * cols || y.length < n * rows) throw new ShapeError(`${this.name}: matmul x ${x.length} / y ${y.length} too short for ${n} x [${rows}, ${cols}]`);
+    if (x.length < n * cols || y.length < n * rows)
+      throw new ShapeError(`${this.name}: matmul x ${x.length} / y ${y.length} too short for ${n} x [${rows}, ${cols}]`);
     if (this.packed) wasmMatmul(this.packed, x, n, y);
     else this.matmulRef(x, n, y);
     if (bias) addRows(y, bias, n, rows);
@@ -156,7 +168,8 @@ export class Weight {
   /** The plain TS matmul (the reference the wasm path is tested against), without bias. */
   matmulRef(x: Float32Array, n: number, y: Float32Array): void {
     const { rows, cols } = this;
-    if (x.length < n * cols || y.length < n * rows) throw new ShapeError(`${this.name}: matmul x ${x.length} / y ${y.length} too short for ${n} x [${rows}, ${cols}]`);
+    if (x.length < n * cols || y.length < n * rows)
+      throw new ShapeError(`${this.name}: matmul x ${x.length} / y ${y.length} too short for ${n} x [${rows}, ${cols}]`);
     if (this.f32) {
       dotRows(this.f32, 0, rows, cols, x, n, y, rows, 0);
     } else {
@@ -180,12 +193,19 @@ export class Weight {
  * ys[i] [n, ws[i].rows] = x [n, cols] . ws[i]^T (+ biases[i]) for weights that read the same input (q/k/v,
  * gate/up): on the wasm path the activations are copied, quantized and tiled once for the whole group.
  */
-export function matmulShared(ws: readonly Weight[], x: Float32Array, n: number, ys: readonly Float32Array[], biases?: readonly (Float32Array | undefined)[]): void {
+export function matmulShared(
+  ws: readonly Weight[],
+  x: Float32Array,
+  n: number,
+  ys: readonly Float32Array[],
+  biases?: readonly (Float32Array | undefined)[],
+): void {
   if (ws.length !== ys.length) throw new ShapeError(`matmulShared: ${ws.length} weights, ${ys.length} outputs`);
   const packs = ws.map((w) => w.packedWeight);
   if (packs.every((p) => p !== null) && ws.every((w) => w.cols === ws[0]!.cols)) {
     ws.forEach((w, i) => {
-      if (x.length < n * w.cols || ys[i]!.length < n * w.rows) throw new ShapeError(`${w.name}: matmul x ${x.length} / y ${ys[i]!.length} too short for ${n} x [${w.rows}, ${w.cols}]`);
+      if (x.length < n * w.cols || ys[i]!.length < n * w.rows)
+        throw new ShapeError(`${w.name}: matmul x ${x.length} / y ${ys[i]!.length} too short for ${n} x [${w.rows}, ${w.cols}]`);
     });
     wasmMatmulGroup(packs as PackedWeight[], x, n, ys);
     ws.forEach((w, i) => {
@@ -214,20 +234,55 @@ function dotRows(w: Float32Array, wOff: number, nr: number, cols: number, x: Flo
   for (let r = 0; r < nr; r++) {
     const wo = wOff + r * cols;
     for (let t = 0; t < n4; t += 4) {
-      const x0 = t * cols, x1 = x0 + cols, x2 = x1 + cols, x3 = x2 + cols;
-      let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
-      let c0 = 0, c1 = 0, c2 = 0, c3 = 0, d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+      const x0 = t * cols,
+        x1 = x0 + cols,
+        x2 = x1 + cols,
+        x3 = x2 + cols;
+      let a0 = 0,
+        a1 = 0,
+        a2 = 0,
+        a3 = 0,
+        b0 = 0,
+        b1 = 0,
+        b2 = 0,
+        b3 = 0;
+      let c0 = 0,
+        c1 = 0,
+        c2 = 0,
+        c3 = 0,
+        d0 = 0,
+        d1 = 0,
+        d2 = 0,
+        d3 = 0;
       let c = 0;
       for (; c < c4; c += 4) {
-        const w0 = w[wo + c]!, w1 = w[wo + c + 1]!, w2 = w[wo + c + 2]!, w3 = w[wo + c + 3]!;
-        a0 += w0 * x[x0 + c]!; a1 += w1 * x[x0 + c + 1]!; a2 += w2 * x[x0 + c + 2]!; a3 += w3 * x[x0 + c + 3]!;
-        b0 += w0 * x[x1 + c]!; b1 += w1 * x[x1 + c + 1]!; b2 += w2 * x[x1 + c + 2]!; b3 += w3 * x[x1 + c + 3]!;
-        c0 += w0 * x[x2 + c]!; c1 += w1 * x[x2 + c + 1]!; c2 += w2 * x[x2 + c + 2]!; c3 += w3 * x[x2 + c + 3]!;
-        d0 += w0 * x[x3 + c]!; d1 += w1 * x[x3 + c + 1]!; d2 += w2 * x[x3 + c + 2]!; d3 += w3 * x[x3 + c + 3]!;
+        const w0 = w[wo + c]!,
+          w1 = w[wo + c + 1]!,
+          w2 = w[wo + c + 2]!,
+          w3 = w[wo + c + 3]!;
+        a0 += w0 * x[x0 + c]!;
+        a1 += w1 * x[x0 + c + 1]!;
+        a2 += w2 * x[x0 + c + 2]!;
+        a3 += w3 * x[x0 + c + 3]!;
+        b0 += w0 * x[x1 + c]!;
+        b1 += w1 * x[x1 + c + 1]!;
+        b2 += w2 * x[x1 + c + 2]!;
+        b3 += w3 * x[x1 + c + 3]!;
+        c0 += w0 * x[x2 + c]!;
+        c1 += w1 * x[x2 + c + 1]!;
+        c2 += w2 * x[x2 + c + 2]!;
+        c3 += w3 * x[x2 + c + 3]!;
+        d0 += w0 * x[x3 + c]!;
+        d1 += w1 * x[x3 + c + 1]!;
+        d2 += w2 * x[x3 + c + 2]!;
+        d3 += w3 * x[x3 + c + 3]!;
       }
       for (; c < cols; c++) {
         const wc = w[wo + c]!;
-        a0 += wc * x[x0 + c]!; b0 += wc * x[x1 + c]!; c0 += wc * x[x2 + c]!; d0 += wc * x[x3 + c]!;
+        a0 += wc * x[x0 + c]!;
+        b0 += wc * x[x1 + c]!;
+        c0 += wc * x[x2 + c]!;
+        d0 += wc * x[x3 + c]!;
       }
       const yo = t * yStride + yCol + r;
       y[yo] = a0 + a1 + a2 + a3;
@@ -237,7 +292,10 @@ function dotRows(w: Float32Array, wOff: number, nr: number, cols: number, x: Flo
     }
     for (let t = n4; t < n; t++) {
       const xo = t * cols;
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      let s0 = 0,
+        s1 = 0,
+        s2 = 0,
+        s3 = 0;
       let c = 0;
       for (; c < c4; c += 4) {
         s0 += w[wo + c]! * x[xo + c]!;

@@ -113,7 +113,8 @@ function checkInputs(w: ForwardWeights, tokens: readonly number[], cache: KvCach
     throw new ArgumentError(`forward: ${tokens.length} tokens at position ${cache.length} exceed the cache capacity ${cache.capacity}`);
   }
   for (let l = 0; l < hp.nLayer; l++) {
-    if (cache.layerLength(l) !== cache.length) throw new ArgumentError(`forward: cache layer ${l} holds ${cache.layerLength(l)} positions, others ${cache.length} (rewind first)`);
+    if (cache.layerLength(l) !== cache.length)
+      throw new ArgumentError(`forward: cache layer ${l} holds ${cache.layerLength(l)} positions, others ${cache.length} (rewind first)`);
   }
 }
 

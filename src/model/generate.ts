@@ -90,8 +90,12 @@ export function generate(model: Generator, cache: KvCache, prompt: readonly numb
   }
   const t2 = performance.now();
   return {
-    prompt: [...prompt], tokens: loop.tokens, text: loop.text, stopReason: loop.reason!,
-    prefillMs: t1 - t0, decodeMs: t2 - t1,
+    prompt: [...prompt],
+    tokens: loop.tokens,
+    text: loop.text,
+    stopReason: loop.reason!,
+    prefillMs: t1 - t0,
+    decodeMs: t2 - t1,
     prefillTps: prompt.length / ((t1 - t0) / 1000),
     decodeTps: loop.tokens.length > 0 ? loop.tokens.length / ((t2 - t1) / 1000) : 0,
   };

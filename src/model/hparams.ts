@@ -58,7 +58,8 @@ export function readRopeScaling(md: Metadata, arch: string, nCtxTrain: number): 
   if (type === 'linear') return { ...NO_ROPE_SCALING, type, factor };
   if (type === 'yarn') {
     return {
-      type, factor,
+      type,
+      factor,
       origCtx: getInt(md, k('original_context_length'), nCtxTrain),
       attnFactor: getF32(md, k('attn_factor'), 1),
       betaFast: getF32(md, k('yarn_beta_fast'), 32),

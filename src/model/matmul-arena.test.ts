@@ -32,14 +32,32 @@ test('arena views in, arena views out: the same bytes as staged arrays (row and 
     for (const n of [1, 3, 9]) {
       const x = rng.normals(n * cols);
       const staged = ws.map((w) => new Float32Array(n * w.rows));
-      wasmMatmulGroup(ws.map((w) => w.packedWeight!), x, n, staged, acts);
+      wasmMatmulGroup(
+        ws.map((w) => w.packedWeight!),
+        x,
+        n,
+        staged,
+        acts,
+      );
       const xa = arenaCopy(x);
       const ya = ws.map((w) => arenaCopy(new Float32Array(n * w.rows)));
-      wasmMatmulGroup(ws.map((w) => w.packedWeight!), xa.view, n, ya.map((y) => y.view), acts);
+      wasmMatmulGroup(
+        ws.map((w) => w.packedWeight!),
+        xa.view,
+        n,
+        ya.map((y) => y.view),
+        acts,
+      );
       ya.forEach((y, i) => assert.deepEqual(y.view.slice(), staged[i], `${acts} n ${n} weight ${i}`));
       // The address entry point, and a mix: arena input, plain output.
       const yb = ws.map((w) => arenaCopy(new Float32Array(n * w.rows)));
-      wasmMatmulGroupAt(ws.map((w) => w.packedWeight!), xa.ptr, n, yb.map((y) => y.ptr), acts);
+      wasmMatmulGroupAt(
+        ws.map((w) => w.packedWeight!),
+        xa.ptr,
+        n,
+        yb.map((y) => y.ptr),
+        acts,
+      );
       yb.forEach((y, i) => assert.deepEqual(y.view.slice(), staged[i], `At ${acts} n ${n} weight ${i}`));
       const plain = new Float32Array(n * ws[0]!.rows);
       wasmMatmulGroup([ws[0]!.packedWeight!], xa.view, n, [plain], acts);
@@ -54,7 +72,13 @@ test('arena views in, arena views out: the same bytes as staged arrays (row and 
   matmulShared(ws, x, n, plainOut, biases);
   const xa = arenaCopy(x);
   const ya = ws.map((w) => arenaCopy(new Float32Array(n * w.rows)));
-  matmulShared(ws, xa.view, n, ya.map((y) => y.view), biases);
+  matmulShared(
+    ws,
+    xa.view,
+    n,
+    ya.map((y) => y.view),
+    biases,
+  );
   ya.forEach((y, i) => assert.deepEqual(y.view.slice(), plainOut[i], `bias weight ${i}`));
   for (const r of [xa, ...ya]) freeInArena(r.ptr);
 });

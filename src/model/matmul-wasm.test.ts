@@ -1,7 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { matmulShared, Weight } from './forward-weights.js';
-import { closeMatmulThreads, configureMatmul, matmulConfig, matmulKernelFor, matmulPrefetch, matmulSplitStats, ThreadChooser, wasmMatmul } from './matmul-wasm.js';
+import {
+  closeMatmulThreads,
+  configureMatmul,
+  matmulConfig,
+  matmulKernelFor,
+  matmulPrefetch,
+  matmulSplitStats,
+  ThreadChooser,
+  wasmMatmul,
+} from './matmul-wasm.js';
 import { availableCores } from './threads.js';
 import { dequantize } from '../kernels/matmul/dequant.js';
 import { GGML, ggmlType } from '../gguf/types.js';
@@ -22,37 +31,44 @@ function assertQ8Close(name: string, full: Float32Array, x: Float32Array, y: Flo
 
 test('f16 / bf16: the one-token kernel runs at n = 1 and matches the reference on random finite bits (subnormals, zeros, every exponent)', { skip }, () => {
   const rng = new Prng(61);
-  for (const [type, expMask] of [[GGML.F16, 0x7c00], [GGML.BF16, 0x7f80]] as const) for (const cols of [5, 8, 37, 64, 130]) {
-    for (const rows of [1, 3, 4, 6, 9]) {
-      const h = new Uint16Array(rows * cols);
-      for (let i = 0; i < h.length; i++) {
-        // bf16: keep exponents moderate so products stay finite and normal.
-        do h[i] = type === GGML.F16 ? rng.int(0x10000) : (rng.int(2) << 15) | ((100 + rng.int(56)) << 7) | rng.int(128); while ((h[i]! & expMask) === expMask);
-      }
-      const data = new Uint8Array(h.buffer);
-      const w = new Weight('w', { type, dims: [cols, rows], data });
-      assert.equal(matmulKernelFor(w.packedWeight!, 1), 'matmulVec');
-      const full = dequantize(type, data, rows * cols, 'w');
-      const x = rng.normals(cols);
-      const y = new Float32Array(rows);
-      wasmMatmul(w.packedWeight!, x, 1, y);
-      for (let r = 0; r < rows; r++) {
-        let want = 0, mag = 0;
-        for (let c = 0; c < cols; c++) {
-          want += full[r * cols + c]! * x[c]!;
-          mag += Math.abs(full[r * cols + c]! * x[c]!);
+  for (const [type, expMask] of [
+    [GGML.F16, 0x7c00],
+    [GGML.BF16, 0x7f80],
+  ] as const)
+    for (const cols of [5, 8, 37, 64, 130]) {
+      for (const rows of [1, 3, 4, 6, 9]) {
+        const h = new Uint16Array(rows * cols);
+        for (let i = 0; i < h.length; i++) {
+          // bf16: keep exponents moderate so products stay finite and normal.
+          do h[i] = type === GGML.F16 ? rng.int(0x10000) : (rng.int(2) << 15) | ((100 + rng.int(56)) << 7) | rng.int(128);
+          while ((h[i]! & expMask) === expMask);
         }
-        assert.ok(Math.abs(y[r]! - want) <= F32_ACT_REL * mag + 1e-30, `cols ${cols} rows ${rows} r ${r}: ${y[r]} vs ${want}`);
+        const data = new Uint8Array(h.buffer);
+        const w = new Weight('w', { type, dims: [cols, rows], data });
+        assert.equal(matmulKernelFor(w.packedWeight!, 1), 'matmulVec');
+        const full = dequantize(type, data, rows * cols, 'w');
+        const x = rng.normals(cols);
+        const y = new Float32Array(rows);
+        wasmMatmul(w.packedWeight!, x, 1, y);
+        for (let r = 0; r < rows; r++) {
+          let want = 0,
+            mag = 0;
+          for (let c = 0; c < cols; c++) {
+            want += full[r * cols + c]! * x[c]!;
+            mag += Math.abs(full[r * cols + c]! * x[c]!);
+          }
+          assert.ok(Math.abs(y[r]! - want) <= F32_ACT_REL * mag + 1e-30, `cols ${cols} rows ${rows} r ${r}: ${y[r]} vs ${want}`);
+        }
       }
     }
-  }
 });
 
 test('32-value block weights with an Inf or NaN block scale or min run the exact tiled kernel and keep it', { skip }, () => {
   const rng = new Prng(9);
   const withMin = new Set<number>([GGML.Q4_1, GGML.Q5_1]);
   for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL]) {
-    const rows = 8, cols = 64;
+    const rows = 8,
+      cols = 64;
     const data = randomWeight(type, rows, cols, rng);
     const bb = ggmlType(type)!.blockBytes;
     // Row 2's second block scale = +Inf (its min, for the types with one), row 5's first scale = NaN (f16 little-endian).
@@ -79,7 +95,8 @@ test('threads split rows and give the same bytes as one thread', { skip: skip ||
   try {
     for (const type of [GGML.Q8_0, GGML.Q4_0, GGML.Q4_K, GGML.Q6_K, GGML.F16]) {
       for (const n of [1, 5, 17]) {
-        const rows = 514, cols = 1024;
+        const rows = 514,
+          cols = 1024;
         const w = new Weight('w', { type, dims: [cols, rows], data: randomWeight(type, rows, cols, rng) });
         const x = rng.normals(n * cols);
         configureMatmul({ threads: 1 });
@@ -101,7 +118,8 @@ test('the thread chooser follows the faster option by its recent median; one sta
   const c = new ThreadChooser();
   const macs = 1 << 20;
   // Run what it picks for 400 calls: the pool takes 1 ms, one thread 2 ms, but pool call 50 stalls for 40 ms.
-  let pool = 0, one = 0;
+  let pool = 0,
+    one = 0;
   for (let i = 0; i < 400; i++) {
     const parallel = c.choose(macs);
     if (parallel) pool++;
@@ -149,11 +167,19 @@ test('a weight group sharing one input gives the same bytes as separate calls (m
   }
 });
 
-test('a threaded weight group runs as one job per four weights, each output the bytes of its own one-thread call', { skip: skip || (availableCores() < 2 ? 'needs 2 cores' : false) }, () => {
+test('a threaded weight group runs as one job per four weights, each output the bytes of its own one-thread call', {
+  skip: skip || (availableCores() < 2 ? 'needs 2 cores' : false),
+}, () => {
   const rng = new Prng(12);
   const cols = 512;
   // Five weights (two jobs), types whose plans differ (one-token kernel, row kernel, f16), rows not a multiple of 4.
-  const shapes: [number, number][] = [[GGML.Q8_0, 301], [GGML.Q4_1, 130], [GGML.Q4_0, 257], [GGML.F16, 66], [GGML.Q8_0, 514]];
+  const shapes: [number, number][] = [
+    [GGML.Q8_0, 301],
+    [GGML.Q4_1, 130],
+    [GGML.Q4_0, 257],
+    [GGML.F16, 66],
+    [GGML.Q8_0, 514],
+  ];
   const ws = shapes.map(([type, rows], i) => new Weight(`w${i}`, { type, dims: [cols, rows], data: randomWeight(type, rows, cols, rng) }));
   const before = matmulConfig();
   try {
@@ -178,7 +204,9 @@ test('a threaded weight group runs as one job per four weights, each output the 
   }
 });
 
-test('a job run on this thread alone waits for a unit a worker took from it (a worker still in a prefetch loop)', { skip: skip || (availableCores() < 2 ? 'needs 2 cores' : false) }, () => {
+test('a job run on this thread alone waits for a unit a worker took from it (a worker still in a prefetch loop)', {
+  skip: skip || (availableCores() < 2 ? 'needs 2 cores' : false),
+}, () => {
   const rng = new Prng(13);
   const cols = 256;
   // A big weight to prefetch (the worker loops over its touch units) and a small group below the pool's
@@ -189,7 +217,11 @@ test('a job run on this thread alone waits for a unit a worker took from it (a w
   const before = matmulConfig();
   try {
     configureMatmul({ threads: 1 });
-    const want = small.map((w) => { const y = new Float32Array(w.rows); w.matmul(x, 1, y); return y; });
+    const want = small.map((w) => {
+      const y = new Float32Array(w.rows);
+      w.matmul(x, 1, y);
+      return y;
+    });
     configureMatmul({ threads: 2, threadChoice: 'always' });
     const yb = new Float32Array(big.rows);
     for (let i = 0; i < 1000; i++) {
@@ -205,7 +237,8 @@ test('a job run on this thread alone waits for a unit a worker took from it (a w
 });
 
 test('f16 weights: the fast conversion is exact for finite values; Inf/NaN weights are kept as f32', { skip }, () => {
-  const cols = 64, rows = 4;
+  const cols = 64,
+    rows = 4;
   // 65504, -65504, smallest subnormal, largest subnormal, +-0, 1, -2.5, then random halves below.
   const special = [0x7bff, 0xfbff, 0x0001, 0x03ff, 0x0000, 0x8000, 0x3c00, 0xc100];
   const h = new Uint16Array(rows * cols);
@@ -222,7 +255,8 @@ test('f16 weights: the fast conversion is exact for finite values; Inf/NaN weigh
       for (let t = 0; t < n; t++) x[t * cols + c] = 1;
       const y = new Float32Array(n * rows);
       w.matmul(x, n, y);
-      for (let t = 0; t < n; t++) for (let r = 0; r < rows; r++) assert.ok(y[t * rows + r] === full[r * cols + c], `n ${n} c ${c} r ${r}: ${y[t * rows + r]} vs ${full[r * cols + c]}`);
+      for (let t = 0; t < n; t++)
+        for (let r = 0; r < rows; r++) assert.ok(y[t * rows + r] === full[r * cols + c], `n ${n} c ${c} r ${r}: ${y[t * rows + r]} vs ${full[r * cols + c]}`);
     }
   }
   const bad = h.slice();

@@ -41,10 +41,17 @@ for (const expand of [false, true]) {
       assert.deepEqual(bad, [], `${t.name}: read() touched its bytes`);
       const into = src.intos.filter(([o, n]) => overlaps(o, o + n, t.offset, end));
       // Packed: one read into the arena. Expanded: chunks into a transient buffer, decoded into the arena.
-      assert.equal(into.reduce((a, [, n]) => a + n, 0), t.bytes, `${t.name}: bytes read once`);
+      assert.equal(
+        into.reduce((a, [, n]) => a + n, 0),
+        t.bytes,
+        `${t.name}: bytes read once`,
+      );
       if (!expand) assert.deepEqual(into, [[t.offset, t.bytes, true]], `${t.name}: one read into the arena`);
     }
-    assert.equal(model.weightBytes, matrices.reduce((a, t) => a + (expand ? 4 * t.elements : t.bytes), 0));
+    assert.equal(
+      model.weightBytes,
+      matrices.reduce((a, t) => a + (expand ? 4 * t.elements : t.bytes), 0),
+    );
     // Same logits as a model built from plain in-memory tensors.
     const ref = modelFromLoaded(eager(bytes), { expand });
     const cacheA = model.createCache({ policy: schemePolicy('f16'), capacity: 128 });

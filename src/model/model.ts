@@ -71,7 +71,8 @@ export class Model implements ForwardWeights {
     const mat = (name: string, rows: number, cols: number): Weight => {
       const tensor = t.need(name);
       const w = new Weight(name, tensor, expandOf(tensor.type));
-      if (w.rows !== rows || w.cols !== cols) throw new FileFormatError('gguf', `tensor '${name}' is [${w.rows}, ${w.cols}], the hparams need [${rows}, ${cols}]`);
+      if (w.rows !== rows || w.cols !== cols)
+        throw new FileFormatError('gguf', `tensor '${name}' is [${w.rows}, ${w.cols}], the hparams need [${rows}, ${cols}]`);
       return w;
     };
     const vec = (name: string, len: number) => vectorF32(name, t.need(name), len);
@@ -86,8 +87,7 @@ export class Model implements ForwardWeights {
     const s = this.spec;
     this.layers = Array.from({ length: hp.nLayer }, (_, l): LayerWeights => {
       const b = (n: string) => `blk.${l}.${n}`;
-      const bias = (n: string, len: number) =>
-        s.qkvBias === 'required' ? vec(b(n), len) : s.qkvBias === 'optional' ? opt(b(n), len) : undefined;
+      const bias = (n: string, len: number) => (s.qkvBias === 'required' ? vec(b(n), len) : s.qkvBias === 'optional' ? opt(b(n), len) : undefined);
       return {
         attnNorm: vec(b('attn_norm.weight'), hp.nEmbd),
         wq: mat(b('attn_q.weight'), qDim, hp.nEmbd),
@@ -128,7 +128,15 @@ export class Model implements ForwardWeights {
    */
   createCache(o: CacheOptions): KvCache {
     const policy = withSlidingWindows(o.policy, layerWindows(this.hp));
-    return new KvCache({ layers: this.hp.nLayer, kvHeads: this.hp.nHeadKv, headDim: this.hp.headDim, capacity: o.capacity ?? this.hp.nCtxTrain, policy, chunkTokens: o.chunkTokens, attention: o.attention });
+    return new KvCache({
+      layers: this.hp.nLayer,
+      kvHeads: this.hp.nHeadKv,
+      headDim: this.hp.headDim,
+      capacity: o.capacity ?? this.hp.nCtxTrain,
+      policy,
+      chunkTokens: o.chunkTokens,
+      attention: o.attention,
+    });
   }
 
   get nVocab(): number {
@@ -191,9 +199,11 @@ function expandedBytes(m: LoadedModel): number {
 /** A usable tokenizer, or why there is none (placeholder vocabularies of converted checkpoints carry no text). */
 function makeTokenizer(m: LoadedModel, source: ModelSource): { tokenizer?: Tokenizer; problem?: string } {
   const tokens = m.metadata.get('tokenizer.ggml.tokens');
-  const noVocab = source === 'llama2c' ? 'no llama2.c tokenizer file (tok<N>.bin / tokenizer.bin) beside the checkpoint' : 'the file has no tokenizer.ggml.tokens';
-  if (!tokens || tokens.type !== 'array') return { problem: noVocab };
-  if (tokens.value.length > 259 && tokens.value[259] === '\u2581t259') return { problem: source === 'llama2c' ? noVocab : 'the file has a placeholder vocabulary (converted llama2.c checkpoint)' };
+  const noVocab =
+    source === 'llama2c' ? 'no llama2.c tokenizer file (tok<N>.bin / tokenizer.bin) beside the checkpoint' : 'the file has no tokenizer.ggml.tokens';
+  if (tokens?.type !== 'array') return { problem: noVocab };
+  if (tokens.value.length > 259 && tokens.value[259] === '\u2581t259')
+    return { problem: source === 'llama2c' ? noVocab : 'the file has a placeholder vocabulary (converted llama2.c checkpoint)' };
   try {
     return { tokenizer: createTokenizer(m.metadata) };
   } catch (e) {

@@ -58,7 +58,8 @@ test('topIds: the k best of a full sort (ties by lower id), any k, NaN-free rand
 
 test('OpenAI penalties count generated tokens only; logit_bias adds to the logit', () => {
   const z = Float32Array.of(1, 0.9, 0);
-  const greedy = (o: ConstructorParameters<typeof Sampler>[0], history: number[], generated: number) => new Sampler({ temperature: 0, ...o }).sample(z, history, generated);
+  const greedy = (o: ConstructorParameters<typeof Sampler>[0], history: number[], generated: number) =>
+    new Sampler({ temperature: 0, ...o }).sample(z, history, generated);
   assert.equal(greedy({}, [0, 0], 2), 0);
   // Token 0 generated twice: 1 - 2 x 0.06 = 0.88 < 0.9.
   assert.equal(greedy({ frequencyPenalty: 0.06 }, [0, 0], 2), 1);

@@ -93,7 +93,8 @@ export class Sampler {
 
     // Candidates sorted by logit (ties: lower id first), cut by top-k: with k set only the k best are
     // selected and sorted (a vocab-sized sort per token is most of the sampler's time and garbage).
-    let ids = this.topK > 0 && this.topK < z.length ? topIds(z, this.topK) : Array.from({ length: z.length }, (_, i) => i).sort((a, b) => z[b]! - z[a]! || a - b);
+    let ids =
+      this.topK > 0 && this.topK < z.length ? topIds(z, this.topK) : Array.from({ length: z.length }, (_, i) => i).sort((a, b) => z[b]! - z[a]! || a - b);
     // Probabilities at temperature 1 for the p cuts (llama.cpp applies temp after them).
     let p = softmax(ids.map((i) => z[i]!));
     if (this.topP < 1) {

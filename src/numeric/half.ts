@@ -11,7 +11,7 @@ export function fp32ToFp16(value: number): number {
   const exp = (x >>> 23) & 0xff;
   let mant = x & 0x7fffff;
   if (exp === 0xff) return sign | (mant ? 0x7e00 : 0x7c00);
-  let e = exp - 127 + 15;
+  const e = exp - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00;
   if (e <= 0) {
     // Subnormal half (or zero): shift the full mantissa, round to nearest even.

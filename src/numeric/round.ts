@@ -14,5 +14,5 @@ export const fround = Math.fround;
 
 /** Clamp to [lo, hi]. */
 export function clamp(x: number, lo: number, hi: number): number {
-  return x < lo ? lo : x > hi ? hi : x;
+  return x < lo ? lo : Math.min(x, hi);
 }

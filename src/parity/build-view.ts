@@ -54,7 +54,13 @@ export interface SegmentSpec {
 export function buildView(runs: readonly RunSpec[], segments: readonly SegmentSpec[], kvHeads: number, headDim: number, allocs: Allocations): MixedView {
   const placed = runs.map((r) => encodeRun(r, kvHeads, headDim, allocs));
   const bytes = sharedArena().u8();
-  const packed = (i: number, first: number): PackedRun => ({ format: runs[i]!.format, bytes, offset: placed[i]!.offset, headStride: placed[i]!.headStride, first });
+  const packed = (i: number, first: number): PackedRun => ({
+    format: runs[i]!.format,
+    bytes,
+    offset: placed[i]!.offset,
+    headStride: placed[i]!.headStride,
+    first,
+  });
   let start = 0;
   const segs: Segment[] = segments.map((s) => {
     const seg: Segment = { start, count: s.count, k: packed(s.k.run, s.k.first), v: packed(s.v.run, s.v.first), region: s.region };

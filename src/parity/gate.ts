@@ -34,7 +34,13 @@ export interface GateGrid {
  * blocks longer than 64 values (int4_g128, int2_g128) also run at 128, the head dim where their wasm kernels
  * apply (at 64 the reference serves them, which the gate reports as n/a).
  */
-export const SMALL_GRID: GateGrid = { headDims: [64], headDimsOf: (f) => (f.blockValues > 64 ? [64, 128] : [64]), lengths: [1, 33, 257], ratios: [3, 6], kvHeads: 2 };
+export const SMALL_GRID: GateGrid = {
+  headDims: [64],
+  headDimsOf: (f) => (f.blockValues > 64 ? [64, 128] : [64]),
+  lengths: [1, 33, 257],
+  ratios: [3, 6],
+  kvHeads: 2,
+};
 export const FULL_GRID: GateGrid = { headDims: [32, 64, 128, 256], lengths: [1, 2, 31, 32, 33, 255, 257, 4099], ratios: [1, 2, 3, 4, 7, 8], kvHeads: 2 };
 
 /**
@@ -107,11 +113,21 @@ function edgeRows(x: Float32Array, L: number, D: number): void {
   for (let t = 1; t < L; t += 3) {
     const r = x.subarray(t * D, (t + 1) * D);
     switch (((t - 1) / 3) % 5) {
-      case 0: r.fill(0); break;
-      case 1: r.fill(0.37); break;
-      case 2: for (let c = 0; c < D; c++) r[c] = (c % 32 === 0 ? 127 : (c % 17) - 8 + 0.5); break;
-      case 3: r[c0(D)] = 1000; break;
-      case 4: for (let c = 0; c < D; c++) r[c] = c % 2 ? 65504 : -65504; break;
+      case 0:
+        r.fill(0);
+        break;
+      case 1:
+        r.fill(0.37);
+        break;
+      case 2:
+        for (let c = 0; c < D; c++) r[c] = c % 32 === 0 ? 127 : (c % 17) - 8 + 0.5;
+        break;
+      case 3:
+        r[c0(D)] = 1000;
+        break;
+      case 4:
+        for (let c = 0; c < D; c++) r[c] = c % 2 ? 65504 : -65504;
+        break;
     }
   }
 }
@@ -177,13 +193,25 @@ function checkEncode(ctx: Ctx, f: KvFormat, D: number, L: number, values: Float3
     ref(src, t! * D, D, n!, D, expect, dOff);
     fast(src, t! * D, D, n!, D, sharedArena().u8(), off + dOff);
   }
-  const got = sharedArena().u8().subarray(off, off + bytes);
+  const got = sharedArena()
+    .u8()
+    .subarray(off, off + bytes);
   let first = -1;
-  for (let i = 0; i < bytes; i++) if (got[i] !== expect[i]) { first = i; break; }
+  for (let i = 0; i < bytes; i++)
+    if (got[i] !== expect[i]) {
+      first = i;
+      break;
+    }
   sharedArena().free(off);
   const block = Math.floor(first / f.blockBytes);
   const at = f.axis === 'token' ? `token ${Math.floor(first / rowBytes(f, D))}` : `group ${Math.floor(block / D)} channel ${block % D}`;
-  report(ctx, first < 0, `encode ${f.id}`, `${where} bit-exact [wasm]`, first < 0 ? '' : `block ${block} (${at}) byte ${first}: ${got[first]} != ${expect[first]}`);
+  report(
+    ctx,
+    first < 0,
+    `encode ${f.id}`,
+    `${where} bit-exact [wasm]`,
+    first < 0 ? '' : `block ${block} (${at}) byte ${first}: ${got[first]} != ${expect[first]}`,
+  );
 }
 
 /** Op-level checks on head 0 of a view's first segment run: decode (bit-exact), scores and accumulate (NMSE). */
@@ -216,21 +244,38 @@ function checkOps(ctx: Ctx, f: KvFormat, D: number, L: number, G: number, view: 
   if (decode) {
     decode(runBytes, base, run.first, L, D, dec, 0);
     let bad = -1;
-    for (let i = 0; i < L * D; i++) if (!Object.is(dec[i], exact[i])) { bad = i; break; }
-    report(ctx, bad < 0, `decode ${f.id}`, `${where} bit-exact [wasm]`, bad < 0 ? '' : `token ${Math.floor(bad / D)} channel ${bad % D}: ${dec[bad]} != ${exact[bad]}`);
+    for (let i = 0; i < L * D; i++)
+      if (!Object.is(dec[i], exact[i])) {
+        bad = i;
+        break;
+      }
+    report(
+      ctx,
+      bad < 0,
+      `decode ${f.id}`,
+      `${where} bit-exact [wasm]`,
+      bad < 0 ? '' : `token ${Math.floor(bad / D)} channel ${bad % D}: ${dec[bad]} != ${exact[bad]}`,
+    );
   }
 
   const scores = wasmFor(ctx, f, 'scores', D, G, where);
   if (scores) {
     scores(q, 0, G, D, runBytes, base, run.first, L, s, 0, L);
     const want = new Float64Array(G * L);
-    for (let g = 0; g < G; g++) for (let t = 0; t < L; t++) {
-      let x = 0;
-      for (let c = 0; c < D; c++) x += q[g * D + c]! * exact[t * D + c]!;
-      want[g * L + t] = x;
-    }
+    for (let g = 0; g < G; g++)
+      for (let t = 0; t < L; t++) {
+        let x = 0;
+        for (let c = 0; c < D; c++) x += q[g * D + c]! * exact[t * D + c]!;
+        want[g * L + t] = x;
+      }
     const e = nmse(s, want);
-    report(ctx, e <= tol.nmse, `scores ${f.id}`, `${where} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [wasm]`, worstRow(s, want, G, L, 'head', 'token'));
+    report(
+      ctx,
+      e <= tol.nmse,
+      `scores ${f.id}`,
+      `${where} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [wasm]`,
+      worstRow(s, want, G, L, 'head', 'token'),
+    );
   }
 
   const accumulate = wasmFor(ctx, f, 'accumulate', D, G, where);
@@ -241,7 +286,13 @@ function checkOps(ctx: Ctx, f: KvFormat, D: number, L: number, G: number, view: 
     const want = new Float64Array(G * D);
     for (let g = 0; g < G; g++) for (let t = 0; t < L; t++) for (let c = 0; c < D; c++) want[g * D + c] += s[g * L + t]! * exact[t * D + c]!;
     const e = nmse(acc, want);
-    report(ctx, e <= tol.nmse, `accumulate ${f.id}`, `${where} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [wasm]`, worstRow(acc, want, G, D, 'head', 'channel'));
+    report(
+      ctx,
+      e <= tol.nmse,
+      `accumulate ${f.id}`,
+      `${where} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [wasm]`,
+      worstRow(acc, want, G, D, 'head', 'channel'),
+    );
   }
   for (const off of allocs) a.free(off);
 }
@@ -259,9 +310,17 @@ function worstRow(got: ArrayLike<number>, want: ArrayLike<number>, rows: number,
     for (let c = 0; c < cols; c++) {
       const d = Math.abs(got[r * cols + c]! - want[r * cols + c]!);
       e += d * d;
-      if (d > me) { me = d; mc = c; }
+      if (d > me) {
+        me = d;
+        mc = c;
+      }
     }
-    if (e > bestErr) { bestErr = e; best = r; col = mc; colErr = me; }
+    if (e > bestErr) {
+      bestErr = e;
+      best = r;
+      col = mc;
+      colErr = me;
+    }
   }
   return `${rowName} ${best}: max |diff| ${colErr.toExponential(2)} at ${colName} ${col}`;
 }
@@ -283,7 +342,16 @@ function viewSpecs(f: KvFormat, rng: Prng, kvHeads: number, D: number, L: number
   const bulk = L - sinks - anchor - window;
   const b1 = Math.ceil(bulk / 2);
   const lead = 5; // unused leading bulk tokens, so channel-axis segments begin mid-group
-  const runs = [run(f16, sinks), run(f16, sinks), run(f, lead + bulk), run(f, lead + bulk), run(f32, anchor), run(f32, anchor), run(f16, window), run(f16, window)];
+  const runs = [
+    run(f16, sinks),
+    run(f16, sinks),
+    run(f, lead + bulk),
+    run(f, lead + bulk),
+    run(f32, anchor),
+    run(f32, anchor),
+    run(f16, window),
+    run(f16, window),
+  ];
   const segments: SegmentSpec[] = [
     { region: 'sinks', count: sinks, k: { run: 0, first: 0 }, v: { run: 1, first: 0 } },
     { region: 'bulk', count: b1, k: { run: 2, first: lead }, v: { run: 3, first: lead } },
@@ -294,7 +362,15 @@ function viewSpecs(f: KvFormat, rng: Prng, kvHeads: number, D: number, L: number
   return { runs, segments };
 }
 
-function checkAttend(ctx: Ctx, f: KvFormat, view: MixedView, ratio: number, label: string, rng: Prng, extra: Partial<AttendArgs> & { queries?: number; qPrecision?: QPrecision; vPrecision?: VPrecision } = {}): void {
+function checkAttend(
+  ctx: Ctx,
+  f: KvFormat,
+  view: MixedView,
+  ratio: number,
+  label: string,
+  rng: Prng,
+  extra: Partial<AttendArgs> & { queries?: number; qPrecision?: QPrecision; vPrecision?: VPrecision } = {},
+): void {
   const D = view.headDim;
   const heads = view.kvHeads * ratio;
   const nq = extra.queries ?? 1;
@@ -307,7 +383,11 @@ function checkAttend(ctx: Ctx, f: KvFormat, view: MixedView, ratio: number, labe
   attendReference({ ...args, out: want });
   // The loosest of the format's own tolerance and those of the accuracy choices in play.
   const named = (name: keyof typeof TOLERANCES) => ({ name, nmse: TOLERANCES[name] });
-  const tols = [toleranceFor(f.id), ...(qPrecision === 'int8' ? [named('int8-q')] : qPrecision === 'int16' ? [named('int16-q')] : []), ...(vPrecision === 'int16' ? [named('int16-v')] : [])];
+  const tols = [
+    toleranceFor(f.id),
+    ...(qPrecision === 'int8' ? [named('int8-q')] : qPrecision === 'int16' ? [named('int16-q')] : []),
+    ...(vPrecision === 'int16' ? [named('int16-v')] : []),
+  ];
   const tol = tols.reduce((a, b) => (b.nmse > a.nmse ? b : a));
   const e = nmse(got, want);
   // Every kernel the view needs must be the wasm row wherever one is registered and takes the shape.
@@ -315,7 +395,10 @@ function checkAttend(ctx: Ctx, f: KvFormat, view: MixedView, ratio: number, labe
   const missing: string[] = [];
   const formatsInView = new Set(view.segments.flatMap((s) => [s.k.format, s.v.format]));
   for (const g of formatsInView) {
-    for (const [op, p] of [['scores', qPrecision ?? 'f32'], ['accumulate', vPrecision ?? 'f32']] as const) {
+    for (const [op, p] of [
+      ['scores', qPrecision ?? 'f32'],
+      ['accumulate', vPrecision ?? 'f32'],
+    ] as const) {
       const wanted = wasmRow(g, op, p, D, rows) ?? wasmRow(g, op, 'f32', D, rows);
       if (wanted && !ran.kernels.includes(wanted)) missing.push(wanted);
     }
@@ -324,7 +407,13 @@ function checkAttend(ctx: Ctx, f: KvFormat, view: MixedView, ratio: number, labe
   const mine = ran.kernels.filter((key) => key.startsWith(`${f.id}:`));
   const route = ran.path === 'reference' ? 'reference path' : mine.every((key) => key.endsWith(':wasm')) ? 'wasm' : 'ref kernels';
   const ok = e <= tol.nmse && missing.length === 0 && (ran.path === 'fast' || !wasmKernels());
-  report(ctx, ok, `attend ${f.id}`, `D=${D} L=${view.length} G=${ratio} ${label} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [${route}]`, missing.length ? `registered wasm kernels that did not run: ${missing.join(', ')}` : worstRow(got, want, nq * heads, D, '(query*heads+head)', 'channel'));
+  report(
+    ctx,
+    ok,
+    `attend ${f.id}`,
+    `D=${D} L=${view.length} G=${ratio} ${label} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [${route}]`,
+    missing.length ? `registered wasm kernels that did not run: ${missing.join(', ')}` : worstRow(got, want, nq * heads, D, '(query*heads+head)', 'channel'),
+  );
 }
 
 /** The key of the loaded wasm row for format:op:precision if its ABI takes this shape. */
@@ -358,10 +447,14 @@ export function runGate(grid: GateGrid, log: (line: string) => void = console.lo
           const fresh = rebase(view);
           for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode`, rng);
           // Integer-q score paths (named accuracy choices) where the format has them.
-          for (const qp of integerQPrecisions(f)) for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode qPrecision=${qp}`, rng, { qPrecision: qp });
+          for (const qp of integerQPrecisions(f))
+            for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode qPrecision=${qp}`, rng, { qPrecision: qp });
           if (hasIntegerV(f)) {
             for (const ratio of grid.ratios) checkAttend(ctx, f, fresh, ratio, `${label} decode vPrecision=int16`, rng, { vPrecision: 'int16' });
-            checkAttend(ctx, f, fresh, Math.max(...grid.ratios), `${label} decode qPrecision=int8 vPrecision=int16`, rng, { qPrecision: 'int8', vPrecision: 'int16' });
+            checkAttend(ctx, f, fresh, Math.max(...grid.ratios), `${label} decode qPrecision=int8 vPrecision=int16`, rng, {
+              qPrecision: 'int8',
+              vPrecision: 'int16',
+            });
           }
           if (L >= 4 && L <= 300) {
             const nq = Math.min(L, 6);
@@ -377,7 +470,8 @@ export function runGate(grid: GateGrid, log: (line: string) => void = console.lo
   for (const id of ids) {
     const f = formats.get(id)!;
     // Cache-level cases at <= 300 tokens: the forced-reference side is plain JS.
-    for (const D of grid.headDimsOf?.(f) ?? grid.headDims) checkRotation(ctx, f, D, Math.min(300, Math.max(...grid.lengths)), Math.max(...grid.ratios), grid.kvHeads);
+    for (const D of grid.headDimsOf?.(f) ?? grid.headDims)
+      checkRotation(ctx, f, D, Math.min(300, Math.max(...grid.lengths)), Math.max(...grid.ratios), grid.kvHeads);
   }
   // Proof the grid exercised the fast path: every registered wasm kernel of these formats ran at least once.
   for (const key of registeredKernels()) {
@@ -395,7 +489,13 @@ export function runGate(grid: GateGrid, log: (line: string) => void = console.lo
  */
 function checkRotation(ctx: Ctx, f: KvFormat, D: number, L: number, ratio: number, kvHeads: number): void {
   const rng = new Prng(D * 7 + L + f.id.length);
-  const cache = new KvCache({ layers: 1, kvHeads, headDim: D, capacity: L, policy: { k: f.id, v: f.id, window: 16, sinks: 2, rotation: { k: true, v: true, seed: 3 } } });
+  const cache = new KvCache({
+    layers: 1,
+    kvHeads,
+    headDim: D,
+    capacity: L,
+    policy: { k: f.id, v: f.id, window: 16, sinks: 2, rotation: { k: true, v: true, seed: 3 } },
+  });
   cache.append(0, kvValues(rng, 1, L, kvHeads * D), kvValues(rng, 1, L, kvHeads * D));
   const heads = kvHeads * ratio;
   for (const nq of [1, 4]) {
@@ -412,7 +512,13 @@ function checkRotation(ctx: Ctx, f: KvFormat, D: number, L: number, ratio: numbe
     }
     const tol = toleranceFor(f.id);
     const e = nmse(got, want);
-    report(ctx, e <= tol.nmse, `attend ${f.id}`, `D=${D} L=${L} G=${ratio} rotation k+v sinks+window ${nq === 1 ? 'decode' : `prefill x${nq}`} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [cache]`, worstRow(got, want, nq * heads, D, '(query*heads+head)', 'channel'));
+    report(
+      ctx,
+      e <= tol.nmse,
+      `attend ${f.id}`,
+      `D=${D} L=${L} G=${ratio} rotation k+v sinks+window ${nq === 1 ? 'decode' : `prefill x${nq}`} nmse=${e.toExponential(2)} (tol ${tol.nmse} ${tol.name}) [cache]`,
+      worstRow(got, want, nq * heads, D, '(query*heads+head)', 'channel'),
+    );
   }
 }
 
@@ -421,4 +527,3 @@ function rebase(view: MixedView): MixedView {
   const bytes = sharedArena().u8();
   return { ...view, segments: view.segments.map((s) => ({ ...s, k: { ...s.k, bytes }, v: { ...s.v, bytes } })) };
 }
-

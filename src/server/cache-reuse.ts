@@ -23,7 +23,13 @@ export function dropDecodeStart(cache: KvCache): void {
  * (`decodeStart`, whose anchors a new prompt must not continue), down to where `resume` says the cache is
  * resumable. The caller rewinds there (0: a cold start).
  */
-export function reusable(cache: KvCache, cached: readonly number[], prompt: readonly number[], decodeStart: number | undefined, resume: ResumeRule): { matched: number; keep: number } {
+export function reusable(
+  cache: KvCache,
+  cached: readonly number[],
+  prompt: readonly number[],
+  decodeStart: number | undefined,
+  resume: ResumeRule,
+): { matched: number; keep: number } {
   let matched = commonPrefix(cached, prompt, Math.min(cache.length, prompt.length - 1));
   // The cache's own decode start counts too: a restored slot file carries its anchors but no decodeStart.
   const anchored = decodeStart ?? cache.layerCache(0).prompt;

@@ -10,7 +10,10 @@ export class ServerContext {
   /** Why loading failed (state 'failed'). */
   problem = '';
 
-  constructor(readonly modelName: string, readonly slotSavePath: string | undefined) {}
+  constructor(
+    readonly modelName: string,
+    readonly slotSavePath: string | undefined,
+  ) {}
 
   /** The engine, or 503 (with retry-after) while it loads or the server shuts down. */
   need(): Engine {

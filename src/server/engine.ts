@@ -46,7 +46,11 @@ export class Engine {
   /** Why the remote tier is off although a store was given (e.g. residual window mode), else ''. */
   readonly remoteProblem: string = '';
 
-  constructor(readonly model: Model, readonly modelDigest: string, readonly o: EngineOptions) {
+  constructor(
+    readonly model: Model,
+    readonly modelDigest: string,
+    readonly o: EngineOptions,
+  ) {
     const probe = model.createCache({ policy: o.policy, capacity: o.ctx, chunkTokens: o.chunkTokens, attention: o.attention });
     this.policy = probe.policy;
     const overlay = probe.plans.every((p) => p.windowMode === 'overlay');
@@ -63,7 +67,8 @@ export class Engine {
     this.scheduler = new Scheduler(model, { ...o }, this.prefix, this.metrics);
     const store = o.chunkStore;
     if (store) {
-      if (store.counters) registerStoreMetrics(this.metrics.registry, store.counters, { chunkTokens: o.chunkTokens, queueBytes: () => store.pending?.().bytes ?? 0 });
+      if (store.counters)
+        registerStoreMetrics(this.metrics.registry, store.counters, { chunkTokens: o.chunkTokens, queueBytes: () => store.pending?.().bytes ?? 0 });
       // Chunks are position-aligned only when the bulk holds every position (cache-chunks.ts).
       if (!overlay) this.remoteProblem = 'the remote store shares chunks of overlay window mode only; this residual-mode cache stays local';
       else {
@@ -85,8 +90,18 @@ export class Engine {
   /** An empty cache for a file or entry that claims options `c`; refuses any shape but the slots'. */
   cacheLike(c: KvCacheOptions, what: string): KvCache {
     const hp = this.model.hp;
-    const same = c.layers === hp.nLayer && c.kvHeads === hp.nHeadKv && c.headDim === hp.headDim && c.capacity === this.o.ctx && c.chunkTokens === this.o.chunkTokens && JSON.stringify(c.policy) === JSON.stringify(this.policy);
-    if (!same) throw new FileFormatError(what, `holds a cache of another shape or policy than this server's slots (${c.layers}x${c.kvHeads}x${c.headDim}, ${c.capacity} positions, ${JSON.stringify(c.policy)})`);
+    const same =
+      c.layers === hp.nLayer &&
+      c.kvHeads === hp.nHeadKv &&
+      c.headDim === hp.headDim &&
+      c.capacity === this.o.ctx &&
+      c.chunkTokens === this.o.chunkTokens &&
+      JSON.stringify(c.policy) === JSON.stringify(this.policy);
+    if (!same)
+      throw new FileFormatError(
+        what,
+        `holds a cache of another shape or policy than this server's slots (${c.layers}x${c.kvHeads}x${c.headDim}, ${c.capacity} positions, ${JSON.stringify(c.policy)})`,
+      );
     return new KvCache({ ...c, attention: this.o.attention });
   }
 

@@ -3,13 +3,7 @@
 // OpenAI's string (e.g. context_length_exceeded) or null.
 import { KvpackError } from '../errors.js';
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'not_found_error'
-  | 'rate_limit_error'
-  | 'unavailable_error'
-  | 'server_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'rate_limit_error' | 'unavailable_error' | 'server_error';
 
 export interface ErrorBody {
   error: { message: string; type: ErrorType; param: string | null; code: string | null } & Record<string, unknown>;

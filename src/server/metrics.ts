@@ -46,30 +46,70 @@ export class ServerMetrics {
     this.prefixHits = counter('kvpack:prefix_cache_hits_tokens_total', 'Prompt tokens served from a cache instead of computed.');
     this.prefixMisses = counter('kvpack:prefix_cache_misses_total', 'Requests that reused no cached token.');
     this.remoteHits = counter('kvpack:prefix_cache_remote_hits_tokens_total', 'Prompt tokens restored from entries built of remote-store chunks.');
-    this.requestErrors = new Counter({ name: 'kvpack:request_errors_total', help: 'Requests answered with an error, by status.', labelNames: ['status'], registers });
-    this.ttft = new Histogram({ name: 'kvpack:time_to_first_token_seconds', help: 'Request arrival to first generated token.', buckets: LATENCY_BUCKETS, registers });
-    this.interToken = new Histogram({ name: 'kvpack:inter_token_latency_seconds', help: 'Time between consecutive generated tokens of a request.', buckets: LATENCY_BUCKETS, registers });
+    this.requestErrors = new Counter({
+      name: 'kvpack:request_errors_total',
+      help: 'Requests answered with an error, by status.',
+      labelNames: ['status'],
+      registers,
+    });
+    this.ttft = new Histogram({
+      name: 'kvpack:time_to_first_token_seconds',
+      help: 'Request arrival to first generated token.',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.interToken = new Histogram({
+      name: 'kvpack:inter_token_latency_seconds',
+      help: 'Time between consecutive generated tokens of a request.',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
     const gauge = (name: string, help: string, collect: (g: Gauge) => void, labelNames: string[] = []) =>
-      new Gauge({ name, help, labelNames, registers, collect() { collect(this); } });
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          collect(this);
+        },
+      });
     gauge('llamacpp:requests_processing', 'Requests in a slot.', (g) => g.set(src.processing()));
     gauge('llamacpp:requests_deferred', 'Requests waiting for a slot.', (g) => g.set(src.deferred()));
-    gauge('llamacpp:kv_cache_tokens', 'Positions held by the slots\' caches.', (g) => g.set(src.slotCaches().reduce((s, c) => s + c.positions, 0)));
-    gauge('kvpack:kv_cache_bytes', 'Packed bytes held by the slots\' caches, by region.', (g) => {
-      const caches = src.slotCaches();
-      for (const r of REGIONS) g.set({ region: r }, caches.reduce((s, c) => s + c.bytes[r], 0));
-      g.set({ region: 'allocated' }, caches.reduce((s, c) => s + c.bytes.allocated, 0));
-    }, ['region']);
-    gauge('kvpack:kv_cache_effective_bits', 'Bits per stored K/V value over the slots\' caches (16 = f16).', (g) => {
+    gauge('llamacpp:kv_cache_tokens', "Positions held by the slots' caches.", (g) => g.set(src.slotCaches().reduce((s, c) => s + c.positions, 0)));
+    gauge(
+      'kvpack:kv_cache_bytes',
+      "Packed bytes held by the slots' caches, by region.",
+      (g) => {
+        const caches = src.slotCaches();
+        for (const r of REGIONS)
+          g.set(
+            { region: r },
+            caches.reduce((s, c) => s + c.bytes[r], 0),
+          );
+        g.set(
+          { region: 'allocated' },
+          caches.reduce((s, c) => s + c.bytes.allocated, 0),
+        );
+      },
+      ['region'],
+    );
+    gauge('kvpack:kv_cache_effective_bits', "Bits per stored K/V value over the slots' caches (16 = f16).", (g) => {
       const caches = src.slotCaches();
       const values = caches.reduce((s, c) => s + c.positions, 0) * src.valuesPerPosition;
       g.set(values > 0 ? (8 * caches.reduce((s, c) => s + c.bytes.total, 0)) / values : 0);
     });
     gauge('kvpack:prefix_cache_entries', 'Prefix-cache entries.', (g) => g.set(src.prefix().entries));
-    gauge('kvpack:prefix_cache_bytes', 'Bytes the prefix cache holds: allocated (bounded by --cache-ram) and packed K/V data.', (g) => {
-      const p = src.prefix();
-      g.set({ kind: 'allocated' }, p.bytes);
-      g.set({ kind: 'packed' }, p.packed);
-    }, ['kind']);
+    gauge(
+      'kvpack:prefix_cache_bytes',
+      'Bytes the prefix cache holds: allocated (bounded by --cache-ram) and packed K/V data.',
+      (g) => {
+        const p = src.prefix();
+        g.set({ kind: 'allocated' }, p.bytes);
+        g.set({ kind: 'packed' }, p.packed);
+      },
+      ['kind'],
+    );
   }
 
   text(): Promise<string> {

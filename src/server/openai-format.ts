@@ -18,7 +18,12 @@ export function usage(rs: readonly TaskResult[], perPrompt = 1) {
   const firsts = rs.filter((_, i) => i % perPrompt === 0);
   const prompt = firsts.reduce((s, r) => s + r.promptTokens, 0);
   const completion = rs.reduce((s, r) => s + r.tokens.length, 0);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: firsts.reduce((s, r) => s + r.cachedTokens, 0) } };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: firsts.reduce((s, r) => s + r.cachedTokens, 0) },
+  };
 }
 
 /** Chat logprobs: {content: [{token, logprob, bytes, top_logprobs}]}. */
@@ -32,7 +37,11 @@ export function chatLogprobs(tok: Tokenizer, lps: readonly TokenLogprob[]) {
 
 /** Completions logprobs: parallel arrays, top alternatives as {token: logprob} maps; offsets from `offset`. */
 export function completionLogprobs(tok: Tokenizer, lps: readonly TokenLogprob[], offset: number) {
-  return completionLogprobsWith(tok, lps.map((l) => ({ id: l.id, lp: l })), offset);
+  return completionLogprobsWith(
+    tok,
+    lps.map((l) => ({ id: l.id, lp: l })),
+    offset,
+  );
 }
 
 /**
@@ -78,7 +87,15 @@ export function completionChunk(c: Common, index: number, text: string, finish: 
 
 /** The usage chunk that ends a stream with stream_options.include_usage. */
 export function usageChunk(kind: Kind, c: Common, rs: readonly TaskResult[], perPrompt: number) {
-  return { id: c.id, object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion', created: c.created, model: c.model, choices: [], usage: usage(rs, perPrompt), timings: rs[0]!.timings };
+  return {
+    id: c.id,
+    object: kind === 'chat' ? 'chat.completion.chunk' : 'text_completion',
+    created: c.created,
+    model: c.model,
+    choices: [],
+    usage: usage(rs, perPrompt),
+    timings: rs[0]!.timings,
+  };
 }
 
 /** One choice of a whole response: chat's message or completions' text. */
@@ -90,16 +107,24 @@ export interface Choice {
 
 export function chatResponse(c: Common, choices: readonly Choice[], rs: readonly TaskResult[], perPrompt: number) {
   return {
-    id: c.id, object: 'chat.completion', created: c.created, model: c.model,
+    id: c.id,
+    object: 'chat.completion',
+    created: c.created,
+    model: c.model,
     choices: choices.map((ch, index) => ({ index, message: { role: 'assistant', content: ch.text }, logprobs: ch.logprobs, finish_reason: ch.finishReason })),
-    usage: usage(rs, perPrompt), timings: rs[0]!.timings,
+    usage: usage(rs, perPrompt),
+    timings: rs[0]!.timings,
   };
 }
 
 export function completionResponse(c: Common, choices: readonly Choice[], rs: readonly TaskResult[], perPrompt: number) {
   return {
-    id: c.id, object: 'text_completion', created: c.created, model: c.model,
+    id: c.id,
+    object: 'text_completion',
+    created: c.created,
+    model: c.model,
     choices: choices.map((ch, index) => ({ index, text: ch.text, logprobs: ch.logprobs, finish_reason: ch.finishReason })),
-    usage: usage(rs, perPrompt), timings: rs[0]!.timings,
+    usage: usage(rs, perPrompt),
+    timings: rs[0]!.timings,
   };
 }

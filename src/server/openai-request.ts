@@ -24,9 +24,16 @@ export async function chatPlan(engine: Engine, body: ChatBody): Promise<Plan> {
   refuseUnsupported(body, n);
   if (body.top_logprobs !== undefined && body.top_logprobs !== null && !body.logprobs) throw badRequest('top_logprobs: needs logprobs: true', 'top_logprobs');
   const tok = engine.model.tokenizer!;
-  const messages: ChatMessage[] = body.messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join('') }));
+  const messages: ChatMessage[] = body.messages.map((m) => ({
+    role: m.role,
+    content: typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join(''),
+  }));
   // Refused by size before the template renders: the rendered text is only longer.
-  checkPromptBytes(tok, messages.reduce((s, m) => s + Buffer.byteLength(m.content), 0), engine.o.ctx);
+  checkPromptBytes(
+    tok,
+    messages.reduce((s, m) => s + Buffer.byteLength(m.content), 0),
+    engine.o.ctx,
+  );
   const text = renderChatForTokens(tok, messages);
   const ids = withOneBos(tok, await encodeWithin(tok, text, { addSpecial: false, parseSpecial: true }, engine.o.ctx));
   const logprobs = body.logprobs ? (body.top_logprobs ?? 0) : null;
@@ -59,7 +66,15 @@ function checkIds(engine: Engine, ids: number[], at: string): number[] {
 }
 
 /** The n choices' parameters for one prompt. */
-function choices(engine: Engine, body: Sampling, prompt: number[], logprobs: number | null, promptLogprobs: number | null, n: number, at = 'messages'): TaskParams[] {
+function choices(
+  engine: Engine,
+  body: Sampling,
+  prompt: number[],
+  logprobs: number | null,
+  promptLogprobs: number | null,
+  n: number,
+  at = 'messages',
+): TaskParams[] {
   const base = taskParams(engine, body, prompt, logprobs, at);
   base.promptLogprobs = promptLogprobs;
   return Array.from({ length: n }, (_, j) => ({ ...base, sampler: { ...base.sampler, seed: (base.sampler.seed! + j) >>> 0 } }));

@@ -115,7 +115,9 @@ test('bytes are packed bytes: a q2k entry is several times smaller than an f16 o
   };
   const f16 = bytesAt({ k: 'f16', v: 'f16', window: 0, sinks: 0 });
   const q2k = bytesAt({ k: 'q2c_0', v: 'q4_0', window: 0, sinks: 0 });
-  console.log(`prefix entry of 192 positions (2 layers x 2 heads x 128): f16 ${f16.allocated} B, q2k ${q2k.allocated} B allocated (${(f16.allocated / q2k.allocated).toFixed(2)}x); a live q2k cache of 200 positions allocates ${q2k.live} B`);
+  console.log(
+    `prefix entry of 192 positions (2 layers x 2 heads x 128): f16 ${f16.allocated} B, q2k ${q2k.allocated} B allocated (${(f16.allocated / q2k.allocated).toFixed(2)}x); a live q2k cache of 200 positions allocates ${q2k.live} B`,
+  );
   // 16 bits against (2.5 + 4.5) / 2: about 4.6x, in what the budget bounds (entries are frozen: no empty staging).
   assert.ok(f16.allocated / q2k.allocated > 4.4, `f16 ${f16.allocated} / q2k ${q2k.allocated}`);
   assert.equal(f16.packed, 192 * 2 * 2 * 128 * 2 * 2);
@@ -143,8 +145,13 @@ test('--cache-ram holds positions in proportion to packed bytes: positions per G
     held.set(name, { bare: b.positions, dflt: positionsHeld(SHAPE, schemePolicy(name), budget, 256, 32).positions });
   }
   const f16 = held.get('f16')!;
-  const rows = [...held].map(([name, h]) => `${name.padEnd(6)} ${perGiB(h.bare, bareBudget)} ${(h.bare / f16.bare).toFixed(2).padStart(5)}x ${perGiB(h.dflt)} ${(h.dflt / f16.dflt).toFixed(2).padStart(5)}x`);
-  console.log(`positions per GiB of --cache-ram, 2 layers x 2 KV heads x 128 (divide by layers x KV heads / 4 for a model)\nscheme bulk only   vs f16  default window+sinks, 256-position entries\n${rows.join('\n')}`);
+  const rows = [...held].map(
+    ([name, h]) =>
+      `${name.padEnd(6)} ${perGiB(h.bare, bareBudget)} ${(h.bare / f16.bare).toFixed(2).padStart(5)}x ${perGiB(h.dflt)} ${(h.dflt / f16.dflt).toFixed(2).padStart(5)}x`,
+  );
+  console.log(
+    `positions per GiB of --cache-ram, 2 layers x 2 KV heads x 128 (divide by layers x KV heads / 4 for a model)\nscheme bulk only   vs f16  default window+sinks, 256-position entries\n${rows.join('\n')}`,
+  );
   assert.ok(held.get('q2k')!.bare / f16.bare > 4.4, 'q2k holds ~4.6x the positions f16 does');
   // Per-entry exact regions cost the same in every scheme: they narrow the gap, never reverse it.
   for (const [name, h] of held) assert.ok(h.dflt / f16.dflt <= h.bare / f16.bare + 1e-9 && h.dflt >= f16.dflt, name);

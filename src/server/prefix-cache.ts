@@ -111,7 +111,8 @@ export class PrefixCache {
         const m = commonPrefix(e.tokens, tokens, tokens.length - 1);
         matched = Math.max(matched, m);
         const keep = this.resumeAt(e.cache, m);
-        if (keep > 0 && (!hit || keep > hit.keep || (keep === hit.keep && (m > hit.matched || (m === hit.matched && e.used > hit.entry.used))))) hit = { entry: e, matched: m, keep };
+        if (keep > 0 && (!hit || keep > hit.keep || (keep === hit.keep && (m > hit.matched || (m === hit.matched && e.used > hit.entry.used)))))
+          hit = { entry: e, matched: m, keep };
       }
     }
     return { hit, matched };
@@ -164,7 +165,17 @@ export class PrefixCache {
     const chunks = bulkChunks(cache);
     for (const c of chunks) shared += c.bytes;
     const nb = cache.nbytes();
-    const e: PrefixEntry = { key, hashes, tokens, cache, remote, ownBytes: nb.allocated - shared, ownPacked: nb.total - nb.bulk, pins: pinned ? 1 : 0, used: ++this.clock };
+    const e: PrefixEntry = {
+      key,
+      hashes,
+      tokens,
+      cache,
+      remote,
+      ownBytes: nb.allocated - shared,
+      ownPacked: nb.total - nb.bulk,
+      pins: pinned ? 1 : 0,
+      used: ++this.clock,
+    };
     this.entries.add(e);
     for (const h of hashes) {
       let s = this.index.get(h);

@@ -9,7 +9,9 @@ import { createHash } from 'node:crypto';
  * salt are the same (public) key.
  */
 export function prefixRoot(modelDigest: string, policy: unknown, chunkTokens: number, salt = ''): string {
-  return createHash('sha256').update(JSON.stringify({ model: modelDigest, policy, chunkTokens, salt })).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify({ model: modelDigest, policy, chunkTokens, salt }))
+    .digest('hex');
 }
 
 /** h_i = sha256(h_{i-1} | tokens of chunk i as int32 LE) for each whole chunk of `tokens` (at most `maxChunks`). */

@@ -33,7 +33,15 @@ export function maxBytesPerToken(tok: Tokenizer): number {
  */
 export function exceedContext(promptTokens: number, ctx: number, atLeast = false): HttpError {
   const n = `${atLeast ? 'at least ' : ''}${promptTokens}`;
-  return new HttpError(400, 'invalid_request_error', `the request has ${n} prompt tokens, the context holds ${ctx}`, null, { n_prompt_tokens: promptTokens, n_ctx: ctx }, undefined, 'context_length_exceeded');
+  return new HttpError(
+    400,
+    'invalid_request_error',
+    `the request has ${n} prompt tokens, the context holds ${ctx}`,
+    null,
+    { n_prompt_tokens: promptTokens, n_ctx: ctx },
+    undefined,
+    'context_length_exceeded',
+  );
 }
 
 /** 400 before tokenizing when `bytes` of text cannot fit in fewer than `ctx` tokens. */

@@ -22,7 +22,13 @@ export function adminRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const modelEntry = () => {
     const e = ctx.need();
     const hp = e.model.hp;
-    return { id: ctx.modelName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'kvpack', meta: { n_vocab: hp.nVocab, n_ctx_train: hp.nCtxTrain, n_embd: hp.nEmbd, n_ctx_slot: e.o.ctx, size: e.model.weightBytes, cache_policy: e.policy } };
+    return {
+      id: ctx.modelName,
+      object: 'model',
+      created: Math.floor(Date.now() / 1000),
+      owned_by: 'kvpack',
+      meta: { n_vocab: hp.nVocab, n_ctx_train: hp.nCtxTrain, n_embd: hp.nEmbd, n_ctx_slot: e.o.ctx, size: e.model.weightBytes, cache_policy: e.policy },
+    };
   };
   for (const path of ['/v1/models', '/models']) {
     r.get(path, async () => ({ object: 'list', data: [modelEntry()] }));
@@ -44,8 +50,13 @@ export function adminRoutes(app: FastifyInstance, ctx: ServerContext): void {
   r.get('/slots', async () => {
     const e = ctx.need();
     return e.scheduler.slots.map((s) => ({
-      id: s.id, id_task: s.task?.id ?? -1, n_ctx: s.cache.capacity, is_processing: !s.idle, n_cached: s.cache.length,
-      kv_bytes: s.cache.nbytes(), state: s.task?.state ?? 'idle',
+      id: s.id,
+      id_task: s.task?.id ?? -1,
+      n_ctx: s.cache.capacity,
+      is_processing: !s.idle,
+      n_cached: s.cache.length,
+      kv_bytes: s.cache.nbytes(),
+      state: s.task?.state ?? 'idle',
     }));
   });
 

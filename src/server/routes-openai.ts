@@ -8,7 +8,17 @@ import type { Engine } from './engine.js';
 import { toHttpError } from './http-error.js';
 import type { TokenLogprob } from '../model/logprobs.js';
 import {
-  chatChunk, chatLogprobs, chatResponse, completionChunk, completionLogprobs, completionResponse, echoLogprobs, responseId, usageChunk, type Choice, type Kind,
+  chatChunk,
+  chatLogprobs,
+  chatResponse,
+  completionChunk,
+  completionLogprobs,
+  completionResponse,
+  echoLogprobs,
+  responseId,
+  usageChunk,
+  type Choice,
+  type Kind,
 } from './openai-format.js';
 import { chatPlan, completionPlan, type Plan } from './openai-request.js';
 import { ChatBody, CompletionBody } from './schemas.js';
@@ -40,7 +50,17 @@ export function openaiRoutes(app: FastifyInstance, ctx: ServerContext): void {
 }
 
 /** Submits every task (one refusal refuses the request before anything is sent) and answers as a stream or one body. */
-function respond(engine: Engine, ctx: ServerContext, kind: Kind, plan: Plan, echoTexts: string[], stream: boolean, includeUsage: boolean, req: FastifyRequest, reply: FastifyReply): Promise<unknown> | undefined {
+function respond(
+  engine: Engine,
+  ctx: ServerContext,
+  kind: Kind,
+  plan: Plan,
+  echoTexts: string[],
+  stream: boolean,
+  includeUsage: boolean,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<unknown> | undefined {
   const c = { id: responseId(kind), created: Math.floor(Date.now() / 1000), model: ctx.modelName };
   const tok = engine.model.tokenizer!;
   const n = plan.prompts[0]!.length;
@@ -49,7 +69,7 @@ function respond(engine: Engine, ctx: ServerContext, kind: Kind, plan: Plan, ech
   const wantLogprobs = params[0]!.logprobs !== null;
   const echoText = (i: number) => (plan.echo ? echoTexts[Math.floor(i / n)]! : '');
   const results: TaskResult[] = new Array(total);
-  let tasks: Task[] = [];
+  const tasks: Task[] = [];
   const submit = (sinks: TaskSink[]) => {
     try {
       for (const [p, choices] of plan.prompts.entries()) tasks.push(...engine.scheduler.submitGroup(choices, sinks.slice(p * n, (p + 1) * n)));
@@ -71,24 +91,29 @@ function respond(engine: Engine, ctx: ServerContext, kind: Kind, plan: Plan, ech
         const text = echoText(i) + r.text;
         if (!wantLogprobs) return { text, logprobs: null, finishReason: r.finishReason };
         if (kind === 'chat') return { text, logprobs: chatLogprobs(tok, r.logprobs), finishReason: r.finishReason };
-        const lps = plan.echo && r.promptLogprobs ? echoLogprobs(tok, params[i]!.prompt, r.promptLogprobs, r.logprobs) : completionLogprobs(tok, r.logprobs, echoText(i).length);
+        const lps =
+          plan.echo && r.promptLogprobs
+            ? echoLogprobs(tok, params[i]!.prompt, r.promptLogprobs, r.logprobs)
+            : completionLogprobs(tok, r.logprobs, echoText(i).length);
         return { text, logprobs: lps, finishReason: r.finishReason };
       };
-      const sinks = params.map((_, i): TaskSink => ({
-        token() {},
-        done(r) {
-          results[i] = r;
-          if (--left > 0 || failed) return;
-          const choices = results.map((r, j) => choice(j, r));
-          resolve(kind === 'chat' ? chatResponse(c, choices, results, n) : completionResponse(c, choices, results, n));
-        },
-        fail(e) {
-          if (failed) return;
-          failed = true;
-          for (const t of tasks) t.cancel();
-          reject(toHttpError(e));
-        },
-      }));
+      const sinks = params.map(
+        (_, i): TaskSink => ({
+          token() {},
+          done(r) {
+            results[i] = r;
+            if (--left > 0 || failed) return;
+            const choices = results.map((r, j) => choice(j, r));
+            resolve(kind === 'chat' ? chatResponse(c, choices, results, n) : completionResponse(c, choices, results, n));
+          },
+          fail(e) {
+            if (failed) return;
+            failed = true;
+            for (const t of tasks) t.cancel();
+            reject(toHttpError(e));
+          },
+        }),
+      );
       submit(sinks);
       // A client that goes away cancels its generation (the slots are freed before the next step).
       reply.raw.on('close', () => left > 0 && !failed && tasks.forEach((t) => t.cancel()));
@@ -98,7 +123,8 @@ function respond(engine: Engine, ctx: ServerContext, kind: Kind, plan: Plan, ech
   const sent: number[] = params.map((_, i) => echoText(i).length);
   let left = total;
   let ended = false;
-  const lp = (i: number, lps: readonly TokenLogprob[]) => (!wantLogprobs ? null : kind === 'chat' ? chatLogprobs(tok, lps) : completionLogprobs(tok, lps, sent[i]!));
+  const lp = (i: number, lps: readonly TokenLogprob[]) =>
+    !wantLogprobs ? null : kind === 'chat' ? chatLogprobs(tok, lps) : completionLogprobs(tok, lps, sent[i]!);
   // Echo: the prompt goes first, with its own tokens' logprobs (known once its prefill ran).
   const headSent = params.map(() => !plan.echo);
   const head = (i: number) => {
@@ -107,30 +133,32 @@ function respond(engine: Engine, ctx: ServerContext, kind: Kind, plan: Plan, ech
     const pl = tasks[i]?.promptLogprobs;
     sse.send(completionChunk(c, i, echoText(i), null, wantLogprobs && pl ? echoLogprobs(tok, params[i]!.prompt, pl, []) : null));
   };
-  const sinks = params.map((_, i): TaskSink => ({
-    token(text, lps) {
-      head(i);
-      sse.send(kind === 'chat' ? chatChunk(c, i, { content: text }, null, lp(i, lps)) : completionChunk(c, i, text, null, lp(i, lps)));
-      sent[i]! += text.length;
-    },
-    done(r) {
-      results[i] = r;
-      head(i);
-      // The finish chunk carries no content; usage follows in its own chunk with no choices.
-      const fin = kind === 'chat' ? chatChunk(c, i, {}, r.finishReason) : completionChunk(c, i, '', r.finishReason);
-      sse.send({ ...fin, timings: r.timings });
-      if (--left > 0) return;
-      ended = true;
-      if (includeUsage) sse.send(usageChunk(kind, c, results, n));
-      sse.end();
-    },
-    fail(e) {
-      if (ended) return;
-      ended = true;
-      for (const t of tasks) t.cancel();
-      sse.error(toHttpError(e).body());
-    },
-  }));
+  const sinks = params.map(
+    (_, i): TaskSink => ({
+      token(text, lps) {
+        head(i);
+        sse.send(kind === 'chat' ? chatChunk(c, i, { content: text }, null, lp(i, lps)) : completionChunk(c, i, text, null, lp(i, lps)));
+        sent[i]! += text.length;
+      },
+      done(r) {
+        results[i] = r;
+        head(i);
+        // The finish chunk carries no content; usage follows in its own chunk with no choices.
+        const fin = kind === 'chat' ? chatChunk(c, i, {}, r.finishReason) : completionChunk(c, i, '', r.finishReason);
+        sse.send({ ...fin, timings: r.timings });
+        if (--left > 0) return;
+        ended = true;
+        if (includeUsage) sse.send(usageChunk(kind, c, results, n));
+        sse.end();
+      },
+      fail(e) {
+        if (ended) return;
+        ended = true;
+        for (const t of tasks) t.cancel();
+        sse.error(toHttpError(e).body());
+      },
+    }),
+  );
   submit(sinks);
   reply.hijack();
   reply.raw.on('close', () => ended || tasks.forEach((t) => t.cancel()));

@@ -12,7 +12,7 @@ import type { Model } from '../model/model.js';
 import { commonPrefix, dropDecodeStart, reusable, rewindTo } from './cache-reuse.js';
 import { HttpError } from './http-error.js';
 import type { ServerMetrics } from './metrics.js';
-import type { PrefixCache, PrefixEntry } from './prefix-cache.js';
+import type { PrefixCache } from './prefix-cache.js';
 import type { RemoteFetch, RemotePrefixes } from './remote-prefix.js';
 import { Slot } from './slot.js';
 import { Task, type ForkGroup, type TaskParams, type TaskSink } from './task.js';
@@ -52,7 +52,12 @@ export class Scheduler {
   /** Set once the engine wires a remote tier. */
   remote: RemotePrefixes | null = null;
 
-  constructor(readonly model: Model, readonly o: SchedulerOptions, readonly prefix: PrefixCache, readonly metrics: ServerMetrics) {
+  constructor(
+    readonly model: Model,
+    readonly o: SchedulerOptions,
+    readonly prefix: PrefixCache,
+    readonly metrics: ServerMetrics,
+  ) {
     this.slots = Array.from({ length: o.parallel }, (_, i) => new Slot(i, this.newCache()));
     this.runner = o.runner ?? ((m, seqs, opts) => forwardBatch(m, seqs, opts));
   }
@@ -72,7 +77,8 @@ export class Scheduler {
   /** Queues a task; 503 while draining, 429 when every slot is busy and the queue is full. */
   submit(params: TaskParams, sink: TaskSink): Task {
     if (this.draining) throw new HttpError(503, 'unavailable_error', 'the server is shutting down', null, {}, 5);
-    if (params.slot !== undefined && (params.slot < 0 || params.slot >= this.slots.length)) throw new HttpError(400, 'invalid_request_error', `id_slot ${params.slot} outside [0, ${this.slots.length})`, 'id_slot');
+    if (params.slot !== undefined && (params.slot < 0 || params.slot >= this.slots.length))
+      throw new HttpError(400, 'invalid_request_error', `id_slot ${params.slot} outside [0, ${this.slots.length})`, 'id_slot');
     if (this.queue.length >= this.o.queueMax && !this.slots.some((s) => s.idle)) {
       throw new HttpError(429, 'rate_limit_error', `all ${this.slots.length} slots are busy and ${this.queue.length} requests are waiting`, null, {}, 1);
     }
@@ -386,11 +392,15 @@ export class Scheduler {
     }
     if (task.params.maxTokens === 0) this.release(s, () => task.finish('length'));
     else {
-      this.release(s, () => {
-        const going = task.accept(logits, s.cache.capacity - s.cache.length);
-        if (task.firstTokenAt > 0) this.metrics.ttft.observe((task.firstTokenAt - task.submitted) / 1000);
-        return going;
-      }, false);
+      this.release(
+        s,
+        () => {
+          const going = task.accept(logits, s.cache.capacity - s.cache.length);
+          if (task.firstTokenAt > 0) this.metrics.ttft.observe((task.firstTokenAt - task.submitted) / 1000);
+          return going;
+        },
+        false,
+      );
     }
   }
 
@@ -473,4 +483,3 @@ export class Scheduler {
     this.prefix.clear();
   }
 }
-

@@ -52,37 +52,54 @@ const Sampling = {
 
 const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String() }, { additionalProperties: false });
 
-export const ChatMessage = Type.Object({
-  role: Type.Union([Type.Literal('system'), Type.Literal('developer'), Type.Literal('user'), Type.Literal('assistant')]),
-  content: Type.Union([Type.String(), Type.Array(TextPart)]),
-}, { additionalProperties: false });
+export const ChatMessage = Type.Object(
+  {
+    role: Type.Union([Type.Literal('system'), Type.Literal('developer'), Type.Literal('user'), Type.Literal('assistant')]),
+    content: Type.Union([Type.String(), Type.Array(TextPart)]),
+  },
+  { additionalProperties: false },
+);
 
-export const ChatBody = Type.Object({
-  messages: Type.Array(ChatMessage, { minItems: 1 }),
-  logprobs: Nullable(Type.Boolean()),
-  top_logprobs: Nullable(Type.Integer({ minimum: 0, maximum: 20 })),
-  ...Sampling,
-}, { additionalProperties: false });
+export const ChatBody = Type.Object(
+  {
+    messages: Type.Array(ChatMessage, { minItems: 1 }),
+    logprobs: Nullable(Type.Boolean()),
+    top_logprobs: Nullable(Type.Integer({ minimum: 0, maximum: 20 })),
+    ...Sampling,
+  },
+  { additionalProperties: false },
+);
 export type ChatBody = Static<typeof ChatBody>;
 
 const TokenIds = Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 });
 
-export const CompletionBody = Type.Object({
-  /** One prompt (text or token ids) or a batch of them (one choice each, times n). */
-  prompt: Type.Union([Type.String(), TokenIds, Type.Array(Type.String(), { minItems: 1, maxItems: MAX_N }), Type.Array(TokenIds, { minItems: 1, maxItems: MAX_N })]),
-  /** Completions' logprobs: how many top alternatives per token (0 = the chosen token only). */
-  logprobs: Nullable(Type.Integer({ minimum: 0, maximum: 5 })),
-  /** The prompt comes back before the completion, with its own tokens' logprobs when logprobs is set. */
-  echo: Nullable(Type.Boolean()),
-  ...Sampling,
-}, { additionalProperties: false });
+export const CompletionBody = Type.Object(
+  {
+    /** One prompt (text or token ids) or a batch of them (one choice each, times n). */
+    prompt: Type.Union([
+      Type.String(),
+      TokenIds,
+      Type.Array(Type.String(), { minItems: 1, maxItems: MAX_N }),
+      Type.Array(TokenIds, { minItems: 1, maxItems: MAX_N }),
+    ]),
+    /** Completions' logprobs: how many top alternatives per token (0 = the chosen token only). */
+    logprobs: Nullable(Type.Integer({ minimum: 0, maximum: 5 })),
+    /** The prompt comes back before the completion, with its own tokens' logprobs when logprobs is set. */
+    echo: Nullable(Type.Boolean()),
+    ...Sampling,
+  },
+  { additionalProperties: false },
+);
 export type CompletionBody = Static<typeof CompletionBody>;
 
-export const TokenizeBody = Type.Object({
-  content: Type.String(),
-  add_special: Type.Optional(Type.Boolean()),
-  with_pieces: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false });
+export const TokenizeBody = Type.Object(
+  {
+    content: Type.String(),
+    add_special: Type.Optional(Type.Boolean()),
+    with_pieces: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
 export type TokenizeBody = Static<typeof TokenizeBody>;
 
 export const DetokenizeBody = Type.Object({ tokens: Type.Array(Type.Integer({ minimum: 0 })) }, { additionalProperties: false });

@@ -57,7 +57,10 @@ export interface RunningServer {
 export function fileDigest(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash('sha256');
-    createReadStream(path).on('data', (b) => h.update(b)).on('error', reject).on('end', () => resolve(h.digest('hex')));
+    createReadStream(path)
+      .on('data', (b) => h.update(b))
+      .on('error', reject)
+      .on('end', () => resolve(h.digest('hex')));
   });
 }
 
@@ -67,7 +70,10 @@ export function fileDigest(path: string): Promise<string> {
  */
 export async function modelDigest(path: string): Promise<string> {
   if (!(await stat(path)).isDirectory()) return fileDigest(path);
-  const names = (await readdir(path, { withFileTypes: true })).filter((e) => e.isFile() && isHfModelFile(e.name)).map((e) => e.name).sort();
+  const names = (await readdir(path, { withFileTypes: true }))
+    .filter((e) => e.isFile() && isHfModelFile(e.name))
+    .map((e) => e.name)
+    .sort();
   const h = createHash('sha256');
   for (const n of names) h.update(`${n}\0${await fileDigest(join(path, n))}\n`);
   return h.digest('hex');
@@ -75,7 +81,15 @@ export async function modelDigest(path: string): Promise<string> {
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   // A bad address fails here, before anything listens; the client then connects in the background.
-  const ownStore = o.kvStore ? new RedisChunkStore(o.kvStore, { ttlSeconds: o.kvStoreTtlS, lookupTimeoutMs: o.kvStoreTimeoutMs, log: o.storeLog, key: o.kvStoreKey, unauthenticated: o.kvStoreUnauthenticated }) : null;
+  const ownStore = o.kvStore
+    ? new RedisChunkStore(o.kvStore, {
+        ttlSeconds: o.kvStoreTtlS,
+        lookupTimeoutMs: o.kvStoreTimeoutMs,
+        log: o.storeLog,
+        key: o.kvStoreKey,
+        unauthenticated: o.kvStoreUnauthenticated,
+      })
+    : null;
   const chunkStore = o.chunkStore ?? ownStore ?? undefined;
   const ctx = new ServerContext(o.alias ?? basename(resolve(o.modelPath)), o.slotSavePath);
   const app = buildApp(ctx, o);
@@ -100,20 +114,21 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     ctx.problem = e.message;
   });
   let closing: Promise<void> | null = null;
-  const shutdown = () => (closing ??= (async () => {
-    ctx.state = 'draining';
-    const engine = ctx.engine;
-    if (engine) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((r) => (timer = setTimeout(r, o.drainTimeoutMs)));
-      await Promise.race([engine.scheduler.drain(), timeout]);
-      clearTimeout(timer);
-      engine.scheduler.stopAll();
-    }
-    await app.close();
-    engine?.dispose();
-    // Queued writes get a last second to go out.
-    await ownStore?.close();
-  })());
+  const shutdown = () =>
+    (closing ??= (async () => {
+      ctx.state = 'draining';
+      const engine = ctx.engine;
+      if (engine) {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<void>((r) => (timer = setTimeout(r, o.drainTimeoutMs)));
+        await Promise.race([engine.scheduler.drain(), timeout]);
+        clearTimeout(timer);
+        engine.scheduler.stopAll();
+      }
+      await app.close();
+      engine?.dispose();
+      // Queued writes get a last second to go out.
+      await ownStore?.close();
+    })());
   return { url, app, ctx, store: chunkStore ?? null, ready, shutdown };
 }

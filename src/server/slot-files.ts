@@ -21,7 +21,8 @@ interface Sidecar {
 /** The path of `filename` inside dir; anything that is not a plain file name is refused. */
 export function slotPath(dir: string | undefined, filename: string | undefined): string {
   if (!dir) throw new HttpError(501, 'invalid_request_error', 'slot files are off: start the server with --slot-save-path DIR');
-  if (!filename || !/^[\w][\w.-]{0,254}$/.test(filename) || filename.includes('..')) throw badRequest(`filename must be a plain file name (letters, digits, _ . -), got ${JSON.stringify(filename)}`, 'filename');
+  if (!filename || !/^[\w][\w.-]{0,254}$/.test(filename) || filename.includes('..'))
+    throw badRequest(`filename must be a plain file name (letters, digits, _ . -), got ${JSON.stringify(filename)}`, 'filename');
   const root = resolve(dir);
   const p = resolve(root, filename);
   if (!p.startsWith(root + sep)) throw badRequest('filename escapes --slot-save-path', 'filename');
@@ -30,7 +31,12 @@ export function slotPath(dir: string | undefined, filename: string | undefined):
 
 export function saveSlot(engine: Engine, slot: Slot, path: string): { n_saved: number; n_written: number } {
   const image = encodeCache(slot.cache);
-  const side: Sidecar = { tokens: slot.tokens.slice(0, slot.cache.length), key: slot.key, modelDigest: engine.modelDigest, cacheSha256: createHash('sha256').update(image).digest('hex') };
+  const side: Sidecar = {
+    tokens: slot.tokens.slice(0, slot.cache.length),
+    key: slot.key,
+    modelDigest: engine.modelDigest,
+    cacheSha256: createHash('sha256').update(image).digest('hex'),
+  };
   writeAtomic(path, image);
   writeAtomic(`${path}.json`, JSON.stringify(side));
   return { n_saved: side.tokens.length, n_written: image.length };
@@ -46,9 +52,11 @@ export function restoreSlot(engine: Engine, slot: Slot, path: string): { n_resto
   } catch (e) {
     throw badRequest(`cannot read slot file ${JSON.stringify(path.split(sep).pop())}: ${(e as Error).message.split(sep).pop()}`, 'filename');
   }
-  if (!side || !Array.isArray(side.tokens) || !side.tokens.every((t) => Number.isInteger(t) && t >= 0 && t < engine.model.nVocab)) throw badRequest('slot sidecar file is malformed', 'filename');
+  if (!side || !Array.isArray(side.tokens) || !side.tokens.every((t) => Number.isInteger(t) && t >= 0 && t < engine.model.nVocab))
+    throw badRequest('slot sidecar file is malformed', 'filename');
   if (side.modelDigest !== engine.modelDigest) throw badRequest('the slot file was saved with another model', 'filename');
-  if (side.cacheSha256 !== createHash('sha256').update(image).digest('hex')) throw badRequest('the slot file does not match its sidecar (changed or truncated)', 'filename');
+  if (side.cacheSha256 !== createHash('sha256').update(image).digest('hex'))
+    throw badRequest('the slot file does not match its sidecar (changed or truncated)', 'filename');
   const cache = decodeCache(image, 'slot file', (o) => engine.cacheLike(o, 'slot file'));
   if (cache.length !== side.tokens.length) {
     cache.dispose();
@@ -57,4 +65,3 @@ export function restoreSlot(engine: Engine, slot: Slot, path: string): { n_resto
   slot.replaceCache(cache, side.tokens, typeof side.key === 'string' ? side.key : null);
   return { n_restored: side.tokens.length, n_read: image.length };
 }
-

@@ -24,7 +24,10 @@ export class Slot {
   /** Last time a task started here (least recently used slots are given away first). */
   used = 0;
 
-  constructor(readonly id: number, public cache: KvCache) {}
+  constructor(
+    readonly id: number,
+    public cache: KvCache,
+  ) {}
 
   get idle(): boolean {
     return this.task === null;

@@ -5,7 +5,10 @@ import type { ServerResponse } from 'node:http';
 export class SseStream {
   private started = false;
 
-  constructor(private readonly res: ServerResponse, private readonly backpressure: { pause(): void; resume(): void }) {}
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly backpressure: { pause(): void; resume(): void },
+  ) {}
 
   get open(): boolean {
     return !this.res.writableEnded && !this.res.destroyed;

@@ -92,8 +92,22 @@ export class Task {
   /** Choices of one request's prompt: the first prefills, the others fork its cache (scheduler.ts). */
   group: ForkGroup | null = null;
 
-  constructor(readonly params: TaskParams, private readonly sink: TaskSink, tokenizer: Tokenizer, eos: readonly number[], private readonly wake: () => void) {
-    this.loop = new GenerationLoop({ prompt: params.prompt, maxTokens: params.maxTokens, sampler: params.sampler, eos: params.ignoreEos ? [] : eos, stop: params.stop, tokenizer, logprobs: params.logprobs });
+  constructor(
+    readonly params: TaskParams,
+    private readonly sink: TaskSink,
+    tokenizer: Tokenizer,
+    eos: readonly number[],
+    private readonly wake: () => void,
+  ) {
+    this.loop = new GenerationLoop({
+      prompt: params.prompt,
+      maxTokens: params.maxTokens,
+      sampler: params.sampler,
+      eos: params.ignoreEos ? [] : eos,
+      stop: params.stop,
+      tokenizer,
+      logprobs: params.logprobs,
+    });
   }
 
   /** Tokens sampled so far (EOS excluded). */
@@ -157,11 +171,22 @@ export class Task {
     const promptMs = (this.firstTokenAt || now) - this.prefillStart;
     const predictedMs = this.tokens.length > 0 ? now - this.firstTokenAt : 0;
     return {
-      text: this.loop.text, tokens: [...this.loop.tokens], finishReason: reason, promptTokens: this.params.prompt.length, cachedTokens: this.cachedTokens, slot: this.slot, logprobs: this.loop.logprobs, promptLogprobs: this.promptLogprobs,
+      text: this.loop.text,
+      tokens: [...this.loop.tokens],
+      finishReason: reason,
+      promptTokens: this.params.prompt.length,
+      cachedTokens: this.cachedTokens,
+      slot: this.slot,
+      logprobs: this.loop.logprobs,
+      promptLogprobs: this.promptLogprobs,
       timings: {
-        cache_n: this.cachedTokens, prompt_n: promptN, prompt_ms: promptMs,
-        prompt_per_token_ms: promptN > 0 ? promptMs / promptN : 0, prompt_per_second: promptMs > 0 ? (promptN * 1000) / promptMs : 0,
-        predicted_n: this.tokens.length, predicted_ms: predictedMs,
+        cache_n: this.cachedTokens,
+        prompt_n: promptN,
+        prompt_ms: promptMs,
+        prompt_per_token_ms: promptN > 0 ? promptMs / promptN : 0,
+        prompt_per_second: promptMs > 0 ? (promptN * 1000) / promptMs : 0,
+        predicted_n: this.tokens.length,
+        predicted_ms: predictedMs,
         predicted_per_token_ms: this.tokens.length > 0 ? predictedMs / this.tokens.length : 0,
         predicted_per_second: predictedMs > 0 ? (this.tokens.length * 1000) / predictedMs : 0,
       },

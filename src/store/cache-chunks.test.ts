@@ -84,7 +84,10 @@ test('sink rows travel with the chunk that holds them (negative control: zeroed 
 test('export refuses incomplete, dropped and residual-mode chunks', () => {
   const a = make(schemePolicy('q8_0'));
   fill(a, 0, C + 5);
-  assert.throws(() => exportChunk(a, 1), (e: unknown) => e instanceof ArgumentError && /not complete/.test(e.message));
+  assert.throws(
+    () => exportChunk(a, 1),
+    (e: unknown) => e instanceof ArgumentError && /not complete/.test(e.message),
+  );
   assert.throws(() => exportChunk(a, -1), ArgumentError);
   const swa = make(schemePolicy('q8_0', { slidingWindow: C }));
   // Appended a chunk at a time: each batch frees what its first query no longer reads.
@@ -104,7 +107,10 @@ test('import refuses chunks of another shape or policy, garbage, and caches not 
   fill(a, 0, 2 * C);
   const chunk = exportChunk(a, 0);
   const other = make(schemePolicy('q8_0', { window: W }));
-  assert.throws(() => importChunks(other, [chunk]), (e: unknown) => e instanceof FileFormatError && /parts of/.test(e.message));
+  assert.throws(
+    () => importChunks(other, [chunk]),
+    (e: unknown) => e instanceof FileFormatError && /parts of/.test(e.message),
+  );
   const deeper = new KvCache({ layers: LAYERS + 1, kvHeads: H, headDim: D, capacity: 160, policy, chunkTokens: C });
   assert.throws(() => importChunks(deeper, [chunk]), /has 2 layers, the cache has 3/);
   const b = make(policy);
@@ -120,7 +126,14 @@ test('import refuses chunks of another shape or policy, garbage, and caches not 
 });
 
 // Window 16: the boundary lies past the first window; window 128: inside it (r < W + sinks: the rows start at the sinks).
-for (const [scheme, win] of [['q8_0', W], ['q4_0', W], ['q2k', W], ['kivi2', W], ['q8_0', 128], ['q2k', 128]] as const) {
+for (const [scheme, win] of [
+  ['q8_0', W],
+  ['q4_0', W],
+  ['q2k', W],
+  ['kivi2', W],
+  ['q8_0', 128],
+  ['q2k', 128],
+] as const) {
   test(`${scheme}, window ${win}: chunks + resume rows at a boundary continue bit for bit like the cache they came from (negative control: chunks alone do not)`, () => {
     const policy = schemePolicy(scheme, { window: win, sinks: 4 });
     const n = 2 * C + win + 8;

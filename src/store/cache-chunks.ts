@@ -46,7 +46,10 @@ export function exportChunk(cache: KvCache, c: number): Buffer {
   for (let i = 0; i < cache.layers; i++) {
     const l = cache.layerCache(i);
     const [k, v] = [l.bulk.k.stream, l.bulk.v.stream];
-    if (Math.min(k.encoded, v.encoded, l.n) < (c + 1) * C) throw new ArgumentError(`exportChunk: chunk ${c} (positions ${c * C}..${(c + 1) * C - 1}) is not complete in layer ${i} (${Math.min(k.encoded, v.encoded)} encoded)`);
+    if (Math.min(k.encoded, v.encoded, l.n) < (c + 1) * C)
+      throw new ArgumentError(
+        `exportChunk: chunk ${c} (positions ${c * C}..${(c + 1) * C - 1}) is not complete in layer ${i} (${Math.min(k.encoded, v.encoded)} encoded)`,
+      );
     if (c < Math.max(k.dropped, v.dropped)) throw new EvictedError(`exportChunk: layer ${i} (sliding window) already dropped chunk ${c}`);
     const [a, b] = sinkRange(l, c, C);
     layers.push([k.chunkBytesAt(c), v.chunkBytesAt(c), sinkRows(l.sinks.k, a, b), sinkRows(l.sinks.v, a, b)]);
@@ -89,7 +92,11 @@ export function importChunks(cache: KvCache, chunks: readonly Uint8Array[], firs
     if (layers.length !== want.length) throw new FileFormatError('kv chunk', `chunk ${first + j} has ${layers.length} layers, the cache has ${want.length}`);
     layers.forEach((parts, i) => {
       const sizes = parts.map((p) => p.length);
-      if (sizes.join() !== want[i]!.join()) throw new FileFormatError('kv chunk', `chunk ${first + j} layer ${i}: parts of ${sizes.join('/')} bytes, this cache needs ${want[i]!.join('/')} (${PARTS.join('/')})`);
+      if (sizes.join() !== want[i]!.join())
+        throw new FileFormatError(
+          'kv chunk',
+          `chunk ${first + j} layer ${i}: parts of ${sizes.join('/')} bytes, this cache needs ${want[i]!.join('/')} (${PARTS.join('/')})`,
+        );
     });
     return layers;
   });
@@ -134,12 +141,16 @@ const RESUME_PARTS = ['exactK', 'exactV'] as const;
 /** The resume rows at position r of every layer (encodeChunk layout); the cache must still hold them. */
 export function exportResumeRows(cache: KvCache, r: number): Buffer {
   checkOverlay(cache, 'exportResumeRows');
-  if (!Number.isInteger(r) || r < 0 || r > cache.length) throw new ArgumentError(`exportResumeRows: position must be an integer in [0, ${cache.length}], got ${r}`);
+  if (!Number.isInteger(r) || r < 0 || r > cache.length)
+    throw new ArgumentError(`exportResumeRows: position must be an integer in [0, ${cache.length}], got ${r}`);
   const layers: Uint8Array[][] = [];
   for (let i = 0; i < cache.layers; i++) {
     const l = cache.layerCache(i);
     const [lo, hi] = resumeRange(l, r);
-    if (lo < hi && l.exactLo() > lo) throw new EvictedError(`exportResumeRows: layer ${i} no longer holds the exact rows ${lo}..${hi - 1} (it holds from ${l.exactLo()}); export right after the batch that reached ${r}`);
+    if (lo < hi && l.exactLo() > lo)
+      throw new EvictedError(
+        `exportResumeRows: layer ${i} no longer holds the exact rows ${lo}..${hi - 1} (it holds from ${l.exactLo()}); export right after the batch that reached ${r}`,
+      );
     const [a0, a1] = l.anchorRange();
     if (lo < hi && a0 < hi && a1 > lo) throw new ArgumentError(`exportResumeRows: layer ${i} holds anchors inside ${lo}..${hi - 1} (the cache began decoding)`);
     const rows = l.exactRows(lo, hi);
@@ -162,7 +173,11 @@ export function importResumeRows(cache: KvCache, r: number, bytes: Uint8Array): 
     const [lo, hi] = resumeRange(l, r);
     const want = [l.ring.k, l.ring.v].map((s) => s.heads * (hi - lo) * s.rowBytes);
     const sizes = parts.map((p) => p.length);
-    if (sizes.join() !== want.join()) throw new FileFormatError('kv resume rows', `layer ${i}: parts of ${sizes.join('/')} bytes, this cache needs ${want.join('/')} (${RESUME_PARTS.join('/')})`);
+    if (sizes.join() !== want.join())
+      throw new FileFormatError(
+        'kv resume rows',
+        `layer ${i}: parts of ${sizes.join('/')} bytes, this cache needs ${want.join('/')} (${RESUME_PARTS.join('/')})`,
+      );
   });
   layers.forEach(([k, v], i) => {
     const l = cache.layerCache(i);

@@ -11,13 +11,20 @@ const layers = [
 
 test('chunk codec round-trips per-layer parts (empty parts and odd lengths included)', () => {
   const back = decodeChunk(encodeChunk(layers));
-  assert.deepEqual(back.map((l) => l.map((p) => [...p])), layers.map((l) => l.map((p) => [...p])));
+  assert.deepEqual(
+    back.map((l) => l.map((p) => [...p])),
+    layers.map((l) => l.map((p) => [...p])),
+  );
   assert.deepEqual(decodeChunk(encodeChunk([])), []);
 });
 
 test('malformed chunks: a typed error, never parts', () => {
   const good = encodeChunk(layers);
-  const bad = (b: Uint8Array, re: RegExp) => assert.throws(() => decodeChunk(b), (e: unknown) => e instanceof FileFormatError && re.test(e.message));
+  const bad = (b: Uint8Array, re: RegExp) =>
+    assert.throws(
+      () => decodeChunk(b),
+      (e: unknown) => e instanceof FileFormatError && re.test(e.message),
+    );
   bad(good.subarray(0, 5), /truncated/);
   bad(Buffer.concat([Buffer.from('NOPE'), good.subarray(4)]), /magic/);
   for (const n of [good.length - 1, 20, 12]) bad(good.subarray(0, n), /truncated|lengths add up/);

@@ -84,12 +84,19 @@ export interface StoreMetricsOptions {
 /** Registers the store's metrics on `registry` (once per registry: prom-client refuses duplicate names). */
 export function registerStoreMetrics(registry: Registry, counters: StoreCounters, opts: StoreMetricsOptions = {}): void {
   const registers = [registry];
-  const proms = Object.fromEntries(COUNTER_NAMES.map((n) => [n, new Counter({ name: PROM[n][0], help: PROM[n][1], registers })])) as Record<CounterName, Counter>;
+  const proms = Object.fromEntries(COUNTER_NAMES.map((n) => [n, new Counter({ name: PROM[n][0], help: PROM[n][1], registers })])) as Record<
+    CounterName,
+    Counter
+  >;
   const T = opts.chunkTokens;
   const tokens = T
     ? {
         hitChunks: new Counter({ name: 'kvpack:remote_store_hit_tokens_total', help: 'Prompt tokens served by the remote store', registers }),
-        missChunks: new Counter({ name: 'kvpack:remote_store_miss_tokens_total', help: 'Prompt tokens looked up in the remote store and not found', registers }),
+        missChunks: new Counter({
+          name: 'kvpack:remote_store_miss_tokens_total',
+          help: 'Prompt tokens looked up in the remote store and not found',
+          registers,
+        }),
       }
     : null;
   const latency = new Histogram({
@@ -100,7 +107,15 @@ export function registerStoreMetrics(registry: Registry, counters: StoreCounters
     registers,
   });
   const queueBytes = opts.queueBytes;
-  if (queueBytes) new Gauge({ name: 'kvpack:remote_store_queue_bytes', help: 'Bytes waiting in the write-behind queue', registers, collect() { this.set(queueBytes()); } });
+  if (queueBytes)
+    new Gauge({
+      name: 'kvpack:remote_store_queue_bytes',
+      help: 'Bytes waiting in the write-behind queue',
+      registers,
+      collect() {
+        this.set(queueBytes());
+      },
+    });
   counters.attach({
     add(name, n) {
       proms[name].inc(n);

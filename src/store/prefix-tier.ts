@@ -111,7 +111,8 @@ export class RemotePrefixTier {
       try {
         importChunks(cache, got.slice(0, c), 0);
         importResumeRows(cache, c * cache.chunkTokens, rows);
-        if (!cache.resumableAt(c * cache.chunkTokens)) throw new FileFormatError('remote chunks', `the imported cache is not resumable at ${c * cache.chunkTokens}`);
+        if (!cache.resumableAt(c * cache.chunkTokens))
+          throw new FileFormatError('remote chunks', `the imported cache is not resumable at ${c * cache.chunkTokens}`);
       } catch (e) {
         cache.dispose();
         this.log(`refused ${c} remote chunks and their resume rows: ${(e as Error).message}`);

@@ -58,7 +58,9 @@ export function storeSecret(opts: Pick<RedisStoreOptions, 'key' | 'unauthenticat
   const k = opts.key ?? (opts.env ?? process.env)['KVPACK_STORE_KEY'];
   if (k === undefined || k === '') {
     if (opts.unauthenticated) return null;
-    throw new ArgumentError('a shared store needs a key to sign its values: --kv-store-key KEY or KVPACK_STORE_KEY (the same on every instance), or --kv-store-unauthenticated to run without one');
+    throw new ArgumentError(
+      'a shared store needs a key to sign its values: --kv-store-key KEY or KVPACK_STORE_KEY (the same on every instance), or --kv-store-unauthenticated to run without one',
+    );
   }
   const b = Buffer.from(k, 'utf8');
   if (b.length < MIN_STORE_KEY_BYTES) throw new ArgumentError(`the store key must be at least ${MIN_STORE_KEY_BYTES} bytes, got ${b.length}`);
@@ -133,7 +135,11 @@ export class RedisChunkStore implements ChunkStore {
     this.version = opts.formatVersion ?? STORE_FORMAT_VERSION;
     this.secret = storeSecret(opts);
     this.log = opts.log ?? ((line) => process.stderr.write(`kvpack store: ${line}\n`));
-    this.queue = new WriteQueue(Math.floor(positive('maxQueueEntries', opts.maxQueueEntries, 1024)), positive('maxQueueBytes', opts.maxQueueBytes, 256 << 20), () => this.counters.add('droppedWrites'));
+    this.queue = new WriteQueue(
+      Math.floor(positive('maxQueueEntries', opts.maxQueueEntries, 1024)),
+      positive('maxQueueBytes', opts.maxQueueBytes, 256 << 20),
+      () => this.counters.add('droppedWrites'),
+    );
     this.client = makeClient(this.target, positive('commandTimeoutMs', opts.commandTimeoutMs, 1000), positive('connectTimeoutMs', opts.connectTimeoutMs, 2000));
     const lost = (why: string): void => {
       if (this.down || this.closed) return;

@@ -24,7 +24,11 @@ test('rediss:// is TLS; password from the URL, else KVPACK_REDIS_PASSWORD', () =
 test('redis-cluster:// takes several nodes, database 0 only', () => {
   const t = parseStoreUrl('redis-cluster://h1:7000,h2:7001,h3', noEnv);
   assert.equal(t.mode, 'cluster');
-  assert.deepEqual(t.nodes, [{ host: 'h1', port: 7000 }, { host: 'h2', port: 7001 }, { host: 'h3', port: 6379 }]);
+  assert.deepEqual(t.nodes, [
+    { host: 'h1', port: 7000 },
+    { host: 'h2', port: 7001 },
+    { host: 'h3', port: 6379 },
+  ]);
   assert.equal(parseStoreUrl('rediss-cluster://h1:7000', noEnv).tls, true);
   assert.throws(() => parseStoreUrl('redis-cluster://h1:7000/3', noEnv), /only database 0/);
 });
@@ -45,7 +49,14 @@ test('bad addresses: one typed error naming the part, never the password', () =>
     ['redis://u:%zz@h', /password is not valid percent-encoding/],
   ];
   for (const [url, re] of cases) {
-    assert.throws(() => parseStoreUrl(url, noEnv), (e: unknown) => e instanceof StoreUrlError && e.code === 'BAD_STORE_URL' && re.test(e.message), url);
+    assert.throws(
+      () => parseStoreUrl(url, noEnv),
+      (e: unknown) => e instanceof StoreUrlError && e.code === 'BAD_STORE_URL' && re.test(e.message),
+      url,
+    );
   }
-  assert.throws(() => parseStoreUrl('redis://u:hunter2@h:99999', noEnv), (e: Error) => !e.message.includes('hunter2') && e.message.includes('***'));
+  assert.throws(
+    () => parseStoreUrl('redis://u:hunter2@h:99999', noEnv),
+    (e: Error) => !e.message.includes('hunter2') && e.message.includes('***'),
+  );
 });

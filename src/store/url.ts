@@ -51,7 +51,13 @@ export function parseStoreUrl(url: string, env: NodeJS.ProcessEnv = process.env)
   const sep = url.indexOf('//');
   const scheme = sep > 0 ? url.slice(0, sep).toLowerCase() : '';
   const kind = SCHEMES[scheme];
-  if (!kind) throw new StoreUrlError(url, `unknown scheme '${scheme || url}' (known: ${Object.keys(SCHEMES).map((s) => `${s}//`).join(', ')})`);
+  if (!kind)
+    throw new StoreUrlError(
+      url,
+      `unknown scheme '${scheme || url}' (known: ${Object.keys(SCHEMES)
+        .map((s) => `${s}//`)
+        .join(', ')})`,
+    );
   let rest = url.slice(sep + 2);
   const q = rest.search(/[?#]/);
   if (q >= 0) throw new StoreUrlError(url, 'query strings and fragments are not supported');

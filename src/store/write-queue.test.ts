@@ -16,15 +16,24 @@ test('write queue: bounded in entries and bytes, the oldest dropped first, dupli
   assert.equal(q.bytes, 95);
   q.push(w('huge', 101));
   assert.deepEqual(dropped, ['a', 'b', 'c', 'huge']);
-  assert.deepEqual(q.take(10, 1000).map((x) => x.key), ['d', 'big']);
+  assert.deepEqual(
+    q.take(10, 1000).map((x) => x.key),
+    ['d', 'big'],
+  );
   assert.equal(q.length + q.bytes, 0);
 });
 
 test('write queue: take respects the byte budget but always makes progress', () => {
   const q = new WriteQueue(100, 1000, () => assert.fail('nothing to drop'));
   for (const k of ['a', 'b', 'c']) q.push(w(k, 40));
-  assert.deepEqual(q.take(10, 30).map((x) => x.key), ['a']);
-  assert.deepEqual(q.take(10, 80).map((x) => x.key), ['b', 'c']);
+  assert.deepEqual(
+    q.take(10, 30).map((x) => x.key),
+    ['a'],
+  );
+  assert.deepEqual(
+    q.take(10, 80).map((x) => x.key),
+    ['b', 'c'],
+  );
   // A key taken may be queued again.
   q.push(w('a', 1));
   assert.equal(q.length, 1);

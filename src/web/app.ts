@@ -169,7 +169,9 @@ function onEvent(e: EngineEvent): void {
     }
     case 'loaded': {
       const i = e.info;
-      return setStatus(`${i.name}: ${i.arch}, ${i.layers} layers, ${i.kvHeads} KV heads x ${i.headDim}, context ${i.nCtxTrain}, ${(i.weightBytes / 2 ** 20).toFixed(1)} MiB of weights, loaded in ${i.loadMs.toFixed(0)} ms`);
+      return setStatus(
+        `${i.name}: ${i.arch}, ${i.layers} layers, ${i.kvHeads} KV heads x ${i.headDim}, context ${i.nCtxTrain}, ${(i.weightBytes / 2 ** 20).toFixed(1)} MiB of weights, loaded in ${i.loadMs.toFixed(0)} ms`,
+      );
     }
     case 'arm':
       return addArm(e.scheme, e.arm, e.promptTokens);
@@ -204,7 +206,10 @@ function onEvent(e: EngineEvent): void {
     case 'check': {
       const failures = e.failures.length ? `: ${e.failures.slice(0, 3).join('; ')}` : '';
       document.body.dataset['check'] = `${e.passed} passed, ${e.failed} failed`;
-      return setStatus(`Kernel check in this browser: ${e.passed} passed, ${e.failed} failed (${e.fallback} reference fallback)${failures}`, e.failed ? 'error' : 'done');
+      return setStatus(
+        `Kernel check in this browser: ${e.passed} passed, ${e.failed} failed (${e.fallback} reference fallback)${failures}`,
+        e.failed ? 'error' : 'done',
+      );
     }
     case 'error':
       return setStatus(`Error: ${e.message}`, 'error');
@@ -230,13 +235,15 @@ function addArm(scheme: string, arm: number, promptTokens: number): void {
 function drawCache(r: CacheReadout): void {
   const scale = Math.max(r.f16Bytes, r.bytes.total);
   const bar = $('bar');
-  bar.replaceChildren(...REGIONS.filter((k) => r.bytes[k] > 0).map((k) => {
-    const s = document.createElement('span');
-    s.className = `r-${k}`;
-    s.style.width = `${(100 * r.bytes[k]) / scale}%`;
-    s.title = `${k}: ${r.bytes[k]} B`;
-    return s;
-  }));
+  bar.replaceChildren(
+    ...REGIONS.filter((k) => r.bytes[k] > 0).map((k) => {
+      const s = document.createElement('span');
+      s.className = `r-${k}`;
+      s.style.width = `${(100 * r.bytes[k]) / scale}%`;
+      s.title = `${k}: ${r.bytes[k]} B`;
+      return s;
+    }),
+  );
   // Overlays (exact window and sinks beside the bulk) can cost more than f16 at short contexts: then the
   // bar's full width is this cache and a line marks where f16 ends.
   if (r.bytes.total > r.f16Bytes) {
@@ -245,25 +252,30 @@ function drawCache(r: CacheReadout): void {
     mark.style.left = `${(100 * r.f16Bytes) / scale}%`;
     bar.append(mark);
   }
-  $('barnote').textContent = r.bytes.total > r.f16Bytes ? 'Full width: this cache; the black line marks what f16 would take.' : 'Full width: the same positions in f16.';
+  $('barnote').textContent =
+    r.bytes.total > r.f16Bytes ? 'Full width: this cache; the black line marks what f16 would take.' : 'Full width: the same positions in f16.';
   const pct = (100 * r.bytes.total) / r.f16Bytes;
   bar.setAttribute('aria-label', `cache ${r.bytes.total} bytes, ${pct.toFixed(1)}% of f16's ${r.f16Bytes}`);
   const rows = [...REGIONS.map((k) => [k, r.bytes[k]] as const), ['total', r.bytes.total] as const, ['f16 would take', r.f16Bytes] as const];
-  $('regions').querySelector('tbody')!.replaceChildren(...rows.map(([k, v]) => {
-    const tr = document.createElement('tr');
-    const th = document.createElement('th');
-    th.scope = 'row';
-    if ((REGIONS as readonly string[]).includes(k)) {
-      const sw = document.createElement('span');
-      sw.className = `swatch r-${k}`;
-      th.append(sw);
-    }
-    th.append(k);
-    const td = document.createElement('td');
-    td.textContent = v.toLocaleString('en-US');
-    tr.append(th, td);
-    return tr;
-  }));
+  $('regions')
+    .querySelector('tbody')!
+    .replaceChildren(
+      ...rows.map(([k, v]) => {
+        const tr = document.createElement('tr');
+        const th = document.createElement('th');
+        th.scope = 'row';
+        if ((REGIONS as readonly string[]).includes(k)) {
+          const sw = document.createElement('span');
+          sw.className = `swatch r-${k}`;
+          th.append(sw);
+        }
+        th.append(k);
+        const td = document.createElement('td');
+        td.textContent = v.toLocaleString('en-US');
+        tr.append(th, td);
+        return tr;
+      }),
+    );
   const bits = (8 * r.bytes.total) / r.values;
   $('bits').textContent = `${r.positions} positions: ${bits.toFixed(2)} effective bits per K/V value (f16: 16), ${pct.toFixed(1)}% of f16.`;
 }

@@ -3,8 +3,20 @@
 // File, or a Hugging Face directory the server lists or the user picked; generates greedily over a cache of the chosen scheme and posts each token with tokens/s and the
 // cache's bytes per region; compare mode runs f16 first, then the scheme, on the same prompt.
 import {
-  blobFiles, blobSource, coreCount, generate, kvBytes, loadHfModelFrom, loadModelFrom, poolFailure, poolStats, startThreads, urlFiles, urlSource,
-  type KvCache, type Model,
+  blobFiles,
+  blobSource,
+  coreCount,
+  generate,
+  kvBytes,
+  loadHfModelFrom,
+  loadModelFrom,
+  poolFailure,
+  poolStats,
+  startThreads,
+  urlFiles,
+  urlSource,
+  type KvCache,
+  type Model,
 } from '../browser.js';
 import { ArgumentError } from '../errors.js';
 import { runGate, SMALL_GRID } from '../parity/gate.js';
@@ -33,7 +45,8 @@ async function handle(req: EngineRequest): Promise<void> {
   const prompt = model.tokenizer.encode(req.prompt);
   if (prompt.length === 0) throw new ArgumentError('the prompt is empty (no tokens)');
   const need = prompt.length + req.n;
-  if (need > model.hp.nCtxTrain) throw new ArgumentError(`${prompt.length} prompt + ${req.n} generated tokens exceed the model's context of ${model.hp.nCtxTrain}`);
+  if (need > model.hp.nCtxTrain)
+    throw new ArgumentError(`${prompt.length} prompt + ${req.n} generated tokens exceed the model's context of ${model.hp.nCtxTrain}`);
   const capacity = Math.max(need, Math.min(model.hp.nCtxTrain, DEFAULT_CTX));
   const arms = req.compare ? ['f16', req.scheme] : [req.scheme];
   const ids: number[][] = [];
@@ -58,7 +71,17 @@ async function handle(req: EngineRequest): Promise<void> {
         },
       });
       ids[arm] = r.tokens;
-      post({ type: 'end', arm, scheme, ids: r.tokens, text: r.text, stopReason: r.stopReason, prefillTps: r.prefillTps, decodeTps: r.decodeTps, ...readout(model, cache) });
+      post({
+        type: 'end',
+        arm,
+        scheme,
+        ids: r.tokens,
+        text: r.text,
+        stopReason: r.stopReason,
+        prefillTps: r.prefillTps,
+        decodeTps: r.decodeTps,
+        ...readout(model, cache),
+      });
     } finally {
       cache.dispose();
     }
@@ -93,7 +116,17 @@ function load(ref: ModelRef): Model {
   const hp = model.hp;
   post({
     type: 'loaded',
-    info: { name: ref.name, arch: hp.arch, layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim, nCtxTrain: hp.nCtxTrain, vocab: hp.nVocab, weightBytes: model.weightBytes, loadMs: performance.now() - t0 },
+    info: {
+      name: ref.name,
+      arch: hp.arch,
+      layers: hp.nLayer,
+      kvHeads: hp.nHeadKv,
+      headDim: hp.headDim,
+      nCtxTrain: hp.nCtxTrain,
+      vocab: hp.nVocab,
+      weightBytes: model.weightBytes,
+      loadMs: performance.now() - t0,
+    },
   });
   return model;
 }
@@ -103,7 +136,12 @@ function readout(model: Model, cache: KvCache): CacheReadout {
   const hp = model.hp;
   const positions = cache.length;
   const shape = { ctx: positions, layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim };
-  return { bytes: cache.nbytes(), f16Bytes: kvBytes({ ...shape, policy: { k: 'f16', v: 'f16', window: 0, sinks: 0 } }).total, positions, values: positions * hp.nLayer * hp.nHeadKv * hp.headDim * 2 };
+  return {
+    bytes: cache.nbytes(),
+    f16Bytes: kvBytes({ ...shape, policy: { k: 'f16', v: 'f16', window: 0, sinks: 0 } }).total,
+    positions,
+    values: positions * hp.nLayer * hp.nHeadKv * hp.headDim * 2,
+  };
 }
 
 /** The parity gate with every core's worker started, as runs use them. */

@@ -47,7 +47,14 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   app.get('/models.json', async () => (models === undefined ? [] : listModels(models)));
   if (models !== undefined) {
     // Only listed files: the directory may hold other things that are not the page's to serve.
-    await app.register(fastifyStatic, { root: models, prefix: '/models/', decorateReply: false, acceptRanges: true, cacheControl: false, allowedPath: (p) => servable(models, p) });
+    await app.register(fastifyStatic, {
+      root: models,
+      prefix: '/models/',
+      decorateReply: false,
+      acceptRanges: true,
+      cacheControl: false,
+      allowedPath: (p) => servable(models, p),
+    });
   }
   try {
     await app.listen({ port: o.port, host: o.host });

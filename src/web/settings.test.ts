@@ -5,8 +5,21 @@ import { DEFAULT_SETTINGS, pagePolicy, readSettings, settingsQuery } from './set
 import { firstDivergence } from './divergence.js';
 
 test('readSettings: parameters over the defaults; bad values named and left at their default', () => {
-  const { settings, problems } = readSettings(new URLSearchParams('model=m.gguf&prompt=Hi&n=8&scheme=q4_0&window=0&sinks=2&anchors=3&threads=1&compare=1&autorun=1'));
-  assert.deepEqual(settings, { model: 'm.gguf', prompt: 'Hi', n: 8, scheme: 'q4_0', window: 0, sinks: 2, anchors: 3, threads: 1, compare: true, autorun: true });
+  const { settings, problems } = readSettings(
+    new URLSearchParams('model=m.gguf&prompt=Hi&n=8&scheme=q4_0&window=0&sinks=2&anchors=3&threads=1&compare=1&autorun=1'),
+  );
+  assert.deepEqual(settings, {
+    model: 'm.gguf',
+    prompt: 'Hi',
+    n: 8,
+    scheme: 'q4_0',
+    window: 0,
+    sinks: 2,
+    anchors: 3,
+    threads: 1,
+    compare: true,
+    autorun: true,
+  });
   assert.deepEqual(problems, []);
   const bad = readSettings(new URLSearchParams('scheme=q3&n=0&window=-1&threads=1.5'));
   assert.deepEqual(bad.settings, DEFAULT_SETTINGS);

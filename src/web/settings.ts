@@ -22,7 +22,16 @@ export interface PageSettings {
 }
 
 export const DEFAULT_SETTINGS: Readonly<PageSettings> = {
-  model: '', prompt: 'Once upon a time', n: 32, scheme: 'q2k', window: 32, sinks: 4, anchors: 0, threads: 0, compare: false, autorun: false,
+  model: '',
+  prompt: 'Once upon a time',
+  n: 32,
+  scheme: 'q2k',
+  window: 32,
+  sinks: 4,
+  anchors: 0,
+  threads: 0,
+  compare: false,
+  autorun: false,
 };
 
 /** Integer parameters and their bounds. */
@@ -67,5 +76,9 @@ export function settingsQuery(s: PageSettings): string {
 
 /** The cache policy a page run uses for `scheme` (compare mode calls it with 'f16' too). */
 export function pagePolicy(s: Pick<PageSettings, 'window' | 'sinks' | 'anchors'>, scheme: string): CachePolicy {
-  return schemePolicy(scheme, { window: s.window, sinks: s.sinks, ...(s.anchors > 0 ? { anchors: { count: s.anchors, layers: 'all', precision: 'f16' } } : {}) });
+  return schemePolicy(scheme, {
+    window: s.window,
+    sinks: s.sinks,
+    ...(s.anchors > 0 ? { anchors: { count: s.anchors, layers: 'all', precision: 'f16' } } : {}),
+  });
 }

@@ -27,7 +27,7 @@ test('browser bundle: no Node built-in, and the package exports it under the "br
   }
 });
 
-test('browser bundle: an ArrayBuffer model generates the Node engine\'s greedy tokens (one thread)', async () => {
+test("browser bundle: an ArrayBuffer model generates the Node engine's greedy tokens (one thread)", async () => {
   const b = (await import(pathToFileURL(BUNDLE).href)) as Bundle;
   const m = testModel();
   const path = `${m.dir}/${m.name}`;
@@ -45,7 +45,7 @@ test('browser bundle: an ArrayBuffer model generates the Node engine\'s greedy t
   if (m.temporary) rmSync(m.dir, { recursive: true, force: true });
 });
 
-test('browser bundle: an HF directory in memory (sharded, bf16) gives the Node engine\'s logits; paths are refused', async () => {
+test("browser bundle: an HF directory in memory (sharded, bf16) gives the Node engine's logits; paths are refused", async () => {
   const b = (await import(pathToFileURL(BUNDLE).href)) as Bundle;
   const dir = mkdtempSync(join(tmpdir(), 'kvpack-bundle-hf-'));
   try {
@@ -59,7 +59,10 @@ test('browser bundle: an HF directory in memory (sharded, bf16) gives the Node e
     const want = ref.forward(prompt, ref.createCache({ policy }), { allLogits: true });
     assert.equal(got.length, want.length);
     assert.deepEqual(got, want);
-    assert.throws(() => b.loadHfModel(dir), (e: unknown) => e instanceof Error && /directory paths need Node/.test(e.message) && !e.message.includes('\n'));
+    assert.throws(
+      () => b.loadHfModel(dir),
+      (e: unknown) => e instanceof Error && /directory paths need Node/.test(e.message) && !e.message.includes('\n'),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

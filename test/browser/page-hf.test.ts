@@ -29,7 +29,9 @@ const node = new Map<string, { tokens: number[]; cacheBytes: { total: number } }
 
 const kvpack = (...args: string[]): string => execFileSync(process.execPath, [fromRoot('bin', 'kvpack.js'), ...args], { encoding: 'utf8' });
 const run = (model: string, scheme: string) =>
-  JSON.parse(kvpack('run', '-m', model, '-p', PROMPT, '--kv', scheme, '--kv-window', String(WINDOW), '--sinks', String(SINKS), '--temp', '0', '--json', '-n', String(N)));
+  JSON.parse(
+    kvpack('run', '-m', model, '-p', PROMPT, '--kv', scheme, '--kv-window', String(WINDOW), '--sinks', String(SINKS), '--temp', '0', '--json', '-n', String(N)),
+  );
 const query = (o: Record<string, string | number>) => `?${new URLSearchParams(Object.entries(o).map(([k, v]) => [k, String(v)]))}`;
 const settings = (scheme: string, threads: number) => ({ prompt: PROMPT, n: N, scheme, window: WINDOW, sinks: SINKS, threads });
 
@@ -59,8 +61,11 @@ function sameAsNode(r: PageRun, errors: string[], scheme: string): void {
   assert.equal(r.bytes, want.cacheBytes.total, `${scheme}: cache bytes`);
 }
 
-test('page, served HF directory: listed, read with Range, f16 and q2k tokens equal the Node engine\'s', { skip }, async () => {
-  for (const [scheme, threads] of [['f16', 1], ['q2k', 2]] as const) {
+test("page, served HF directory: listed, read with Range, f16 and q2k tokens equal the Node engine's", { skip }, async () => {
+  for (const [scheme, threads] of [
+    ['f16', 1],
+    ['q2k', 2],
+  ] as const) {
     const page = await browser.newPage();
     // The Worker's reads of the served directory: [file, Range header].
     const reads: [string, string][] = [];
@@ -77,14 +82,23 @@ test('page, served HF directory: listed, read with Range, f16 and q2k tokens equ
     sameAsNode(r, errors, scheme);
     // Every read is ranged; the weights move tensor by tensor, each byte at most once, never the whole file.
     const size = statSync(join(DIR, 'model.safetensors')).size;
-    const spans = reads.filter(([f]) => f === 'model.safetensors').map(([, h]) => /^bytes=(\d+)-(\d+)$/.exec(h)).map((m) => Number(m![2]) - Number(m![1]) + 1);
-    assert.ok(reads.every(([, h]) => h.startsWith('bytes=')), JSON.stringify(reads));
-    assert.ok(spans.length > 2 && Math.max(...spans) < size / 2, `${spans.length} reads of model.safetensors, the largest ${Math.max(...spans)} B of ${size} B`);
+    const spans = reads
+      .filter(([f]) => f === 'model.safetensors')
+      .map(([, h]) => /^bytes=(\d+)-(\d+)$/.exec(h))
+      .map((m) => Number(m![2]) - Number(m![1]) + 1);
+    assert.ok(
+      reads.every(([, h]) => h.startsWith('bytes=')),
+      JSON.stringify(reads),
+    );
+    assert.ok(
+      spans.length > 2 && Math.max(...spans) < size / 2,
+      `${spans.length} reads of model.safetensors, the largest ${Math.max(...spans)} B of ${size} B`,
+    );
     assert.ok(spans.reduce((a, b) => a + b, 0) <= size);
   }
 });
 
-test('page, local HF folder (webkitdirectory) and the same files picked together: the Node engine\'s tokens', { skip }, async () => {
+test("page, local HF folder (webkitdirectory) and the same files picked together: the Node engine's tokens", { skip }, async () => {
   const picks: [string, string, string | string[]][] = [
     ['q2k', '#folder', DIR],
     ['f16', '#file', readdirSync(DIR).map((f) => join(DIR, f))],
@@ -101,7 +115,10 @@ test('page, local HF folder (webkitdirectory) and the same files picked together
   }
   // A pick without config.json is no model: one line saying which file is missing.
   const { page } = await openPage(browser, server.url + query(settings('q2k', 1)));
-  await page.setInputFiles('#file', ['tokenizer.json', 'model.safetensors'].map((f) => join(DIR, f)));
+  await page.setInputFiles(
+    '#file',
+    ['tokenizer.json', 'model.safetensors'].map((f) => join(DIR, f)),
+  );
   await page.click('#run');
   const r = await readRun(page);
   await page.close();
@@ -123,7 +140,10 @@ test('page, files picked before the served listing arrives: the pick stays chose
     await route.continue();
   });
   await page.goto(server.url + query(settings('f16', 1)));
-  await page.setInputFiles('#file', readdirSync(DIR).map((f) => join(DIR, f)));
+  await page.setInputFiles(
+    '#file',
+    readdirSync(DIR).map((f) => join(DIR, f)),
+  );
   release();
   await page.waitForSelector(`#model option[value="${NAME}"]`, { state: 'attached' });
   const option = await page.evaluate(() => (document.getElementById('model') as HTMLSelectElement).selectedOptions[0]?.textContent ?? '');

@@ -48,11 +48,54 @@ before(async () => {
   if (skip) return;
   model = testModel();
   console.log(`# browser tests: ${model.label}`);
-  const run = (scheme: string, ...extra: string[]) => JSON.parse(kvpack('run', '-m', join(model.dir, model.name), '-p', PROMPT, '--kv', scheme, '--kv-window', String(WINDOW), '--sinks', String(SINKS), '--temp', '0', '--json', '-n', String(N), ...extra));
+  const run = (scheme: string, ...extra: string[]) =>
+    JSON.parse(
+      kvpack(
+        'run',
+        '-m',
+        join(model.dir, model.name),
+        '-p',
+        PROMPT,
+        '--kv',
+        scheme,
+        '--kv-window',
+        String(WINDOW),
+        '--sinks',
+        String(SINKS),
+        '--temp',
+        '0',
+        '--json',
+        '-n',
+        String(N),
+        ...extra,
+      ),
+    );
   for (const scheme of ['f16', 'q2k']) node.set(scheme, run(scheme));
   node.set('q2k anchors', run('q2k', '--anchors', String(ANCHORS)));
   for (const scheme of ['f16', 'q2k']) node.set(`${scheme} long`, run(scheme, '-n', String(N_COMPARE)));
-  node.set('q2k long prompt', JSON.parse(kvpack('run', '-m', join(model.dir, model.name), '-p', LONG_PROMPT, '--kv', 'q2k', '--kv-window', String(WINDOW), '--sinks', String(SINKS), '--temp', '0', '--json', '-n', '16')));
+  node.set(
+    'q2k long prompt',
+    JSON.parse(
+      kvpack(
+        'run',
+        '-m',
+        join(model.dir, model.name),
+        '-p',
+        LONG_PROMPT,
+        '--kv',
+        'q2k',
+        '--kv-window',
+        String(WINDOW),
+        '--sinks',
+        String(SINKS),
+        '--temp',
+        '0',
+        '--json',
+        '-n',
+        '16',
+      ),
+    ),
+  );
   isolated = await startWebServer({ port: 0, host: '127.0.0.1', models: model.dir });
   plain = await startWebServer({ port: 0, host: '127.0.0.1', models: model.dir, isolation: false });
   browser = await launchChromium();
@@ -71,7 +114,24 @@ const shape = () => modelFromGguf(readGguf(join(model.dir, model.name))).hparams
 /** `kvpack memory`'s total for the model's shape at `ctx` positions. */
 function memoryTotal(scheme: string, ctx: number): number {
   const hp = shape();
-  const out = JSON.parse(kvpack('memory', '--ctx', String(ctx), '--layers', String(hp.nLayer), '--kv-heads', String(hp.nHeadKv), '--head-dim', String(hp.headDim), '--window', String(WINDOW), '--sinks', String(SINKS), '--json')) as { schemes: { scheme: string; totalBytes: number }[] };
+  const out = JSON.parse(
+    kvpack(
+      'memory',
+      '--ctx',
+      String(ctx),
+      '--layers',
+      String(hp.nLayer),
+      '--kv-heads',
+      String(hp.nHeadKv),
+      '--head-dim',
+      String(hp.headDim),
+      '--window',
+      String(WINDOW),
+      '--sinks',
+      String(SINKS),
+      '--json',
+    ),
+  ) as { schemes: { scheme: string; totalBytes: number }[] };
   return out.schemes.find((s) => s.scheme === scheme)!.totalBytes;
 }
 
@@ -106,10 +166,13 @@ for (const threads of [1, 2]) {
   });
 }
 
-test('page: a prompt over 256 tokens under q2k gives kvpack run\'s tokens (batch-invariant prefill)', { skip }, async () => {
+test("page: a prompt over 256 tokens under q2k gives kvpack run's tokens (batch-invariant prefill)", { skip }, async () => {
   const want = node.get('q2k long prompt')!;
   assert.ok(want.promptTokens.length > 256, `${want.promptTokens.length} prompt tokens`);
-  const { page, errors } = await openPage(browser, isolated.url + query({ model: model.name, prompt: LONG_PROMPT, n: 16, scheme: 'q2k', window: WINDOW, sinks: SINKS, threads: 2, autorun: 1 }));
+  const { page, errors } = await openPage(
+    browser,
+    isolated.url + query({ model: model.name, prompt: LONG_PROMPT, n: 16, scheme: 'q2k', window: WINDOW, sinks: SINKS, threads: 2, autorun: 1 }),
+  );
   const r = await readRun(page);
   await page.close();
   assert.equal(r.state, 'done', r.status);
@@ -135,7 +198,10 @@ test('page: compare mode shows where q2k first leaves f16 (screenshot saved)', {
 });
 
 test('page: a picked local GGUF (File source) with decode anchors generates the same tokens', { skip }, async () => {
-  const { page, errors } = await openPage(browser, isolated.url + query({ prompt: PROMPT, n: N, scheme: 'q2k', window: WINDOW, sinks: SINKS, anchors: ANCHORS, threads: 1 }));
+  const { page, errors } = await openPage(
+    browser,
+    isolated.url + query({ prompt: PROMPT, n: N, scheme: 'q2k', window: WINDOW, sinks: SINKS, anchors: ANCHORS, threads: 1 }),
+  );
   await page.setInputFiles('#file', join(model.dir, model.name));
   await page.click('#run');
   const r = await readRun(page);

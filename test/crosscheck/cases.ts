@@ -79,7 +79,13 @@ export async function runCase(lc: LlamaCpp, path: string, spec: CaseSpec): Promi
  * is accepted only as a near-tie (its margin <= 2 x the max logit difference, and no other step's argmax
  * differs beyond that), and the logit tolerances then hold over the whole run.
  */
-export function compareF16(ref: StepRun, ours: Model, prompt: readonly number[], steps: number, tol: { maxRel: number; klMax: number }): Omit<CaseResult, 'spec'> {
+export function compareF16(
+  ref: StepRun,
+  ours: Model,
+  prompt: readonly number[],
+  steps: number,
+  tol: { maxRel: number; klMax: number },
+): Omit<CaseResult, 'spec'> {
   const free = diffRuns(ref, kvpackRun(ours, prompt, steps, 'f16'));
   const failures: string[] = [];
   let diff = free;
@@ -87,7 +93,8 @@ export function compareF16(ref: StepRun, ours: Model, prompt: readonly number[],
   if (free.sameTokens < free.steps) {
     diff = diffRuns(ref, kvpackRun(ours, prompt, steps, 'f16', ref.tokens));
     nearTie = { step: free.sameTokens, margin: free.divergeMargin };
-    if (free.divergeMargin > 2 * diff.maxAbs) failures.push(`greedy tokens split at step ${free.sameTokens} with a margin of ${free.divergeMargin.toFixed(4)} (not a near-tie)`);
+    if (free.divergeMargin > 2 * diff.maxAbs)
+      failures.push(`greedy tokens split at step ${free.sameTokens} with a margin of ${free.divergeMargin.toFixed(4)} (not a near-tie)`);
   }
   if (diff.unexplainedFlips > 0) failures.push(`${diff.unexplainedFlips} steps pick another token beyond a near-tie`);
   if (diff.maxRel > tol.maxRel) failures.push(`max relative logit difference ${diff.maxRel.toExponential(2)} > ${tol.maxRel}`);
@@ -107,6 +114,7 @@ function judgeQuant(cache: Exclude<CacheType, 'f16'>, d: RunDiff, formatKl: numb
 
 export function formatResult(r: CaseResult): string {
   let extra = r.formatKl === undefined ? '' : `, format KL ${r.formatKl.toExponential(2)}`;
-  if (r.nearTie) extra += `; free-running tokens split at step ${r.nearTie.step} on a near-tie (margin ${r.nearTie.margin.toFixed(4)}), logits compared on llama.cpp's tokens`;
+  if (r.nearTie)
+    extra += `; free-running tokens split at step ${r.nearTie.step} on a near-tie (margin ${r.nearTie.margin.toFixed(4)}), logits compared on llama.cpp's tokens`;
   return `${r.failures.length ? 'FAIL' : 'PASS'} ${caseName(r.spec)}: ${formatDiff(r.diff)}${extra}${r.failures.length ? ` -- ${r.failures.join('; ')}` : ''}`;
 }

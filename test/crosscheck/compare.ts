@@ -64,7 +64,19 @@ export function diffRuns(ref: StepRun, test: StepRun): RunDiff {
     if (ta !== top2(test.logits[s]!)[0] && margin > 2 * maxAbs) unexplainedFlips++;
   }
   const divergeMargin = sameTokens < total ? top2(ref.logits[sameTokens]!)[1] : NaN;
-  return { steps: total, sameTokens, compared: steps, divergeMargin, maxAbs, maxRel: maxAbs / scale, klMean: klSum / steps, klMax, top1: agree / steps, minMargin, unexplainedFlips };
+  return {
+    steps: total,
+    sameTokens,
+    compared: steps,
+    divergeMargin,
+    maxAbs,
+    maxRel: maxAbs / scale,
+    klMean: klSum / steps,
+    klMax,
+    top1: agree / steps,
+    minMargin,
+    unexplainedFlips,
+  };
 }
 
 function klDivergence(ref: Float32Array, test: Float32Array): number {
@@ -86,6 +98,8 @@ function top2(x: Float32Array): [number, number] {
 
 export function formatDiff(d: RunDiff): string {
   const split = d.sameTokens < d.steps ? ` (first differs at a margin of ${d.divergeMargin.toFixed(4)}; logits over ${d.compared} steps)` : '';
-  return `tokens ${d.sameTokens}/${d.steps} same${split}, logits maxAbs ${d.maxAbs.toExponential(2)} maxRel ${d.maxRel.toExponential(2)}, ` +
-    `KL mean ${d.klMean.toExponential(2)} max ${d.klMax.toExponential(2)}, top1 ${(100 * d.top1).toFixed(1)}%, min margin ${d.minMargin.toFixed(3)}`;
+  return (
+    `tokens ${d.sameTokens}/${d.steps} same${split}, logits maxAbs ${d.maxAbs.toExponential(2)} maxRel ${d.maxRel.toExponential(2)}, ` +
+    `KL mean ${d.klMean.toExponential(2)} max ${d.klMax.toExponential(2)}, top1 ${(100 * d.top1).toFixed(1)}%, min margin ${d.minMargin.toFixed(3)}`
+  );
 }

@@ -56,10 +56,7 @@ export class LlamaCpp {
       const next = { generateNext: { logits: true, options: { temperature: 0 } } };
       const logits: Float32Array[] = [];
       const tokens: number[] = [];
-      let input: ControlledEvaluateInputItem[] = [
-        ...(prompt.slice(0, -1) as Token[]),
-        [prompt[prompt.length - 1] as Token, next],
-      ];
+      let input: ControlledEvaluateInputItem[] = [...(prompt.slice(0, -1) as Token[]), [prompt[prompt.length - 1] as Token, next]];
       for (let i = 0; i <= steps; i++) {
         const out = await seq.controlledEvaluate(input);
         const row = denseLogits(out[input.length - 1]?.next.logits, vocab);

@@ -76,7 +76,11 @@ export function crossModel(arch: CrossArch, o: CrossModelOptions): GgufWriteInpu
     if (o.weightType === 'f32') tensors.push({ name, type: GGML.F32, dims: [cols, rows], data: new Uint8Array(w.buffer) });
     else tensors.push({ name, type: GGML.F16, dims: [cols, rows], data: encode('f16', w, [rows, cols]) });
   };
-  const norm = (name: string, n: number) => f32(name, Float32Array.from({ length: n }, () => 1 + 0.1 * rng.normal()));
+  const norm = (name: string, n: number) =>
+    f32(
+      name,
+      Float32Array.from({ length: n }, () => 1 + 0.1 * rng.normal()),
+    );
   const bias = (name: string, n: number) => f32(name, rng.normals(n, 0.1));
 
   archTensors(arch, { vocab, dim, ff, layers: s.layers, heads, kvHeads, hd }, { matrix, norm, bias });

@@ -34,11 +34,14 @@ test.after(async () => {
 const MODEL_FILES: [string, () => string][] = [
   ['stories260K.gguf', () => join(MODELS, 'stories260K.gguf')],
   ['tinystories-656k.gguf', () => join(MODELS, 'tinystories-656k.gguf')],
-  ['stories260K.bin + tok512.bin, converted by kvpack', () => {
-    const out = join(dir, 'stories260K-kvpack.gguf');
-    if (!existsSync(out)) convertLlama2c(join(MODELS, 'stories260K.bin'), out, { vocab: join(MODELS, 'tok512.bin') });
-    return out;
-  }],
+  [
+    'stories260K.bin + tok512.bin, converted by kvpack',
+    () => {
+      const out = join(dir, 'stories260K-kvpack.gguf');
+      if (!existsSync(out)) convertLlama2c(join(MODELS, 'stories260K.bin'), out, { vocab: join(MODELS, 'tok512.bin') });
+      return out;
+    },
+  ],
 ];
 
 for (const [label, file] of MODEL_FILES) {
@@ -54,12 +57,19 @@ for (const [label, file] of MODEL_FILES) {
       const hasBytes = ours.tokenizer.vocab.tokens.includes('<0x00>');
       for (const text of hasBytes ? TEXTS : TEXTS.slice(0, -1)) {
         assert.deepEqual(ours.tokenizer.encode(text, { addSpecial: false }), [...theirs.tokenize(text)], `tokens of ${JSON.stringify(text)}`);
-        assert.equal(ours.tokenizer.decode(ours.tokenizer.encode(text, { addSpecial: false })), theirs.detokenize(theirs.tokenize(text)), `round trip of ${JSON.stringify(text)}`);
+        assert.equal(
+          ours.tokenizer.decode(ours.tokenizer.encode(text, { addSpecial: false })),
+          theirs.detokenize(theirs.tokenize(text)),
+          `round trip of ${JSON.stringify(text)}`,
+        );
       }
       const prompt = ours.tokenizer.encode('Once upon a time');
       assert.equal(prompt[0], ours.bos);
       const ref = await lc.run(theirs, prompt, STEPS, { cache: 'f16', flashAttention: true });
-      const r = { spec: { arch: 'llama', weightType: 'f32', cache: 'f16', flashAttention: true, promptLength: prompt.length, steps: STEPS } as const, ...compareF16(ref, ours, prompt, STEPS, STORIES_TOL.on) };
+      const r = {
+        spec: { arch: 'llama', weightType: 'f32', cache: 'f16', flashAttention: true, promptLength: prompt.length, steps: STEPS } as const,
+        ...compareF16(ref, ours, prompt, STEPS, STORIES_TOL.on),
+      };
       t.diagnostic(formatResult(r));
       t.diagnostic(`llama.cpp: ${JSON.stringify(theirs.detokenize(ref.tokens as Token[]))}`);
       assert.deepEqual(r.failures, [], formatResult(r));

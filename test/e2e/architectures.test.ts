@@ -96,7 +96,10 @@ test('quantized weights stay quantized unless expanded, and give the same logits
 
 test('an unsupported architecture is a typed error naming the known ones', () => {
   const loaded = tinyModel('llama');
-  assert.throws(() => modelFromLoaded({ ...loaded, arch: 'mamba' }), (e: unknown) => e instanceof UnknownArchitectureError && /mamba.*llama/.test(e.message));
+  assert.throws(
+    () => modelFromLoaded({ ...loaded, arch: 'mamba' }),
+    (e: unknown) => e instanceof UnknownArchitectureError && /mamba.*llama/.test(e.message),
+  );
 });
 
 test('forward rejects out-of-range tokens and a cache of the wrong shape', () => {

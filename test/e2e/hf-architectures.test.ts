@@ -57,44 +57,49 @@ function sameTensors(got: LoadedModel, want: LoadedModel): void {
 
 for (const { arch, o } of CASES) {
   const label = `${arch} ${o.dtype}${o.shards ? `, ${o.shards} shards` : ''}${o.multimodal ? ', multimodal layout' : ''}${o.lmHeadOnly ? ', tied weights stored as lm_head' : ''}`;
-  test(`HF ${label}: the tensors, hparams and logits of the GGUF llama.cpp would write`, () => withDir((dir) => {
-    const ref = writeHfDir(dir, arch, o);
-    const loaded = loadHfModel(dir);
-    assert.equal(loaded.arch, arch);
-    sameTensors(loaded, ref.gguf);
-    assert.deepEqual(loaded.hparams, ref.gguf.hparams);
-    const ours = modelFromLoaded(loaded, { source: 'hf' });
-    const theirs = modelFromLoaded(ref.gguf);
-    assert.deepEqual(ours.hp, theirs.hp);
-    assert.deepEqual(logits(ours, HF_SHAPES[arch].vocab), logits(theirs, HF_SHAPES[arch].vocab));
-  }));
+  test(`HF ${label}: the tensors, hparams and logits of the GGUF llama.cpp would write`, () =>
+    withDir((dir) => {
+      const ref = writeHfDir(dir, arch, o);
+      const loaded = loadHfModel(dir);
+      assert.equal(loaded.arch, arch);
+      sameTensors(loaded, ref.gguf);
+      assert.deepEqual(loaded.hparams, ref.gguf.hparams);
+      const ours = modelFromLoaded(loaded, { source: 'hf' });
+      const theirs = modelFromLoaded(ref.gguf);
+      assert.deepEqual(ours.hp, theirs.hp);
+      assert.deepEqual(logits(ours, HF_SHAPES[arch].vocab), logits(theirs, HF_SHAPES[arch].vocab));
+    }));
 }
 
-test('negative controls: llama q/k rows and gemma3 norms are not stored as GGUF holds them', () => withDir((dir) => {
-  // A loader copying these tensors as stored would fail the comparisons above, and its logits would differ.
-  const stored = (d: string, f: HfFixture, gguf: string): Uint8Array => {
-    const name = [...f.names].find(([, g]) => g === gguf)![0];
-    const t = readSafetensors(join(d, 'model.safetensors')).tensors.get(name)!;
-    return t.source.read(t.offset, t.nbytes);
-  };
-  const llamaDir = join(dir, 'llama');
-  const llama = writeHfDir(llamaDir, 'llama');
-  const asStored = new Map(llama.gguf.tensors);
-  for (const n of ['blk.0.attn_q.weight', 'blk.0.attn_k.weight']) {
-    const raw = stored(llamaDir, llama, n);
-    assert.ok(!Buffer.from(raw).equals(Buffer.from(llama.gguf.tensors.get(n)!.data)), `${n} is permuted`);
-    const t = llama.gguf.tensors.get(n)!;
-    asStored.set(n, { type: t.type, dims: t.dims, data: raw });
-  }
-  const vocab = HF_SHAPES.llama.vocab;
-  const a = logits(modelFromLoaded(llama.gguf), vocab);
-  const b = logits(modelFromLoaded({ ...llama.gguf, tensors: asStored }), vocab);
-  const maxDiff = a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0);
-  assert.ok(maxDiff > 1e-3, `unpermuted q/k change the logits (max diff ${maxDiff})`);
+test('negative controls: llama q/k rows and gemma3 norms are not stored as GGUF holds them', () =>
+  withDir((dir) => {
+    // A loader copying these tensors as stored would fail the comparisons above, and its logits would differ.
+    const stored = (d: string, f: HfFixture, gguf: string): Uint8Array => {
+      const name = [...f.names].find(([, g]) => g === gguf)![0];
+      const t = readSafetensors(join(d, 'model.safetensors')).tensors.get(name)!;
+      return t.source.read(t.offset, t.nbytes);
+    };
+    const llamaDir = join(dir, 'llama');
+    const llama = writeHfDir(llamaDir, 'llama');
+    const asStored = new Map(llama.gguf.tensors);
+    for (const n of ['blk.0.attn_q.weight', 'blk.0.attn_k.weight']) {
+      const raw = stored(llamaDir, llama, n);
+      assert.ok(!Buffer.from(raw).equals(Buffer.from(llama.gguf.tensors.get(n)!.data)), `${n} is permuted`);
+      const t = llama.gguf.tensors.get(n)!;
+      asStored.set(n, { type: t.type, dims: t.dims, data: raw });
+    }
+    const vocab = HF_SHAPES.llama.vocab;
+    const a = logits(modelFromLoaded(llama.gguf), vocab);
+    const b = logits(modelFromLoaded({ ...llama.gguf, tensors: asStored }), vocab);
+    const maxDiff = a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i]!)), 0);
+    assert.ok(maxDiff > 1e-3, `unpermuted q/k change the logits (max diff ${maxDiff})`);
 
-  const gemmaDir = join(dir, 'gemma');
-  const gemma = writeHfDir(gemmaDir, 'gemma3');
-  const norm = new Float32Array(stored(gemmaDir, gemma, 'blk.0.attn_norm.weight').slice().buffer);
-  const shifted = new Float32Array(gemma.gguf.tensors.get('blk.0.attn_norm.weight')!.data.slice().buffer);
-  assert.deepEqual(shifted, norm.map((x) => x + 1));
-}));
+    const gemmaDir = join(dir, 'gemma');
+    const gemma = writeHfDir(gemmaDir, 'gemma3');
+    const norm = new Float32Array(stored(gemmaDir, gemma, 'blk.0.attn_norm.weight').slice().buffer);
+    const shifted = new Float32Array(gemma.gguf.tensors.get('blk.0.attn_norm.weight')!.data.slice().buffer);
+    assert.deepEqual(
+      shifted,
+      norm.map((x) => x + 1),
+    );
+  }));

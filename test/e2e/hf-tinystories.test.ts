@@ -38,7 +38,11 @@ function greedy(m: Model, prompt: number[]): number[] {
 }
 
 function sameAsReference(ref: GgufFile, names: string[], get: (name: string) => { type: number; dims: readonly number[]; data: Uint8Array }): void {
-  assert.deepEqual(names, ref.tensors.map((t) => t.name), 'tensor names in the reference file order');
+  assert.deepEqual(
+    names,
+    ref.tensors.map((t) => t.name),
+    'tensor names in the reference file order',
+  );
   for (const t of ref.tensors) {
     const g = get(t.name);
     assert.deepEqual([g.type, [...g.dims]], [t.type, [...t.dims]], `${t.name}: type and dims`);
@@ -46,7 +50,7 @@ function sameAsReference(ref: GgufFile, names: string[], get: (name: string) => 
   }
 }
 
-test('tinystories-656k: the HF directory loads into the tensors and hparam keys of llama.cpp\'s GGUF', { skip }, () => {
+test("tinystories-656k: the HF directory loads into the tensors and hparam keys of llama.cpp's GGUF", { skip }, () => {
   const ref = readGguf(GGUF);
   const m = loadHfModel(DIR);
   sameAsReference(ref, [...m.tensors.keys()], (n) => m.tensors.get(n)!);
@@ -57,14 +61,18 @@ test('tinystories-656k: the HF directory loads into the tensors and hparam keys 
   assert.ok(!Buffer.from(st.source.read(st.offset, st.nbytes)).equals(Buffer.from(ref.tensorData('blk.0.attn_q.weight'))));
 });
 
-test('tinystories-656k: convert writes the reference GGUF\'s tensors; greedy tokens equal the reference\'s', { skip }, () => {
+test("tinystories-656k: convert writes the reference GGUF's tensors; greedy tokens equal the reference's", { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'kvpack-hf-conv-'));
   try {
     const out = join(dir, 'ts.gguf');
     convertHfDir(DIR, out);
     const ref = readGguf(GGUF);
     const ours = readGguf(out);
-    sameAsReference(ref, ours.tensors.map((t) => t.name), (n) => ({ ...ours.tensor(n), data: ours.tensorData(n) }));
+    sameAsReference(
+      ref,
+      ours.tensors.map((t) => t.name),
+      (n) => ({ ...ours.tensor(n), data: ours.tensorData(n) }),
+    );
     for (const k of hparamKeys(ref.metadata.keys())) assert.deepEqual(ours.metadata.get(k), ref.metadata.get(k), k);
 
     // Token ids (the tokenizer may not be converted): BOS, then BOS + a few story tokens from the reference.

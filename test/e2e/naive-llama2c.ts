@@ -3,7 +3,13 @@
 import { readFileSync } from 'node:fs';
 
 interface Naive {
-  dim: number; hidden: number; nLayers: number; nHeads: number; nKv: number; vocab: number; seqLen: number;
+  dim: number;
+  hidden: number;
+  nLayers: number;
+  nHeads: number;
+  nKv: number;
+  vocab: number;
+  seqLen: number;
   w: Record<string, Float64Array>;
 }
 
@@ -61,10 +67,16 @@ export function naiveGreedy(m: Naive, start: number, steps: number): number[] {
   const kvDim = nKv * hs;
   const keyCache = new Float64Array(nLayers * m.seqLen * kvDim);
   const valCache = new Float64Array(nLayers * m.seqLen * kvDim);
-  const x = new Float64Array(dim), xb = new Float64Array(dim), xb2 = new Float64Array(dim);
-  const q = new Float64Array(dim), k = new Float64Array(kvDim), v = new Float64Array(kvDim);
-  const hb = new Float64Array(hidden), hb2 = new Float64Array(hidden);
-  const att = new Float64Array(m.seqLen), logits = new Float64Array(m.vocab);
+  const x = new Float64Array(dim),
+    xb = new Float64Array(dim),
+    xb2 = new Float64Array(dim);
+  const q = new Float64Array(dim),
+    k = new Float64Array(kvDim),
+    v = new Float64Array(kvDim);
+  const hb = new Float64Array(hidden),
+    hb2 = new Float64Array(hidden);
+  const att = new Float64Array(m.seqLen),
+    logits = new Float64Array(m.vocab);
   const out = [start];
   let token = start;
   for (let pos = 0; pos < steps; pos++) {
@@ -76,10 +88,12 @@ export function naiveGreedy(m: Naive, start: number, steps: number): number[] {
       matvec(v, xb, w.wv!, l * dim * kvDim, dim, kvDim);
       // RoPE on adjacent pairs, frequency by index within the head.
       for (let i = 0; i < dim; i += 2) {
-        const freq = 1 / Math.pow(10000, (i % hs) / hs);
-        const fcr = Math.cos(pos * freq), fci = Math.sin(pos * freq);
+        const freq = 1 / 10000 ** ((i % hs) / hs);
+        const fcr = Math.cos(pos * freq),
+          fci = Math.sin(pos * freq);
         for (const vec of i < kvDim ? [q, k] : [q]) {
-          const a = vec[i]!, b = vec[i + 1]!;
+          const a = vec[i]!,
+            b = vec[i + 1]!;
           vec[i] = a * fcr - b * fci;
           vec[i + 1] = a * fci + b * fcr;
         }

@@ -28,10 +28,17 @@ for (const [name, policy] of POLICIES) {
   test(`gemma3 ${name}: eviction gives the same logits as keeping every position, and holds less`, () => {
     const swa = model.createCache({ policy, capacity: 400, chunkTokens: CHUNK });
     const all = model.createCache({ policy: { ...policy, slidingWindow: 0 }, capacity: 400, chunkTokens: CHUNK });
-    assert.deepEqual(swa.plans.map((p) => p.slidingWindow), layerWindows(model.hp));
+    assert.deepEqual(
+      swa.plans.map((p) => p.slidingWindow),
+      layerWindows(model.hp),
+    );
     assert.ok(all.plans.every((p) => p.slidingWindow === 0));
     // Prefill in two batches (the second starts past the window), then decode one token at a time.
-    for (const [a, b] of [[0, 40], [40, PROMPT]] as const) assert.deepEqual(model.forward(prompt.slice(a, b), swa), model.forward(prompt.slice(a, b), all));
+    for (const [a, b] of [
+      [0, 40],
+      [40, PROMPT],
+    ] as const)
+      assert.deepEqual(model.forward(prompt.slice(a, b), swa), model.forward(prompt.slice(a, b), all));
     swa.beginDecode();
     all.beginDecode();
     for (const [i, t] of forced.entries()) assert.deepEqual(model.forward([t], swa), model.forward([t], all), `${name} decode step ${i}`);
@@ -43,11 +50,22 @@ for (const [name, policy] of POLICIES) {
       else assert.equal(first, 0);
     }
     const got = swa.nbytes();
-    const want = kvBytes({ ctx: n, layers: model.hp.nLayer, kvHeads: model.hp.nHeadKv, headDim: model.hp.headDim, policy: swa.policy, prompt: PROMPT, chunkTokens: CHUNK });
+    const want = kvBytes({
+      ctx: n,
+      layers: model.hp.nLayer,
+      kvHeads: model.hp.nHeadKv,
+      headDim: model.hp.headDim,
+      policy: swa.policy,
+      prompt: PROMPT,
+      chunkTokens: CHUNK,
+    });
     for (const r of ['sinks', 'anchors', 'bulk', 'window', 'staging', 'total'] as const) assert.equal(got[r], want[r], `${name} ${r}`);
     const full = all.nbytes();
     // Eviction frees bulk chunks; the exact rows (sinks, anchors, window and an open channel group) are the same in both.
-    assert.ok(got.bulk < full.bulk / 2 && got.total < full.total && got.allocated < full.allocated, `${name}: ${got.bulk} B bulk vs ${full.bulk} B, ${got.total} B held vs ${full.total} B, ${got.allocated} B allocated vs ${full.allocated} B`);
+    assert.ok(
+      got.bulk < full.bulk / 2 && got.total < full.total && got.allocated < full.allocated,
+      `${name}: ${got.bulk} B bulk vs ${full.bulk} B, ${got.total} B held vs ${full.total} B, ${got.allocated} B allocated vs ${full.allocated} B`,
+    );
     swa.dispose();
     all.dispose();
   });
@@ -70,8 +88,14 @@ test('gemma3: generate over an evicting cache equals generate over a keep-all ca
 
 test('gemma3: a policy shorter than the model window, or dropping on the global layer, is a PolicyError naming the field', () => {
   const f16: CachePolicy = { k: 'f16', v: 'f16' };
-  assert.throws(() => model.createCache({ policy: { ...f16, layers: { 2: { slidingWindow: 3 } } } }), (e: unknown) => e instanceof PolicyError && /policy\.layers\.2\.slidingWindow/.test(e.message));
-  assert.throws(() => model.createCache({ policy: { ...f16, slidingWindow: 64 } }), (e: unknown) => e instanceof PolicyError && /layer 5, which attends over every position/.test(e.message));
+  assert.throws(
+    () => model.createCache({ policy: { ...f16, layers: { 2: { slidingWindow: 3 } } } }),
+    (e: unknown) => e instanceof PolicyError && /policy\.layers\.2\.slidingWindow/.test(e.message),
+  );
+  assert.throws(
+    () => model.createCache({ policy: { ...f16, slidingWindow: 64 } }),
+    (e: unknown) => e instanceof PolicyError && /layer 5, which attends over every position/.test(e.message),
+  );
   const roomy = model.createCache({ policy: { ...f16, layers: { 0: { slidingWindow: 64 } } } });
   assert.equal(roomy.plans[0]!.slidingWindow, 64);
   assert.equal(roomy.plans[1]!.slidingWindow, TINY_SLIDING_WINDOW);

@@ -49,7 +49,12 @@ export function tinyModel(arch: 'llama' | 'qwen2' | 'qwen3' | 'gemma3', o: TinyO
     if (o.quant !== 'q8_0') return f32(name, [cols, rows], w);
     tensors.push({ name, type: GGML.Q8_0, dims: [cols, rows], data: encode('q8_0', w, [rows, cols]) });
   };
-  const norm = (name: string, n: number) => f32(name, [n], Float32Array.from({ length: n }, () => 1 + 0.1 * rng.normal()));
+  const norm = (name: string, n: number) =>
+    f32(
+      name,
+      [n],
+      Float32Array.from({ length: n }, () => 1 + 0.1 * rng.normal()),
+    );
   const bias = (name: string, n: number) => f32(name, [n], rng.normals(n, 0.1));
 
   archTensors(arch, { vocab, dim, ff, layers, heads, kvHeads, hd }, { matrix, norm, bias });

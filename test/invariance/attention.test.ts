@@ -36,7 +36,16 @@ function run(cache: KvCache, q: Float32Array, heads: number, positions: number[]
   for (let i = 0; i < positions.length; i += batch) {
     const n = Math.min(batch, positions.length - i);
     const o = out.subarray(i * row, (i + n) * row);
-    const r = attend({ view: cache.view(0), q: q.subarray(i * row, (i + n) * row), heads, out: o, positions: positions.slice(i, i + n), threads, minParallelWork: 0, ...opts });
+    const r = attend({
+      view: cache.view(0),
+      q: q.subarray(i * row, (i + n) * row),
+      heads,
+      out: o,
+      positions: positions.slice(i, i + n),
+      threads,
+      minParallelWork: 0,
+      ...opts,
+    });
     assert.equal(r.path, 'fast');
   }
   return out;
@@ -76,7 +85,13 @@ for (const { scheme, opts } of CASES) {
         const q = new Prng(3 + G).normals(positions.length * row);
         const where = `${scheme} ${windowMode} G=${G}`;
         const all = run(cache, q, heads, positions, positions.length, 1, opts);
-        for (const [batch, threads] of [[1, 1], [7, 1], [64, 1], [positions.length, 2], [7, 2]] as const) {
+        for (const [batch, threads] of [
+          [1, 1],
+          [7, 1],
+          [64, 1],
+          [positions.length, 2],
+          [7, 2],
+        ] as const) {
           if (threads > getThreads()) continue;
           const got = run(cache, q, heads, positions, batch, threads, opts);
           const at = firstDiff(got, all, row);
@@ -101,7 +116,12 @@ test('attention rows are batch- and thread-invariant across position splits (a 9
     const row = heads * D;
     const q = new Prng(15).normals(positions.length * row);
     const all = run(c, q, heads, positions, positions.length, 1, {});
-    for (const [batch, threads] of [[1, 1], [7, 1], [positions.length, 2], [1, 2]] as const) {
+    for (const [batch, threads] of [
+      [1, 1],
+      [7, 1],
+      [positions.length, 2],
+      [1, 2],
+    ] as const) {
       if (threads > getThreads()) continue;
       const at = firstDiff(run(c, q, heads, positions, batch, threads, {}), all, row);
       assert.equal(at, -1, `${scheme}: batches of ${batch} on ${threads} thread(s) differ at the query at ${positions[at]}`);

@@ -132,7 +132,9 @@ function suite(m: Model, scheme: string, windowMode: 'overlay' | 'residual', ful
   for (const c of [a, back, entry, fromEntry, fork, ref.cache]) c.dispose();
 }
 
-const SYNTH = modelFromLoaded(modelFromGguf(parseGguf(encodeGguf(tinyLlama({ weightType: 'q8_0', layers: 2, dim: 64, heads: 4, kvHeads: 2, ctx: 512, vocab: 320 })))));
+const SYNTH = modelFromLoaded(
+  modelFromGguf(parseGguf(encodeGguf(tinyLlama({ weightType: 'q8_0', layers: 2, dim: 64, heads: 4, kvHeads: 2, ctx: 512, vocab: 320 })))),
+);
 const skipWasm = wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false;
 
 for (const scheme of SCHEMES) {
@@ -154,7 +156,10 @@ test('negative control: the old batch-dependent window breaks the suite', { skip
 const SHARED = join(repoRoot, '..', 'shared', 'models');
 // The 6-layer pydoc model costs ~5x the 2-layer TinyStories one per token: three schemes there (exact,
 // token-axis, per-channel), every scheme on TinyStories; -ub 32 and 512 on 2 threads for q2k only.
-for (const [file, schemes] of [['pydoc-6.8m.gguf', ['f16', 'q4_0', 'q2k']], ['tinystories-656k.gguf', SCHEMES]] as const) {
+for (const [file, schemes] of [
+  ['pydoc-6.8m.gguf', ['f16', 'q4_0', 'q2k']],
+  ['tinystories-656k.gguf', SCHEMES],
+] as const) {
   const path = join(SHARED, file);
   const skip = skipWasm || (existsSync(path) ? false : `${path} not present`);
   test(`${file}: logits bit-identical across -ub, threads, restore, fork, rewind (${schemes.join(', ')})`, { skip }, () => {

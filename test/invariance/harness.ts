@@ -39,7 +39,8 @@ export const SCHEMES: { name: string; policy: CachePolicy }[] = [
 ];
 
 /** Token ids a model of any vocabulary accepts (prompts as ids: lengths and chunk boundaries are exact). */
-export const ids = (n: number, seed: number, vocab = 256) => Array.from({ length: n }, (_, i) => 3 + ((i * 37 + seed * 101 + ((i * i) % 17)) % (Math.min(vocab, 256) - 3)));
+export const ids = (n: number, seed: number, vocab = 256) =>
+  Array.from({ length: n }, (_, i) => 3 + ((i * 37 + seed * 101 + ((i * i) % 17)) % (Math.min(vocab, 256) - 3)));
 
 export interface Answer {
   text: string;
@@ -48,7 +49,15 @@ export interface Answer {
 }
 
 export async function answer(s: TestServer, prompt: number[], extra: Record<string, unknown> = {}, maxTokens = 6): Promise<Answer> {
-  const r = await s.client.completions.create({ model: 'x', prompt, max_tokens: maxTokens, temperature: 0, logprobs: 1, ignore_eos: true, ...extra } as OpenAI.CompletionCreateParamsNonStreaming);
+  const r = await s.client.completions.create({
+    model: 'x',
+    prompt,
+    max_tokens: maxTokens,
+    temperature: 0,
+    logprobs: 1,
+    ignore_eos: true,
+    ...extra,
+  } as OpenAI.CompletionCreateParamsNonStreaming);
   const c = r.choices[0]!;
   return { text: c.text, logprobs: c.logprobs!.token_logprobs ?? [], cached: r.usage!.prompt_tokens_details?.cached_tokens ?? 0 };
 }

@@ -43,11 +43,37 @@ for (const m of models) {
   });
 }
 
-test('kvpack run and kvpack serve give the same tokens for the same prompt (over 256 tokens: run\'s own prefill batches)', async () => {
+test("kvpack run and kvpack serve give the same tokens for the same prompt (over 256 tokens: run's own prefill batches)", async () => {
   const prompt = ids(300, 2);
   for (const m of models.slice(0, 2)) {
     for (const kv of ['q8_0', 'q2k']) {
-      const run = spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), 'run', '-m', m.path, '--tokens', prompt.join(','), '-n', '8', '--temp', '0', '--kv', kv, '--kv-window', String(REGIONS.window), '--sinks', String(REGIONS.sinks), '-c', '512', '--json', '-t', '1'], { encoding: 'utf8' });
+      const run = spawnSync(
+        process.execPath,
+        [
+          fromRoot('bin', 'kvpack.js'),
+          'run',
+          '-m',
+          m.path,
+          '--tokens',
+          prompt.join(','),
+          '-n',
+          '8',
+          '--temp',
+          '0',
+          '--kv',
+          kv,
+          '--kv-window',
+          String(REGIONS.window),
+          '--sinks',
+          String(REGIONS.sinks),
+          '-c',
+          '512',
+          '--json',
+          '-t',
+          '1',
+        ],
+        { encoding: 'utf8' },
+      );
       assert.equal(run.status, 0, run.stderr);
       const ran = JSON.parse(run.stdout) as { tokens: number[]; text: string };
       const s = await serve({ modelPath: m.path, policy: schemePolicy(kv, REGIONS), prefillChunk: 128, parallel: 1, cacheRamBytes: 0 });

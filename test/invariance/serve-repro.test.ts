@@ -9,7 +9,10 @@ import { fromRoot } from '../paths.js';
 import { spawnServe } from './harness.js';
 import { STORY_260K, STORY_656K } from './repro-story.js';
 
-for (const [file, prompt] of [['stories260K.gguf', STORY_260K], ['tinystories-656k.gguf', STORY_656K]] as const) {
+for (const [file, prompt] of [
+  ['stories260K.gguf', STORY_260K],
+  ['tinystories-656k.gguf', STORY_656K],
+] as const) {
   const path = fromRoot('..', 'shared', 'models', file);
   const skip = existsSync(path) ? false : `${path} is absent (../shared/models not checked out)`;
   test(`${file} --kv q2k -np 1 -c 512: the same request three times gives three identical answers`, { skip }, async () => {

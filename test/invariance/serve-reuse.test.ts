@@ -56,7 +56,7 @@ async function reuseMismatches(s: TestServer, ref: TestServer, tag: string): Pro
   if (restored.status !== 200) bad.push(`${tag}: restore ${restored.status}`);
   const held = (JSON.parse(readFileSync(join(dir, `${tag.replace(/\W/g, '_')}.kvc.json`), 'utf8')) as { tokens: number[] }).tokens;
   const next = [...held, ...ids(12, 5)];
-  const anchors = !!(s.server.ctx.engine!.policy.anchors);
+  const anchors = !!s.server.ctx.engine!.policy.anchors;
   // With decode anchors a continuation may not read past the previous prompt: the prompt-end snapshot serves it.
   await check('continuation after a restored slot file', next, await answer(s, next, { id_slot: 1 }), anchors ? P.length : held.length);
   // 8 concurrent mixed requests (prefills interleaved with batched decode steps) against the same one by one.
@@ -94,7 +94,10 @@ test('negative control: resuming at the whole match without the exact rows there
     try {
       const bad = await reuseMismatches(s, ref, `unsafe ${name}`);
       console.log(`negative control ${name}: ${bad.length} mismatches, e.g. ${bad.slice(0, 2).join('; ')}`);
-      assert.ok(bad.some((b) => b.includes('differs from a cold prefill')), `${name}: the unsafe rule went unnoticed`);
+      assert.ok(
+        bad.some((b) => b.includes('differs from a cold prefill')),
+        `${name}: the unsafe rule went unnoticed`,
+      );
     } finally {
       await s.close();
       await ref.close();

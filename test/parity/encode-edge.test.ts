@@ -10,7 +10,24 @@ import { hasKernel, lookupKernel } from '../../src/kernels/registry.js';
 import { wasmKernels } from '../../src/kernels/wasm.js';
 import { Prng } from '../../src/numeric/prng.js';
 
-const ENCODERS = ['q4_1', 'q5_0', 'q5_1', 'iq4_nl', 'nf4', 'int4_g32', 'int4_g64', 'int4_g128', 'int2_g32', 'int2_g64', 'int2_g128', 'int4c_g32', 'int2c_g32', 'sign_g32', 'sign_g8', 'sign_g4'];
+const ENCODERS = [
+  'q4_1',
+  'q5_0',
+  'q5_1',
+  'iq4_nl',
+  'nf4',
+  'int4_g32',
+  'int4_g64',
+  'int4_g128',
+  'int2_g32',
+  'int2_g64',
+  'int2_g128',
+  'int4c_g32',
+  'int2c_g32',
+  'sign_g32',
+  'sign_g8',
+  'sign_g4',
+];
 const D = 128;
 
 /** One row of D values per kind (token t of the 32-token group is kind t % KINDS). */
@@ -18,17 +35,27 @@ function row(kind: number, rng: Prng): Float32Array {
   const r = rng.normals(D);
   const scaleBy = (s: number) => r.map((x) => x * s);
   switch (kind) {
-    case 0: return r;
-    case 1: return scaleBy(1e-30); // tiny: 1/d overflows f32 in the ggml encoders
-    case 2: return scaleBy(1e-42); // f32 subnormals
-    case 3: return scaleBy(3e37); // max - min overflows f32; scales saturate at 65504
+    case 0:
+      return r;
+    case 1:
+      return scaleBy(1e-30); // tiny: 1/d overflows f32 in the ggml encoders
+    case 2:
+      return scaleBy(1e-42); // f32 subnormals
+    case 3:
+      return scaleBy(3e37); // max - min overflows f32; scales saturate at 65504
     // Zeros of both signs, first one at varying lanes: the sign of a zero min/max depends on loop order.
-    case 4: return r.map((x, i) => (i % 7 === 1 ? 0 : i % 5 === 2 ? -0 : Math.abs(x)));
-    case 8: return r.map((x, i) => (i % 6 === 3 ? -0 : i % 11 === 4 ? 0 : -Math.abs(x)));
-    case 5: return r.map((x, i) => (i === 7 ? Infinity : i === 40 ? -Infinity : x));
-    case 6: return r.map(() => -2.5); // a negative constant
-    case 7: return r.map((x, i) => (i % 2 ? 70000 : -70000 + x)); // beyond f16's range
-    default: return r.map((x, i) => (i === 3 ? NaN : x));
+    case 4:
+      return r.map((x, i) => (i % 7 === 1 ? 0 : i % 5 === 2 ? -0 : Math.abs(x)));
+    case 8:
+      return r.map((x, i) => (i % 6 === 3 ? -0 : i % 11 === 4 ? 0 : -Math.abs(x)));
+    case 5:
+      return r.map((x, i) => (i === 7 ? Infinity : i === 40 ? -Infinity : x));
+    case 6:
+      return r.map(() => -2.5); // a negative constant
+    case 7:
+      return r.map((x, i) => (i % 2 ? 70000 : -70000 + x)); // beyond f16's range
+    default:
+      return r.map((x, i) => (i === 3 ? NaN : x));
   }
 }
 const KINDS = 10;

@@ -27,7 +27,7 @@ function around(bits: number[]): number[] {
 }
 
 /** Specials shared by both formats: zeros, infinities, quiet and signalling NaNs with payloads, f32 subnormals. */
-const SPECIALS = [0, bitsOf(Infinity), bitsOf(Infinity) + 1, bitsOf(Infinity) | 1 << 22, bitsOf(Infinity) | 0x7fffff, 1, 0x7fffff, 0x800000];
+const SPECIALS = [0, bitsOf(Infinity), bitsOf(Infinity) + 1, bitsOf(Infinity) | (1 << 22), bitsOf(Infinity) | 0x7fffff, 1, 0x7fffff, 0x800000];
 
 /** fp16: 10 stored significand bits, normal exponents -14..15. */
 const HALF_BITS = 10;
@@ -105,7 +105,10 @@ function randomBits(rng: Prng, n: number): Uint32Array {
   return out;
 }
 
-for (const [id, cases] of [['f16', f16Cases], ['bf16', bf16Cases]] as const) {
+for (const [id, cases] of [
+  ['f16', f16Cases],
+  ['bf16', bf16Cases],
+] as const) {
   test(`${id} wasm encoder equals the reference on every boundary class`, (t) => {
     if (!wasmKernels()) return t.skip('wasm kernels unavailable in this build');
     assert.ok(hasKernel(id, 'encode', 'wasm'), `${id} has no wasm encoder`);

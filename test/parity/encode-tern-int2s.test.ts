@@ -23,20 +23,34 @@ function row(kind: number, rng: Prng): Float32Array {
   const r = rng.normals(D);
   const at = rng.int(QK);
   switch (kind % KINDS) {
-    case 0: return r;
-    case 1: return r.map((x, i) => (i % 9 === 4 ? x * 20 : x)); // outliers
-    case 2: return r.map((x) => Math.round(x * 2) / 2); // few magnitudes: many ties
-    case 3: return r.map((_, i) => (i % 4 ? 1.5 : -1.5)); // one magnitude, mixed signs
-    case 4: return r.map((x, i) => (i % 7 === 1 ? 0 : i % 5 === 2 ? -0 : x)); // zeros of both signs
-    case 5: return new Float32Array(D); // all zero
-    case 6: return r.map((x) => x * 1e-30);
-    case 7: return r.map((x) => x * 1e-42); // f32 subnormals
-    case 8: return r.map((x) => x * 3e37); // sums overflow f32 (not f64); scales saturate at 65504
-    case 9: return r.map((x, i) => (i % QK === at ? Infinity : i % QK === (at + 5) % QK ? -Infinity : x));
-    case 10: return r.map((x, i) => (i % QK === at ? NaN : x)); // one NaN per block
-    case 11: return r.map((x, i) => (i % QK === at || i % 11 === 3 ? NaN : Math.round(x))); // NaNs among ties
-    case 12: return r.map((x, i) => (i % QK === at ? NaN : i % 2 ? Infinity : x));
-    default: return r.map(() => NaN);
+    case 0:
+      return r;
+    case 1:
+      return r.map((x, i) => (i % 9 === 4 ? x * 20 : x)); // outliers
+    case 2:
+      return r.map((x) => Math.round(x * 2) / 2); // few magnitudes: many ties
+    case 3:
+      return r.map((_, i) => (i % 4 ? 1.5 : -1.5)); // one magnitude, mixed signs
+    case 4:
+      return r.map((x, i) => (i % 7 === 1 ? 0 : i % 5 === 2 ? -0 : x)); // zeros of both signs
+    case 5:
+      return new Float32Array(D); // all zero
+    case 6:
+      return r.map((x) => x * 1e-30);
+    case 7:
+      return r.map((x) => x * 1e-42); // f32 subnormals
+    case 8:
+      return r.map((x) => x * 3e37); // sums overflow f32 (not f64); scales saturate at 65504
+    case 9:
+      return r.map((x, i) => (i % QK === at ? Infinity : i % QK === (at + 5) % QK ? -Infinity : x));
+    case 10:
+      return r.map((x, i) => (i % QK === at ? NaN : x)); // one NaN per block
+    case 11:
+      return r.map((x, i) => (i % QK === at || i % 11 === 3 ? NaN : Math.round(x))); // NaNs among ties
+    case 12:
+      return r.map((x, i) => (i % QK === at ? NaN : i % 2 ? Infinity : x));
+    default:
+      return r.map(() => NaN);
   }
 }
 
@@ -101,7 +115,7 @@ for (const id of FORMATS) {
     const x = new Float32Array(tokens * D);
     for (let tk = 0; tk < tokens; tk++) {
       const r = tk < QK ? rng.normals(D) : rng.normals(D).map((v) => Math.round(v));
-      for (let i = 0; i < D; i++) if ((i % QK) === tk % QK) r[i] = NaN;
+      for (let i = 0; i < D; i++) if (i % QK === tk % QK) r[i] = NaN;
       x.set(r, tk * D);
     }
     const d = firstDiff(id, x, 0, D, tokens);

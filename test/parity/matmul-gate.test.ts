@@ -6,7 +6,9 @@ import { matmulTolerance } from './matmul-weights.js';
 import { Prng } from '../../src/numeric/prng.js';
 import { wasmFailure } from '../../src/kernels/wasm.js';
 
-test('matmul gate: every weight type x token path on the small grid matches the reference, every fast kernel ran', { skip: wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false }, () => {
+test('matmul gate: every weight type x token path on the small grid matches the reference, every fast kernel ran', {
+  skip: wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false,
+}, () => {
   const lines: string[] = [];
   const r = runMatmulGate(SMALL_MATMUL_GRID, (l) => lines.push(l));
   assert.ok(r.passed > 0, 'the gate ran no checks');
@@ -16,7 +18,8 @@ test('matmul gate: every weight type x token path on the small grid matches the 
 
 test('matmul gate: the bound check fails an output off by more than its bound (negative control)', () => {
   const rng = new Prng(3);
-  const rows = 3, cols = 64;
+  const rows = 3,
+    cols = 64;
   const full = rng.normals(rows * cols);
   const x = rng.normals(cols);
   const ref = new Float32Array(rows);

@@ -29,14 +29,35 @@ export const MATMUL_KERNELS = ['matmulVec', 'matmulQ8Tiled', 'matmulF32Tiled'] a
 
 /** The npm-test grid: leftover rows of four-row groups and strips, every token path (~2 s). */
 /** blockCols 7680: rows of 4 KiB and more (q8_0, q4_0), which the one-token kernel runs eight at a time. */
-export const SMALL_MATMUL_GRID: MatmulGrid = { rows: [3, 6, 37], tokens: [1, 2, 3, 4, 7, 9], floatCols: [37, 130], blockCols: [96, 288, 7680], kCols: [256, 768, 7424] };
-export const FULL_MATMUL_GRID: MatmulGrid = { rows: [1, 2, 3, 4, 5, 7, 8, 9, 37, 130], tokens: [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 64], floatCols: [5, 8, 37, 64, 130, 768], blockCols: [32, 96, 128, 288, 768, 7680], kCols: [256, 768, 2048, 7424] };
+export const SMALL_MATMUL_GRID: MatmulGrid = {
+  rows: [3, 6, 37],
+  tokens: [1, 2, 3, 4, 7, 9],
+  floatCols: [37, 130],
+  blockCols: [96, 288, 7680],
+  kCols: [256, 768, 7424],
+};
+export const FULL_MATMUL_GRID: MatmulGrid = {
+  rows: [1, 2, 3, 4, 5, 7, 8, 9, 37, 130],
+  tokens: [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 64],
+  floatCols: [5, 8, 37, 64, 130, 768],
+  blockCols: [32, 96, 128, 288, 768, 7680],
+  kCols: [256, 768, 2048, 7424],
+};
 
 /**
  * The worst |y - ref| over all outputs as a fraction of its bound (matmulTolerance; > 1 fails), and where.
  * y, ref: [n, rows]; full: the weight dequantized [rows, cols]; x: [n, cols]; qb: int8 block or null.
  */
-export function worstError(y: Float32Array, ref: Float32Array, full: Float32Array, x: Float32Array, n: number, rows: number, cols: number, qb: number | null): { worst: number; at: string } {
+export function worstError(
+  y: Float32Array,
+  ref: Float32Array,
+  full: Float32Array,
+  x: Float32Array,
+  n: number,
+  rows: number,
+  cols: number,
+  qb: number | null,
+): { worst: number; at: string } {
   let worst = 0;
   let at = '';
   for (let t = 0; t < n; t++) {
@@ -64,7 +85,8 @@ const SCALED_BLOCKS: ReadonlySet<number> = new Set(MATMUL_TYPES.filter((t) => we
  */
 function nonFiniteScales(type: number, grid: MatmulGrid, rng: Prng, ran: Map<string, number>, report: (ok: boolean, line: string) => void): void {
   const name = ggmlType(type)!.name;
-  const rows = 4, cols = 96;
+  const rows = 4,
+    cols = 96;
   const bb = ggmlType(type)!.blockBytes;
   const data = randomWeight(type, rows, cols, rng);
   data.set([0x00, 0x7c], 1 * 3 * bb + bb);
@@ -82,10 +104,16 @@ function nonFiniteScales(type: number, grid: MatmulGrid, rng: Prng, ran: Map<str
     wasmMatmul(w.packedWeight!, x, n, y, 'q8');
     let kept = true;
     for (let t = 0; t < n; t++) kept &&= !Number.isFinite(y[t * rows + 1]!) && !Number.isFinite(y[t * rows + 2]!);
-    const pick = (a: Float32Array, len: number) => Float32Array.from(Array.from({ length: n }, (_, t) => finite.flatMap((r) => Array.from(a.subarray((t * rows + r) * len, (t * rows + r + 1) * len)))).flat());
+    const pick = (a: Float32Array, len: number) =>
+      Float32Array.from(
+        Array.from({ length: n }, (_, t) => finite.flatMap((r) => Array.from(a.subarray((t * rows + r) * len, (t * rows + r + 1) * len)))).flat(),
+      );
     const fullRows = Float32Array.from(finite.flatMap((r) => Array.from(full.subarray(r * cols, (r + 1) * cols))));
     const { worst, at } = worstError(pick(y, 1), pick(ref, 1), fullRows, x, n, finite.length, cols, 32);
-    report(kept && worst <= 1, `matmul ${name} [${rows}, ${cols}] n=${n} q8 acts ${kernel}, Inf and NaN block scales: ${kept ? 'kept' : 'NOT kept'}, other rows' worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}`);
+    report(
+      kept && worst <= 1,
+      `matmul ${name} [${rows}, ${cols}] n=${n} q8 acts ${kernel}, Inf and NaN block scales: ${kept ? 'kept' : 'NOT kept'}, other rows' worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}`,
+    );
   }
 }
 
@@ -113,7 +141,10 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
     const row = weightType(type)!;
     const hasVec = row.oneToken !== null;
     const kernelOrder = wasmKernels()!.exports['vecOrder']!(type) as number;
-    report(kernelOrder === (row.oneToken?.order ?? -1), `matmul ${name}: the table's one-token order ${row.oneToken?.order ?? -1}, the kernel's ${kernelOrder}`);
+    report(
+      kernelOrder === (row.oneToken?.order ?? -1),
+      `matmul ${name}: the table's one-token order ${row.oneToken?.order ?? -1}, the kernel's ${kernelOrder}`,
+    );
     let vecRan = 0;
     const colsList = FLOAT_TYPES.has(type) ? grid.floatCols : K_TYPES.has(type) ? grid.kCols : grid.blockCols;
     const rng = new Prng(1000 + type);
@@ -144,7 +175,10 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
             const y = new Float32Array(n * rows);
             wasmMatmul(w.packedWeight, x, n, y, a);
             const { worst, at } = worstError(y, ref, full, x, n, rows, cols, a === 'q8' ? qb : null);
-            report(worst <= 1, `matmul ${name} [${rows}, ${cols}] n=${n} ${a} acts ${kernel}: worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}`);
+            report(
+              worst <= 1,
+              `matmul ${name} [${rows}, ${cols}] n=${n} ${a} acts ${kernel}: worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}`,
+            );
           }
         }
       }

@@ -88,13 +88,14 @@ for (const type of MATMUL_TYPES) {
   });
 }
 
-test('matmul batch invariance, long q8_0 / q4_0 rows (the one-token kernel\'s eight-row groups): n 1/2/3/7/16 x threads 1/2', { skip }, () => {
+test("matmul batch invariance, long q8_0 / q4_0 rows (the one-token kernel's eight-row groups): n 1/2/3/7/16 x threads 1/2", { skip }, () => {
   const before = matmulConfig();
   const rng = new Prng(91);
   try {
     for (const type of [GGML.Q8_0, GGML.Q4_0]) {
       // 7680 values: 8160 / 4320 B per row; 29 rows: three groups of eight, one of four, one left over.
-      const cols = 7680, rows = 29;
+      const cols = 7680,
+        rows = 29;
       const w = new Weight('w', { type, dims: [cols, rows], data: randomWeight(type, rows, cols, rng) });
       const x = rng.normals(16 * cols);
       configureMatmul({ activations: 'q8', threads: 1 });

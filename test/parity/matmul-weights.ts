@@ -3,7 +3,7 @@
 import { encode } from '../../src/formats/codec.js';
 import { GGML, ggmlType } from '../../src/gguf/types.js';
 import { WEIGHT_TYPES } from '../../src/kernels/matmul/table.js';
-import { Prng } from '../../src/numeric/prng.js';
+import type { Prng } from '../../src/numeric/prng.js';
 
 /** Every weight type the wasm matmuls take: the weight-type table's rows (adding a row adds it to the gate). */
 export const MATMUL_TYPES: readonly number[] = WEIGHT_TYPES.filter((r) => r.wasm).map((r) => r.type);
@@ -22,10 +22,16 @@ export function randomWeight(type: number, rows: number, cols: number, rng: Prng
   if (!K_TYPES.has(type)) return encode(t.name, rng.normals(rows * cols), [rows, cols]);
   const bytes = new Uint8Array((cols / t.blockValues) * t.blockBytes * rows);
   for (let i = 0; i < bytes.length; i++) bytes[i] = rng.int(256);
-  const f16 = (at: number) => { bytes[at] = rng.int(256); bytes[at + 1] = 0x1c + rng.int(8); };
+  const f16 = (at: number) => {
+    bytes[at] = rng.int(256);
+    bytes[at + 1] = 0x1c + rng.int(8);
+  };
   for (let b = 0; b < bytes.length; b += t.blockBytes) {
     if (type === GGML.Q6_K) f16(b + 208);
-    else { f16(b); f16(b + 2); }
+    else {
+      f16(b);
+      f16(b + 2);
+    }
   }
   return bytes;
 }
@@ -46,7 +52,8 @@ export function matmulTolerance(full: Float32Array, x: Float32Array, rows: numbe
   }
   const tol = new Float64Array(rows);
   for (let r = 0; r < rows; r++) {
-    let mag = 0, bound = 0;
+    let mag = 0,
+      bound = 0;
     for (let c = 0; c < cols; c++) {
       const wv = Math.abs(full[r * cols + c]!);
       mag += wv * Math.abs(x[c]!);

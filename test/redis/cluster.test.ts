@@ -18,13 +18,32 @@ test('cluster: a chain whose keys live in different slots and nodes round-trips 
     assert.ok(slots.size > 20, `${slots.size} slots`);
     const perNode = await Promise.all(cluster.nodes.map((n) => n.admin().dbsize()));
     assert.equal(perNode.filter((n) => n > 0).length, 3, `keys per node: ${perNode}`);
-    assert.equal(perNode.reduce((a, b) => a + b, 0), keys.length);
-    assert.deepEqual(await store.getChain(keys), keys.map((_, i) => payload(i)));
+    assert.equal(
+      perNode.reduce((a, b) => a + b, 0),
+      keys.length,
+    );
+    assert.deepEqual(
+      await store.getChain(keys),
+      keys.map((_, i) => payload(i)),
+    );
     // A miss in the middle ends the chain there, as on one node.
     // (Deleted on whichever node owns the slot; the others answer MOVED.)
-    const gone = await Promise.all(cluster.nodes.map((n) => n.admin().del(store.fullKey(keys[10]!)).catch(() => 0)));
-    assert.equal(gone.reduce((a, b) => a + b, 0), 1);
-    assert.deepEqual(await store.getChain(keys), keys.slice(0, 10).map((_, i) => payload(i)));
+    const gone = await Promise.all(
+      cluster.nodes.map((n) =>
+        n
+          .admin()
+          .del(store.fullKey(keys[10]!))
+          .catch(() => 0),
+      ),
+    );
+    assert.equal(
+      gone.reduce((a, b) => a + b, 0),
+      1,
+    );
+    assert.deepEqual(
+      await store.getChain(keys),
+      keys.slice(0, 10).map((_, i) => payload(i)),
+    );
     const s = store.stats();
     assert.equal(s.errors + s.failedWrites + s.corrupt, 0);
     assert.equal(s.hitChunks, 34);

@@ -34,8 +34,12 @@ test('Redis killed mid-run: lookups miss and puts drop without a throw; restarte
     assert.deepEqual(await store.getChain(keys), []);
     keys.forEach((k, i) => store.put(k, payload(i)));
     await store.flush();
-    assert.deepEqual(await store.getChain(keys), keys.map((_, i) => payload(i)));
-  }));
+    assert.deepEqual(
+      await store.getChain(keys),
+      keys.map((_, i) => payload(i)),
+    );
+  }),
+);
 
 test('Redis evicting past maxmemory (allkeys-lru): partial hits, no errors', { skip }, () =>
   withRedis(async (r, open) => {
@@ -71,7 +75,8 @@ test('Redis evicting past maxmemory (allkeys-lru): partial hits, no errors', { s
     const s = store.stats();
     assert.equal(s.errors + s.failedWrites + s.corrupt + s.droppedWrites, 0);
     assert.equal(s.writtenChunks, keys.length);
-  }));
+  }),
+);
 
 test('Redis too slow (paused past the command timeout): lookups miss, writes fail, then it serves again', { skip }, () =>
   withRedis(async (r, open) => {
@@ -90,4 +95,5 @@ test('Redis too slow (paused past the command timeout): lookups miss, writes fai
     await new Promise((res) => setTimeout(res, 600));
     assert.ok(await store.waitReady(5000));
     assert.deepEqual(await store.getChain([k0!]), [payload(0)]);
-  }));
+  }),
+);

@@ -35,6 +35,13 @@ export const TEST_STORE_KEY = 'kvpack test store key, 32 bytes';
 /** A store whose log lines land in `lines` (tests assert on them) instead of stderr; timeouts generous enough for a loaded CI machine (fault tests set their own). */
 export function testStore(url: string, opts: RedisStoreOptions = {}): { store: RedisChunkStore; lines: string[] } {
   const lines: string[] = [];
-  const store = new RedisChunkStore(url, { namespace: 'test', key: TEST_STORE_KEY, lookupTimeoutMs: 5000, commandTimeoutMs: 5000, log: (l) => lines.push(l), ...opts });
+  const store = new RedisChunkStore(url, {
+    namespace: 'test',
+    key: TEST_STORE_KEY,
+    lookupTimeoutMs: 5000,
+    commandTimeoutMs: 5000,
+    log: (l) => lines.push(l),
+    ...opts,
+  });
   return { store, lines };
 }

@@ -86,7 +86,9 @@ export class RedisServer {
 
   /** (Re)starts the process on the same port and dir (nothing persisted: it comes back empty). */
   async restart(): Promise<void> {
-    const p = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, ...this.args], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const p = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, ...this.args], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     this.proc = p;
     live.add(p);
     this.exited = new Promise((r) => p.once('exit', () => r()));
@@ -129,7 +131,9 @@ export class RedisCluster {
     try {
       for (let i = 0; i < n; i++) {
         const port = await freePort();
-        nodes.push(await RedisServer.start(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'], port));
+        nodes.push(
+          await RedisServer.start(['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'], port),
+        );
       }
       const addrs = nodes.map((s) => `127.0.0.1:${s.port}`);
       const r = spawnSync('redis-cli', ['--cluster', 'create', ...addrs, '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 20000 });

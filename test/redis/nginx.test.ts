@@ -64,7 +64,10 @@ async function startNginx(a: string, b: string): Promise<{ url: string; stop(): 
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (p.exitCode !== null) throw new Error(`nginx exited: ${err}${existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : ''}`);
-    const ok = await fetch(`${url}/a/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/a/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (i > 200) throw new Error(`nginx did not answer: ${err}`);
     await new Promise((r) => setTimeout(r, 25));
@@ -81,7 +84,15 @@ async function startNginx(a: string, b: string): Promise<{ url: string; stop(): 
 
 const ids = (n: number, seed: number) => Array.from({ length: n }, (_, i) => 10 + ((i * 37 + seed * 101 + ((i * i) % 17)) % 240));
 const client = (base: string) => new OpenAI({ baseURL: `${base}/v1`, apiKey: 'none', maxRetries: 0, timeout: 60_000 });
-const body = (prompt: number[], extra: Record<string, unknown> = {}) => ({ model: 'x', prompt, max_tokens: 8, temperature: 0, logprobs: 2, ignore_eos: true, ...extra });
+const body = (prompt: number[], extra: Record<string, unknown> = {}) => ({
+  model: 'x',
+  prompt,
+  max_tokens: 8,
+  temperature: 0,
+  logprobs: 2,
+  ignore_eos: true,
+  ...extra,
+});
 const cached = (r: OpenAI.Completion) => r.usage!.prompt_tokens_details?.cached_tokens ?? 0;
 
 async function metricOf(url: string, name: string): Promise<number> {
@@ -93,7 +104,26 @@ async function metricOf(url: string, name: string): Promise<number> {
 test('nginx in front of two instances sharing Redis: prefix served from the store on B, failover after A dies, both scrapeable', { skip }, async () => {
   const redis = await RedisServer.start();
   const env = { ...process.env, KVPACK_STORE_KEY: TEST_STORE_KEY };
-  const args = ['-m', chatModelPath(), '-c', '512', '--kv', 'q8_0', '--kv-window', '16', '--sinks', '4', '--chunk-tokens', '32', '-ub', '64', '-np', '2', '--kv-store', redis.url];
+  const args = [
+    '-m',
+    chatModelPath(),
+    '-c',
+    '512',
+    '--kv',
+    'q8_0',
+    '--kv-window',
+    '16',
+    '--sinks',
+    '4',
+    '--chunk-tokens',
+    '32',
+    '-ub',
+    '64',
+    '-np',
+    '2',
+    '--kv-store',
+    redis.url,
+  ];
   const a = await serveChild(args, env);
   const b = await serveChild(args, env);
   const lb = await startNginx(a.url, b.url);
@@ -116,7 +146,9 @@ test('nginx in front of two instances sharing Redis: prefix served from the stor
 
     // A stream on A; A is killed after three chunks; the client retries through the balanced upstream.
     const predictedB = await metricOf(b.url, 'llamacpp:tokens_predicted_total');
-    const stream = await client(`${lb.url}/a`).completions.create(body(prompt, { max_tokens: 400, stream: true, logprobs: null }) as unknown as OpenAI.CompletionCreateParamsStreaming);
+    const stream = await client(`${lb.url}/a`).completions.create(
+      body(prompt, { max_tokens: 400, stream: true, logprobs: null }) as unknown as OpenAI.CompletionCreateParamsStreaming,
+    );
     let chunks = 0;
     let broke = false;
     try {

@@ -21,7 +21,6 @@ function filled(tokens: number): KvCache {
   return c;
 }
 
-
 test('two instances, one Redis: B imports the chunks and resume rows A stored and continues bit for bit; other chains never hit', { skip }, () =>
   withRedis(async (r, open) => {
     const a = new RemotePrefixTier(open(r.url).store, { log: () => {} });
@@ -52,7 +51,8 @@ test('two instances, one Redis: B imports the chunks and resume rows A stored an
     assert.deepEqual([refused.cache, refused.chain], [null, 3]);
     assert.match(bLines.join('\n'), /refused 3 remote chunks/);
     for (const c of [src, got.cache!, bare]) c.dispose();
-  }));
+  }),
+);
 
 test('offer sends each chunk once, again after it went missing (evicted, or Redis restarted empty)', { skip }, () =>
   withRedis(async (r, open) => {
@@ -76,7 +76,8 @@ test('offer sends each chunk once, again after it went missing (evicted, or Redi
     await store.flush();
     assert.equal(await tier.fetchInto(make(), hashes), 3);
     src.dispose();
-  }));
+  }),
+);
 
 test('offer stops at a chunk a sliding-window layer dropped', { skip }, () =>
   withRedis(async (r, open) => {
@@ -88,4 +89,5 @@ test('offer stops at a chunk a sliding-window layer dropped', { skip }, () =>
     assert.equal(tier.offer(chainKeys('swa', 3), swa), 0);
     assert.match(lines[0]!, /dropped chunk 0/);
     swa.dispose();
-  }));
+  }),
+);

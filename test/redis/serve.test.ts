@@ -36,7 +36,15 @@ async function instance(url: string | null, o: Partial<ServeOptions> = {}): Prom
 }
 
 async function complete(s: TestServer, prompt: number[], extra: Record<string, unknown> = {}): Promise<OpenAI.Completion> {
-  return s.client.completions.create({ model: 'x', prompt, max_tokens: 8, temperature: 0, logprobs: 2, ignore_eos: true, ...extra } as OpenAI.CompletionCreateParamsNonStreaming);
+  return s.client.completions.create({
+    model: 'x',
+    prompt,
+    max_tokens: 8,
+    temperature: 0,
+    logprobs: 2,
+    ignore_eos: true,
+    ...extra,
+  } as OpenAI.CompletionCreateParamsNonStreaming);
 }
 
 const cached = (r: OpenAI.Completion) => r.usage!.prompt_tokens_details?.cached_tokens ?? 0;
@@ -45,7 +53,10 @@ const output = (r: OpenAI.Completion) => ({ text: r.choices[0]!.text, logprobs: 
 const store = (s: TestServer) => s.server.store as RedisChunkStore;
 
 /** Runs fn with a fresh redis-server; every instance it opens is closed and the server stopped afterwards. */
-async function withServers(fn: (r: RedisServer, open: (url: string | null, o?: Partial<ServeOptions>) => Promise<Instance>) => Promise<void>, args: string[] = []): Promise<void> {
+async function withServers(
+  fn: (r: RedisServer, open: (url: string | null, o?: Partial<ServeOptions>) => Promise<Instance>) => Promise<void>,
+  args: string[] = [],
+): Promise<void> {
   const r = await RedisServer.start(args);
   const opened: Instance[] = [];
   try {
@@ -61,45 +72,49 @@ async function withServers(fn: (r: RedisServer, open: (url: string | null, o?: P
   }
 }
 
-test('two instances, one Redis: B serves A\'s prompt and, once resume rows exist where prompts diverge, a shared prefix, with the tokens of a cold prefill', { skip }, () =>
-  withServers(async (r, open) => {
-    const [a, b, c, cold] = [await open(r.url), await open(r.url), await open(r.url), await open(null)];
-    const shared = ids(300, 1);
-    const pa = [...shared, ...ids(40, 2)];
-    assert.equal(cached(await complete(a, pa)), 0);
-    await store(a).flush();
-    // A's chunks below 320 and its resume rows at 320, written behind its response.
-    assert.equal(await metric(a.url, 'kvpack:remote_store_written_chunks_total'), 11);
-    assert.equal(await r.admin().dbsize(), 11);
-    const before = await metric(b.url, 'llamacpp:prompt_tokens_total');
-    const rb = await complete(b, pa);
-    const evaluated = (await metric(b.url, 'llamacpp:prompt_tokens_total')) - before;
-    assert.equal(cached(rb), 320);
-    assert.equal(evaluated, pa.length - 320);
-    assert.equal(await metric(b.url, 'kvpack:prefix_cache_remote_hits_tokens_total'), 320);
-    assert.ok((await metric(b.url, 'kvpack:remote_store_read_bytes_total')) > 0);
-    assert.ok((await metric(b.url, 'kvpack:remote_store_latency_seconds_count', 'op="get"')) > 0);
-    assert.equal(await metric(b.url, 'kvpack:remote_store_errors_total'), 0);
-    assert.deepEqual(output(rb), output(await complete(cold, pa)));
-    // A prompt sharing 300 tokens: the chain's 9 chunks match but have no resume rows at 288, so B computes
-    // it cold and stores resume rows there; C then resumes at 288.
-    const pb = [...shared, ...ids(30, 3)];
-    const rb2 = await complete(b, pb);
-    assert.equal(cached(rb2), 0);
-    await store(b).flush();
-    const pc = [...shared, ...ids(25, 4)];
-    const rc = await complete(c, pc);
-    assert.equal(cached(rc), 288);
-    assert.deepEqual(output(rb2), output(await complete(cold, pb)));
-    assert.deepEqual(output(rc), output(await complete(cold, pc)));
-    // Streaming from C again (now a local hit on the fetched entry) still finishes normally.
-    const chunks: string[] = [];
-    const again = { model: 'x', prompt: pc, max_tokens: 8, temperature: 0, ignore_eos: true, stream: true } as OpenAI.CompletionCreateParamsStreaming;
-    for await (const ch of await c.client.completions.create(again)) chunks.push(ch.choices[0]?.text ?? '');
-    assert.ok(chunks.length >= 8);
-  }));
+test(
+  "two instances, one Redis: B serves A's prompt and, once resume rows exist where prompts diverge, a shared prefix, with the tokens of a cold prefill",
+  { skip },
+  () =>
+    withServers(async (r, open) => {
+      const [a, b, c, cold] = [await open(r.url), await open(r.url), await open(r.url), await open(null)];
+      const shared = ids(300, 1);
+      const pa = [...shared, ...ids(40, 2)];
+      assert.equal(cached(await complete(a, pa)), 0);
+      await store(a).flush();
+      // A's chunks below 320 and its resume rows at 320, written behind its response.
+      assert.equal(await metric(a.url, 'kvpack:remote_store_written_chunks_total'), 11);
+      assert.equal(await r.admin().dbsize(), 11);
+      const before = await metric(b.url, 'llamacpp:prompt_tokens_total');
+      const rb = await complete(b, pa);
+      const evaluated = (await metric(b.url, 'llamacpp:prompt_tokens_total')) - before;
+      assert.equal(cached(rb), 320);
+      assert.equal(evaluated, pa.length - 320);
+      assert.equal(await metric(b.url, 'kvpack:prefix_cache_remote_hits_tokens_total'), 320);
+      assert.ok((await metric(b.url, 'kvpack:remote_store_read_bytes_total')) > 0);
+      assert.ok((await metric(b.url, 'kvpack:remote_store_latency_seconds_count', 'op="get"')) > 0);
+      assert.equal(await metric(b.url, 'kvpack:remote_store_errors_total'), 0);
+      assert.deepEqual(output(rb), output(await complete(cold, pa)));
+      // A prompt sharing 300 tokens: the chain's 9 chunks match but have no resume rows at 288, so B computes
+      // it cold and stores resume rows there; C then resumes at 288.
+      const pb = [...shared, ...ids(30, 3)];
+      const rb2 = await complete(b, pb);
+      assert.equal(cached(rb2), 0);
+      await store(b).flush();
+      const pc = [...shared, ...ids(25, 4)];
+      const rc = await complete(c, pc);
+      assert.equal(cached(rc), 288);
+      assert.deepEqual(output(rb2), output(await complete(cold, pb)));
+      assert.deepEqual(output(rc), output(await complete(cold, pc)));
+      // Streaming from C again (now a local hit on the fetched entry) still finishes normally.
+      const chunks: string[] = [];
+      const again = { model: 'x', prompt: pc, max_tokens: 8, temperature: 0, ignore_eos: true, stream: true } as OpenAI.CompletionCreateParamsStreaming;
+      for await (const ch of await c.client.completions.create(again)) chunks.push(ch.choices[0]?.text ?? '');
+      assert.ok(chunks.length >= 8);
+    }),
+);
 
-test('isolation: another model file, cache policy or salt finds nothing of A\'s in the store; another -ub does', { skip }, () =>
+test("isolation: another model file, cache policy or salt finds nothing of A's in the store; another -ub does", { skip }, () =>
   withServers(async (r, open) => {
     const a = await open(r.url);
     const p = [...ids(300, 4), ...ids(20, 5)];
@@ -120,7 +135,8 @@ test('isolation: another model file, cache policy or salt finds nothing of A\'s 
     assert.equal(cached(await complete(await open(r.url, { prefillChunk: 7 }), p)), 288);
     assert.ok(cached(await complete(b, p)) >= 256);
     assert.ok(cached(await complete(b, [...ids(300, 6), ...ids(20, 8)], { cache_salt: 'alice' })) >= 256);
-  }));
+  }),
+);
 
 test('Redis killed mid-stream: the stream finishes and requests are served without it; restarted, hits resume by themselves', { skip }, () =>
   withServers(async (r, open) => {
@@ -150,7 +166,8 @@ test('Redis killed mid-stream: the stream finishes and requests are served witho
     await complete(a, [...q, ...ids(20, 11)]);
     await store(a).flush();
     assert.ok(cached(await complete(b, [...q, ...ids(30, 12)])) >= 192);
-  }));
+  }),
+);
 
 test('Redis evicting past maxmemory: partial hits and misses, no errors, the tokens of a cold prefill', { skip }, () =>
   withServers(async (r, open) => {
@@ -180,10 +197,17 @@ test('Redis evicting past maxmemory: partial hits and misses, no errors, the tok
       assert.deepEqual(output(rb), output(await complete(cold, p)));
     }
     console.log(`maxmemory: cached tokens per prefix, newest first: ${got.join(' ')} (of ${full})`);
-    assert.ok(got.some((x) => x > 0), `some prefixes still hit: ${got}`);
-    assert.ok(got.some((x) => x < full), `some were (partly) evicted: ${got}`);
+    assert.ok(
+      got.some((x) => x > 0),
+      `some prefixes still hit: ${got}`,
+    );
+    assert.ok(
+      got.some((x) => x < full),
+      `some were (partly) evicted: ${got}`,
+    );
     for (const s of [a, b]) assert.equal(await metric(s.url, 'kvpack:remote_store_errors_total'), 0);
-  }));
+  }),
+);
 
 test('a flipped byte in a stored chunk: the chain ends there (logged, deleted), the request is computed, not garbage', { skip }, () =>
   withServers(async (r, open) => {
@@ -209,7 +233,8 @@ test('a flipped byte in a stored chunk: the chain ends there (logged, deleted), 
     await store(b).flush();
     assert.deepEqual(await admin.getBuffer(key), sound);
     assert.match(b.lines.join('\n'), /refused .*MAC mismatch.*deleted/);
-  }));
+  }),
+);
 
 test('redis-cluster://: two instances share a prefix through a 3-node cluster', { skip }, async () => {
   const cluster = await RedisCluster.start(3);
@@ -222,7 +247,11 @@ test('redis-cluster://: two instances share a prefix through a 3-node cluster', 
     await complete(a, [...shared, ...ids(40, 2)]);
     await store(a).flush();
     const perNode = await Promise.all(cluster.nodes.map((n) => n.admin().dbsize()));
-    assert.equal(perNode.reduce((x, y) => x + y, 0), 11, `keys per node ${perNode}`);
+    assert.equal(
+      perNode.reduce((x, y) => x + y, 0),
+      11,
+      `keys per node ${perNode}`,
+    );
     assert.equal(cached(await complete(b, [...shared, ...ids(40, 2)])), 320);
   } finally {
     for (const s of opened) await s.close();
@@ -235,8 +264,35 @@ test('kvpack serve --kv-store as users run it: password from KVPACK_REDIS_PASSWO
   try {
     const admin = r.admin();
     await admin.config('SET', 'requirepass', 'sekrit');
-    const args = ['serve', '-m', chatModelPath(), '--port', '0', '-c', '512', '--kv', 'q8_0', '--kv-window', '16', '--sinks', '4', '--chunk-tokens', '32', '-ub', '64', '-np', '1', '--kv-store', r.url, '--kv-store-ttl', '600'];
-    const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), ...args], { env: { ...process.env, KVPACK_REDIS_PASSWORD: 'sekrit', KVPACK_STORE_KEY: TEST_STORE_KEY }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const args = [
+      'serve',
+      '-m',
+      chatModelPath(),
+      '--port',
+      '0',
+      '-c',
+      '512',
+      '--kv',
+      'q8_0',
+      '--kv-window',
+      '16',
+      '--sinks',
+      '4',
+      '--chunk-tokens',
+      '32',
+      '-ub',
+      '64',
+      '-np',
+      '1',
+      '--kv-store',
+      r.url,
+      '--kv-store-ttl',
+      '600',
+    ];
+    const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), ...args], {
+      env: { ...process.env, KVPACK_REDIS_PASSWORD: 'sekrit', KVPACK_STORE_KEY: TEST_STORE_KEY },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
     const url = await new Promise<string>((resolve, reject) => {
@@ -324,8 +380,9 @@ test('a forged chunk (payload rewritten, unkeyed hash recomputed): a miss, count
     assert.match(b.lines.join('\n'), /refused .*MAC mismatch.*deleted/);
     await store(b).flush();
     const rewritten = await admin.getBuffer(key);
-    assert.ok(rewritten && decodeStoreValue(key, rewritten, Buffer.from(TEST_STORE_KEY)).ok, 'written again by B\'s own prefill, signed');
-  }));
+    assert.ok(rewritten && decodeStoreValue(key, rewritten, Buffer.from(TEST_STORE_KEY)).ok, "written again by B's own prefill, signed");
+  }),
+);
 
 test('negative control: unauthenticated instances take the same forgery (which is why it needs an explicit flag)', { skip }, () =>
   withServers(async (r, open) => {
@@ -341,11 +398,18 @@ test('negative control: unauthenticated instances take the same forgery (which i
     const rb = await complete(b, [...shared, ...ids(30, 3)]);
     assert.ok(cached(rb) > 128, `the forged chunk was used: cached ${cached(rb)}`);
     assert.equal(await metric(b.url, 'kvpack:remote_store_corrupt_total'), 0);
-  }));
+  }),
+);
 
 test('kvpack serve --kv-store with a bad address: one line naming it (password redacted), exit 2', () => {
-  for (const [url, why] of [['ftp://h:1', /unknown scheme/], ['redis://u:hunter2@h:99999', /port '99999'/], ['redis://h:1/x', /database 'x'/]] as const) {
-    const r = spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), 'serve', '-m', chatModelPath(), '--port', '0', '--kv-store', url], { encoding: 'utf8' });
+  for (const [url, why] of [
+    ['ftp://h:1', /unknown scheme/],
+    ['redis://u:hunter2@h:99999', /port '99999'/],
+    ['redis://h:1/x', /database 'x'/],
+  ] as const) {
+    const r = spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), 'serve', '-m', chatModelPath(), '--port', '0', '--kv-store', url], {
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 2, r.stderr);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
     assert.match(r.stderr, why);

@@ -22,7 +22,8 @@ test('round trip: chunks written behind come back byte for byte, counted', { ski
     assert.ok(s.readBytes > s.hitBytes && s.writtenBytes === s.readBytes);
     assert.equal(s.errors + s.corrupt + s.failedWrites + s.droppedWrites, 0);
     assert.equal(store.counters.latency.get.count, 1);
-  }));
+  }),
+);
 
 test('a chain lookup stops at the first miss, across pipelined batches', { skip }, () =>
   withRedis(async (r, open) => {
@@ -32,11 +33,15 @@ test('a chain lookup stops at the first miss, across pipelined batches', { skip 
     for (const i of [0, 1, 2, 4, 5]) store.put(keys[i]!, payload(i));
     await store.flush();
     const hits = await store.getChain(keys);
-    assert.deepEqual(hits, [0, 1, 2].map((i) => payload(i)));
+    assert.deepEqual(
+      hits,
+      [0, 1, 2].map((i) => payload(i)),
+    );
     assert.equal(store.stats().missChunks, 3);
     assert.deepEqual(await store.getChain(keys.slice(4)), [payload(4), payload(5)]);
     assert.deepEqual(await store.getChain([]), []);
-  }));
+  }),
+);
 
 test('corrupted or truncated values are misses, logged and deleted, never returned', { skip }, () =>
   withRedis(async (r, open) => {
@@ -62,7 +67,8 @@ test('corrupted or truncated values are misses, logged and deleted, never return
     await store.flush();
     assert.equal(await admin.exists(store.fullKey(keys[2]!)), 0);
     assert.deepEqual(await store.getChain(keys.slice(0, 1)), [payload(0)]);
-  }));
+  }),
+);
 
 test('values of another store format version are never read; misplaced values are refused', { skip }, () =>
   withRedis(async (r, open) => {
@@ -88,7 +94,8 @@ test('values of another store format version are never read; misplaced values ar
     assert.equal(store.stats().corrupt, 2);
     assert.equal(await admin.exists(other.fullKey(k0!)), 1, 'the other version is left alone');
     assert.equal(storeKey('test', k0!), mine);
-  }));
+  }),
+);
 
 test('every key gets the configured TTL', { skip }, () =>
   withRedis(async (r, open) => {
@@ -101,7 +108,8 @@ test('every key gets the configured TTL', { skip }, () =>
       const ttl = await r.admin().pttl(store.fullKey(k));
       assert.ok(ttl > 80_000 && ttl <= 90_000, `pttl ${ttl}`);
     }
-  }));
+  }),
+);
 
 test('write-behind never blocks: puts to a paused Redis return at once; lookups give up at their deadline', { skip }, () =>
   withRedis(async (r, open) => {
@@ -121,4 +129,5 @@ test('write-behind never blocks: puts to a paused Redis return at once; lookups 
     await store.flush();
     assert.equal(store.stats().writtenChunks, 2, 'the writes landed once the pause ended');
     assert.deepEqual(await store.getChain([k0!, k1!]), [payload(0), payload(1)]);
-  }));
+  }),
+);

@@ -11,7 +11,14 @@ const PROMPTS = ['Once upon a time', 'The little dog ran', 'She looked at the sk
 const MAX = 16;
 
 async function stream(s: TestServer, prompt: string): Promise<string> {
-  const st = await s.client.completions.create({ model: 'x', prompt, max_tokens: MAX, temperature: 0, stream: true, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming);
+  const st = await s.client.completions.create({
+    model: 'x',
+    prompt,
+    max_tokens: MAX,
+    temperature: 0,
+    stream: true,
+    ignore_eos: true,
+  } as OpenAI.CompletionCreateParamsStreaming);
   let text = '';
   for await (const c of st) text += c.choices[0]?.text ?? '';
   return text;
@@ -37,7 +44,7 @@ for (const batching of [true, false]) {
       assert.deepEqual(r.concurrent, r.sequential);
       assert.ok(r.sequential.every((t) => t.length > 0));
       const decodeTokens = PROMPTS.length * (MAX - 1);
-      console.log(`${batching ? "batched" : "unbatched"}: ${r.passes} forward passes for ${decodeTokens} decode tokens`);
+      console.log(`${batching ? 'batched' : 'unbatched'}: ${r.passes} forward passes for ${decodeTokens} decode tokens`);
       if (batching) assert.ok(r.passes < decodeTokens * 0.6, `${r.passes} forward passes for ${decodeTokens} decode tokens`);
       else assert.ok(r.passes >= decodeTokens, `${r.passes} forward passes for ${decodeTokens} decode tokens`);
     } finally {

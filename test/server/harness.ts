@@ -19,10 +19,20 @@ export function chatModelPath(): string {
 }
 
 export const DEFAULTS: Omit<ServeOptions, 'modelPath'> = {
-  host: '127.0.0.1', port: 0, parallel: 2, ctx: 512,
-  policy: { k: 'q8_0', v: 'q8_0', window: 16, sinks: 4 }, attention: {}, chunkTokens: 32,
-  cacheRamBytes: 64 << 20, queueMax: 16, batching: true, prefillChunk: 64,
-  timeoutS: 30, bodyLimit: 1 << 20, drainTimeoutMs: 5000,
+  host: '127.0.0.1',
+  port: 0,
+  parallel: 2,
+  ctx: 512,
+  policy: { k: 'q8_0', v: 'q8_0', window: 16, sinks: 4 },
+  attention: {},
+  chunkTokens: 32,
+  cacheRamBytes: 64 << 20,
+  queueMax: 16,
+  batching: true,
+  prefillChunk: 64,
+  timeoutS: 30,
+  bodyLimit: 1 << 20,
+  drainTimeoutMs: 5000,
 };
 
 export interface TestServer {
@@ -41,7 +51,11 @@ export async function serve(o: Partial<ServeOptions> = {}): Promise<TestServer> 
 
 /** POSTs JSON (or a raw string) and returns status, headers and the parsed body. */
 export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: any }> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await r.text();
   let json: unknown = text;
   try {
@@ -63,7 +77,10 @@ export async function metric(url: string, name: string, labels = ''): Promise<nu
 export type Extra = { ignore_eos?: boolean; cache_salt?: string; id_slot?: number; top_k?: number; min_p?: number };
 
 /** `kvpack serve` as a child process (its own event loop and RSS, as in production); resolves once it listens and loaded. */
-export async function serveChild(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; child: ChildProcess; stderr: () => string; close(): Promise<void> }> {
+export async function serveChild(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ url: string; child: ChildProcess; stderr: () => string; close(): Promise<void> }> {
   const bin = fileURLToPath(new URL('../../../bin/kvpack.js', import.meta.url));
   const child = spawn(process.execPath, [bin, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let err = '';

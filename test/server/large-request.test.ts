@@ -23,7 +23,8 @@ after(() => s.close());
 /** Opens a long greedy stream and records when each SSE chunk arrives. */
 async function streamTimes(maxTokens: number): Promise<{ times: number[]; done: Promise<void>; state: { ended: boolean }; cancel(): Promise<void> }> {
   const r = await fetch(`${s.url}/v1/completions`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: maxTokens, temperature: 0, ignore_eos: true, stream: true }),
   });
   assert.equal(r.status, 200);
@@ -38,7 +39,15 @@ async function streamTimes(maxTokens: number): Promise<{ times: number[]; done: 
     }
     state.ended = true;
   })();
-  return { times, done, state, cancel: async () => { await reader.cancel(); await done; } };
+  return {
+    times,
+    done,
+    state,
+    cancel: async () => {
+      await reader.cancel();
+      await done;
+    },
+  };
 }
 
 /**
@@ -71,7 +80,10 @@ function worstGap(times: number[], from: number, to: number): number {
  * 6x the time this process takes to JSON.parse the body and JSON.stringify the answer (work any server does
  * in one go, stretched like everything else when the shared cores are busy). A stall (seconds before the fix) fails.
  */
-async function whileStreaming(body: string, path = '/v1/completions'): Promise<{ status: number; json: any; gap: number; baseline: number; bound: number; chunksDuring: number }> {
+async function whileStreaming(
+  body: string,
+  path = '/v1/completions',
+): Promise<{ status: number; json: any; gap: number; baseline: number; bound: number; chunksDuring: number }> {
   const st = await streamTimes(100_000);
   while (st.times.length < 5) await new Promise((r) => setTimeout(r, 5));
   const c0 = performance.now();
@@ -113,7 +125,9 @@ test('a maximal body (just under --body-limit) is refused by its size while a st
   assert.ok(r.gap < r.bound, `worst inter-token gap ${r.gap.toFixed(1)} ms while the body was refused (${ms.toFixed(0)} ms); bound ${r.bound.toFixed(1)} ms`);
   // The body itself (8 MB, twice as a JS string) and its parse; tokenizing it took 1.2 GB.
   assert.ok(grew < 256 << 20, `RSS grew ${(grew / 2 ** 20).toFixed(0)} MiB`);
-  console.log(`# refused by size in ${ms.toFixed(0)} ms: worst gap ${r.gap.toFixed(1)} ms (bound ${r.bound.toFixed(1)} ms), RSS +${(grew / 2 ** 20).toFixed(0)} MiB`);
+  console.log(
+    `# refused by size in ${ms.toFixed(0)} ms: worst gap ${r.gap.toFixed(1)} ms (bound ${r.bound.toFixed(1)} ms), RSS +${(grew / 2 ** 20).toFixed(0)} MiB`,
+  );
 });
 
 test('a prompt that passes the size check but holds more than n_ctx tokens: counting stops at n_ctx', async () => {
@@ -132,9 +146,13 @@ test('a prompt that passes the size check but holds more than n_ctx tokens: coun
   console.log(`# sliced tokenizing: ${r.chunksDuring} stream chunks arrived meanwhile, worst gap ${r.gap.toFixed(1)} ms (bound ${r.bound.toFixed(1)} ms)`);
 });
 
-test('chat: the messages\' bytes are checked before the template renders', async () => {
+test("chat: the messages' bytes are checked before the template renders", async () => {
   const content = 'Once upon a time '.repeat(200_000);
-  const r = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content }] }) });
+  const r = await fetch(`${s.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: [{ role: 'user', content }] }),
+  });
   const j = await r.json();
   assert.equal(r.status, 400);
   assert.equal(j.error.code, 'context_length_exceeded');
@@ -154,5 +172,7 @@ test('POST /tokenize of a long text is tokenized in slices too: the stream keeps
   assert.ok(r.json.tokens.length > 100_000);
   assert.ok(r.chunksDuring > 0, 'tokens of the stream arrived while the text was tokenized');
   assert.ok(r.gap < r.bound, `worst inter-token gap ${r.gap.toFixed(1)} ms (bound ${r.bound.toFixed(1)} ms)`);
-  console.log(`# /tokenize of ${content.length} characters: ${r.json.tokens.length} tokens, ${r.chunksDuring} stream chunks meanwhile, worst gap ${r.gap.toFixed(1)} ms (bound ${r.bound.toFixed(1)} ms; at once: ${syncMs.toFixed(0)} ms)`);
+  console.log(
+    `# /tokenize of ${content.length} characters: ${r.json.tokens.length} tokens, ${r.chunksDuring} stream chunks meanwhile, worst gap ${r.gap.toFixed(1)} ms (bound ${r.bound.toFixed(1)} ms; at once: ${syncMs.toFixed(0)} ms)`,
+  );
 });

@@ -16,7 +16,10 @@ test('a client that disconnects mid-stream cancels its generation and frees the 
   const s = await serve({ parallel: 1 });
   try {
     const ac = new AbortController();
-    const st = await s.client.completions.create({ model: 'x', prompt: 'Once upon a time', max_tokens: 450, stream: true, temperature: 0, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming, { signal: ac.signal });
+    const st = await s.client.completions.create(
+      { model: 'x', prompt: 'Once upon a time', max_tokens: 450, stream: true, temperature: 0, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming,
+      { signal: ac.signal },
+    );
     const it = st[Symbol.asyncIterator]();
     for (let i = 0; i < 3; i++) await it.next();
     ac.abort();
@@ -28,7 +31,13 @@ test('a client that disconnects mid-stream cancels its generation and frees the 
     // Far fewer than the 450 tokens asked for were generated.
     assert.ok((await metric(s.url, 'llamacpp:tokens_predicted_total')) < 200);
     // And the freed slot serves the next request.
-    const r = await s.client.completions.create({ model: 'x', prompt: 'Once', max_tokens: 3, temperature: 0, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming);
+    const r = await s.client.completions.create({
+      model: 'x',
+      prompt: 'Once',
+      max_tokens: 3,
+      temperature: 0,
+      ignore_eos: true,
+    } as OpenAI.CompletionCreateParamsNonStreaming);
     assert.equal(r.usage!.completion_tokens, 3);
   } finally {
     await s.close();
@@ -52,13 +61,25 @@ test('an exception in one request fails that request only, also when it throws i
     },
   });
   try {
-    const ok = (p: number[]) => s.client.completions.create({ model: 'x', prompt: p, max_tokens: 24, temperature: 0, ignore_eos: true, stream: true } as OpenAI.CompletionCreateParamsStreaming);
+    const ok = (p: number[]) =>
+      s.client.completions.create({
+        model: 'x',
+        prompt: p,
+        max_tokens: 24,
+        temperature: 0,
+        ignore_eos: true,
+        stream: true,
+      } as OpenAI.CompletionCreateParamsStreaming);
     const texts = async (st: AsyncIterable<OpenAI.Completion>) => {
       let t = '';
       for await (const c of st) t += c.choices[0]?.text ?? '';
       return t;
     };
-    const prompts = [[1, 2, 3, 4, 5, 6], [9, 10, 11, 12, 13, 14], [20, 21, 22, 23, 24, 25]];
+    const prompts = [
+      [1, 2, 3, 4, 5, 6],
+      [9, 10, 11, 12, 13, 14],
+      [20, 21, 22, 23, 24, 25],
+    ];
     const alone = [];
     for (const p of prompts) alone.push(await texts(await ok(p)));
     const poisoned = ok([1, POISON, 3, 4, 5, 6, 8, 9, 10, 11]).then(texts);
@@ -76,7 +97,11 @@ test('an exception in one request fails that request only, also when it throws i
 });
 
 test('SIGTERM: new requests are refused, the in-flight stream completes, the process exits 0', async () => {
-  const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), 'serve', '-m', chatModelPath(), '--port', '0', '-c', '512', '--kv', 'q8_0', '-np', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [fromRoot('bin', 'kvpack.js'), 'serve', '-m', chatModelPath(), '--port', '0', '-c', '512', '--kv', 'q8_0', '-np', '1'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr.on('data', (b: Buffer) => {
@@ -88,7 +113,14 @@ test('SIGTERM: new requests are refused, the in-flight stream completes, the pro
   });
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
-  const st = await client.completions.create({ model: 'x', prompt: 'Once upon a time', max_tokens: 450, stream: true, temperature: 0, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming);
+  const st = await client.completions.create({
+    model: 'x',
+    prompt: 'Once upon a time',
+    max_tokens: 450,
+    stream: true,
+    temperature: 0,
+    ignore_eos: true,
+  } as OpenAI.CompletionCreateParamsStreaming);
   const it = st[Symbol.asyncIterator]();
   let chunks = 0;
   let finish: string | null = null;

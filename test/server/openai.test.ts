@@ -17,12 +17,23 @@ const HELLO = [{ role: 'user' as const, content: 'Hello there, how are you?' }];
 const greedy = { temperature: 0, ignore_eos: true } as const;
 
 async function chatText(max: number, extra: Record<string, unknown> = {}): Promise<string> {
-  const r = await s.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: max, ...greedy, ...extra } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const r = await s.client.chat.completions.create({
+    model: 'x',
+    messages: HELLO,
+    max_tokens: max,
+    ...greedy,
+    ...extra,
+  } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   return r.choices[0]!.message.content!;
 }
 
 test('chat: a non-stream reply with usage, cached_tokens and llama-server timings', async () => {
-  const r = await s.client.chat.completions.create({ model: 'any', messages: HELLO, max_tokens: 8, ...greedy } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const r = await s.client.chat.completions.create({
+    model: 'any',
+    messages: HELLO,
+    max_tokens: 8,
+    ...greedy,
+  } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(r.object, 'chat.completion');
   assert.match(r.id, /^chatcmpl-/);
   assert.equal(r.choices.length, 1);
@@ -41,7 +52,14 @@ test('chat: a non-stream reply with usage, cached_tokens and llama-server timing
 
 test('chat stream: role first, one id, content equal to the non-stream reply, a finish chunk without content, a usage chunk, [DONE]', async () => {
   const want = await chatText(12);
-  const stream = await s.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: 12, stream: true, stream_options: { include_usage: true }, ...greedy } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await s.client.chat.completions.create({
+    model: 'x',
+    messages: HELLO,
+    max_tokens: 12,
+    stream: true,
+    stream_options: { include_usage: true },
+    ...greedy,
+  } as OpenAI.ChatCompletionCreateParamsStreaming);
   const chunks: OpenAI.ChatCompletionChunk[] = [];
   for await (const c of stream) chunks.push(c);
   assert.deepEqual(chunks[0]!.choices[0]!.delta, { role: 'assistant' });
@@ -57,7 +75,11 @@ test('chat stream: role first, one id, content equal to the non-stream reply, a 
   assert.deepEqual(last.choices, []);
   assert.equal(last.usage!.completion_tokens, 12);
   // On the wire the stream ends with the terminator.
-  const raw = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: HELLO, max_tokens: 3, stream: true, ...greedy }) });
+  const raw = await fetch(`${s.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: HELLO, max_tokens: 3, stream: true, ...greedy }),
+  });
   assert.equal(raw.headers.get('content-type'), 'text/event-stream');
   assert.match(await raw.text(), /data: \[DONE\]\n\n$/);
 });
@@ -67,7 +89,14 @@ test('completions: stream and non-stream agree; a prompt given as token ids work
   const one = await s.client.completions.create({ model: 'x', prompt, max_tokens: 10, ...greedy } as OpenAI.CompletionCreateParamsNonStreaming);
   assert.equal(one.object, 'text_completion');
   assert.equal(one.usage!.completion_tokens, 10);
-  const stream = await s.client.completions.create({ model: 'x', prompt, max_tokens: 10, stream: true, stream_options: { include_usage: true }, ...greedy } as OpenAI.CompletionCreateParamsStreaming);
+  const stream = await s.client.completions.create({
+    model: 'x',
+    prompt,
+    max_tokens: 10,
+    stream: true,
+    stream_options: { include_usage: true },
+    ...greedy,
+  } as OpenAI.CompletionCreateParamsStreaming);
   let text = '';
   let usage: OpenAI.CompletionUsage | undefined;
   for await (const c of stream) {
@@ -89,10 +118,23 @@ test('stop strings: text ends before the first stop string, finish_reason stop, 
   const at = Math.floor(full.length / 2);
   const stop = full.slice(at, at + 3);
   const want = full.slice(0, full.indexOf(stop));
-  const r = await s.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: 24, stop: ['\u0000never', stop], ...greedy } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const r = await s.client.chat.completions.create({
+    model: 'x',
+    messages: HELLO,
+    max_tokens: 24,
+    stop: ['\u0000never', stop],
+    ...greedy,
+  } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(r.choices[0]!.message.content, want);
   assert.equal(r.choices[0]!.finish_reason, 'stop');
-  const stream = await s.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: 24, stop, stream: true, ...greedy } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await s.client.chat.completions.create({
+    model: 'x',
+    messages: HELLO,
+    max_tokens: 24,
+    stop,
+    stream: true,
+    ...greedy,
+  } as OpenAI.ChatCompletionCreateParamsStreaming);
   let text = '';
   let finish: string | null = null;
   for await (const c of stream) {
@@ -106,7 +148,14 @@ test('stop strings: text ends before the first stop string, finish_reason stop, 
 });
 
 test('logprobs: chat (top_logprobs) and completions shapes; greedy picks the top entry', async () => {
-  const r = await s.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: 6, logprobs: true, top_logprobs: 3, ...greedy } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const r = await s.client.chat.completions.create({
+    model: 'x',
+    messages: HELLO,
+    max_tokens: 6,
+    logprobs: true,
+    top_logprobs: 3,
+    ...greedy,
+  } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   const content = r.choices[0]!.logprobs!.content!;
   assert.equal(content.length, 6);
   for (const e of content) {
@@ -117,11 +166,24 @@ test('logprobs: chat (top_logprobs) and completions shapes; greedy picks the top
     assert.ok(Math.abs(e.logprob - e.top_logprobs[0]!.logprob) < 1e-9);
     assert.ok(Array.isArray(e.bytes) && e.bytes.length > 0);
   }
-  const stream = await s.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: 6, logprobs: true, stream: true, ...greedy } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await s.client.chat.completions.create({
+    model: 'x',
+    messages: HELLO,
+    max_tokens: 6,
+    logprobs: true,
+    stream: true,
+    ...greedy,
+  } as OpenAI.ChatCompletionCreateParamsStreaming);
   let n = 0;
   for await (const c of stream) n += c.choices[0]?.logprobs?.content?.length ?? 0;
   assert.equal(n, 6);
-  const c = await s.client.completions.create({ model: 'x', prompt: 'Once upon a time', max_tokens: 5, logprobs: 2, ...greedy } as OpenAI.CompletionCreateParamsNonStreaming);
+  const c = await s.client.completions.create({
+    model: 'x',
+    prompt: 'Once upon a time',
+    max_tokens: 5,
+    logprobs: 2,
+    ...greedy,
+  } as OpenAI.CompletionCreateParamsNonStreaming);
   const lp = c.choices[0]!.logprobs!;
   assert.equal(lp.tokens!.length, 5);
   assert.equal(lp.token_logprobs!.length, 5);
@@ -132,7 +194,10 @@ test('logprobs: chat (top_logprobs) and completions shapes; greedy picks the top
 });
 
 test('400: a wrong type or a missing field is named; malformed JSON; n over the limit; a fifth stop string', async () => {
-  await assert.rejects(s.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: '5' as unknown as number }), (e: unknown) => e instanceof OpenAI.BadRequestError && e.status === 400 && /max_tokens/.test(e.message));
+  await assert.rejects(
+    s.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: '5' as unknown as number }),
+    (e: unknown) => e instanceof OpenAI.BadRequestError && e.status === 400 && /max_tokens/.test(e.message),
+  );
   const wrong = await post(`${s.url}/v1/chat/completions`, { messages: HELLO, temperature: 'hot' });
   assert.equal(wrong.status, 400);
   assert.equal(wrong.json.error.param, 'temperature');
@@ -152,7 +217,7 @@ test('400: a wrong type or a missing field is named; malformed JSON; n over the 
   assert.equal((await post(`${s.url}/v1/completions`, { prompt: [1, 999999] })).json.error.param, 'prompt.1');
 });
 
-test('400 context_length_exceeded: a prompt longer than the slot context, with llama-server\'s counts', async () => {
+test("400 context_length_exceeded: a prompt longer than the slot context, with llama-server's counts", async () => {
   const long = 'Once upon a time there was a girl. '.repeat(80);
   const r = await post(`${s.url}/v1/completions`, { prompt: long, max_tokens: 1 });
   assert.equal(r.status, 400);
@@ -180,11 +245,19 @@ test('401 without the API key (health and models stay public)', async () => {
   const k = await serve({ apiKey: 'sekret', parallel: 1 });
   try {
     const wrong = new OpenAI({ baseURL: `${k.url}/v1`, apiKey: 'nope', maxRetries: 0 });
-    await assert.rejects(wrong.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: 1 }), (e: unknown) => e instanceof OpenAI.AuthenticationError && e.status === 401);
+    await assert.rejects(
+      wrong.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: 1 }),
+      (e: unknown) => e instanceof OpenAI.AuthenticationError && e.status === 401,
+    );
     assert.equal((await fetch(`${k.url}/metrics`)).status, 401);
     assert.equal((await fetch(`${k.url}/health`)).status, 200);
     assert.equal((await wrong.models.list()).data.length, 1);
-    const r = await k.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: 2, ...greedy } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const r = await k.client.chat.completions.create({
+      model: 'x',
+      messages: HELLO,
+      max_tokens: 2,
+      ...greedy,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     assert.equal(r.usage!.completion_tokens, 2);
   } finally {
     await k.close();
@@ -195,7 +268,10 @@ test('429 with retry-after when every slot is busy and the queue is full', async
   const q = await serve({ parallel: 1, queueMax: 0 });
   try {
     const ac = new AbortController();
-    const long = await q.client.chat.completions.create({ model: 'x', messages: HELLO, max_tokens: 400, stream: true, ...greedy } as OpenAI.ChatCompletionCreateParamsStreaming, { signal: ac.signal });
+    const long = await q.client.chat.completions.create(
+      { model: 'x', messages: HELLO, max_tokens: 400, stream: true, ...greedy } as OpenAI.ChatCompletionCreateParamsStreaming,
+      { signal: ac.signal },
+    );
     const it = long[Symbol.asyncIterator]();
     await it.next();
     const r = await post(`${q.url}/v1/chat/completions`, { messages: HELLO, max_tokens: 1 });
@@ -238,9 +314,19 @@ test('GET /v1/models lists the model; an id_slot outside the slots is a 400', as
 test('/metrics: llama-server names, compressed cache bytes by region, effective bits, prefix counters, latency histograms', async () => {
   await chatText(6);
   const text = await (await fetch(`${s.url}/metrics`)).text();
-  for (const name of ['llamacpp:prompt_tokens_total', 'llamacpp:tokens_predicted_total', 'llamacpp:requests_processing', 'llamacpp:requests_deferred', 'llamacpp:n_decode_total',
-    'kvpack:prefix_cache_queries_tokens_total', 'kvpack:prefix_cache_hits_tokens_total', 'kvpack:prefix_cache_misses_total', 'kvpack:prefix_cache_entries',
-    'kvpack:time_to_first_token_seconds_bucket', 'kvpack:inter_token_latency_seconds_count']) {
+  for (const name of [
+    'llamacpp:prompt_tokens_total',
+    'llamacpp:tokens_predicted_total',
+    'llamacpp:requests_processing',
+    'llamacpp:requests_deferred',
+    'llamacpp:n_decode_total',
+    'kvpack:prefix_cache_queries_tokens_total',
+    'kvpack:prefix_cache_hits_tokens_total',
+    'kvpack:prefix_cache_misses_total',
+    'kvpack:prefix_cache_entries',
+    'kvpack:time_to_first_token_seconds_bucket',
+    'kvpack:inter_token_latency_seconds_count',
+  ]) {
     assert.match(text, new RegExp(`^${name}(\\{[^}]*\\})? `, 'm'), name);
   }
   const bulk = Number(/^kvpack:kv_cache_bytes\{region="bulk"\} (\S+)$/m.exec(text)![1]);

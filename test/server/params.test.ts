@@ -19,7 +19,7 @@ type Body = Record<string, unknown>;
 let salt = 0;
 /** A completion with its own cache salt: a cold prefill, never a cached prefix. */
 async function complete(body: Body): Promise<OpenAI.Completion> {
-  return (await s.client.completions.create({ model: 'x', cache_salt: `p${salt++}`, ...body } as unknown as OpenAI.CompletionCreateParamsNonStreaming));
+  return await s.client.completions.create({ model: 'x', cache_salt: `p${salt++}`, ...body } as unknown as OpenAI.CompletionCreateParamsNonStreaming);
 }
 const greedy = { temperature: 0, ignore_eos: true } as const;
 const ids = async (text: string) => (await post(`${s.url}/tokenize`, { content: text })).json.tokens as number[];
@@ -30,12 +30,17 @@ test('logit_bias: -100 bans the greedy token, +100 forces one (token ids as stri
   const p = await ids(PROMPT);
   // The greedy first token, from the model itself over a cache of the server's policy.
   const first = argmax(model.forward(p, model.createCache({ policy: DEFAULTS.policy, capacity: DEFAULTS.ctx! })));
-  const one = async (extra: Body) => (await post(`${s.url}/v1/completions`, { prompt: p, max_tokens: 1, ...greedy, logprobs: 1, cache_salt: `b${salt++}`, ...extra })).json.choices[0].logprobs;
+  const one = async (extra: Body) =>
+    (await post(`${s.url}/v1/completions`, { prompt: p, max_tokens: 1, ...greedy, logprobs: 1, cache_salt: `b${salt++}`, ...extra })).json.choices[0].logprobs;
   // Logprobs are of the raw distribution: the greedy pick has the top logprob, a banned one does not.
   const plain = await one({});
   const best = Object.values(plain.top_logprobs[0] as Record<string, number>)[0]!;
   assert.ok(Math.abs(plain.token_logprobs[0] - best) < 1e-9);
-  assert.ok(Math.abs(plain.token_logprobs[0] - tokenLogprob(model.forward(p, model.createCache({ policy: DEFAULTS.policy, capacity: DEFAULTS.ctx! })), first, 0).logprob) < 1e-4);
+  assert.ok(
+    Math.abs(
+      plain.token_logprobs[0] - tokenLogprob(model.forward(p, model.createCache({ policy: DEFAULTS.policy, capacity: DEFAULTS.ctx! })), first, 0).logprob,
+    ) < 1e-4,
+  );
   const banned = await one({ logit_bias: { [first]: -100 } });
   assert.ok(banned.token_logprobs[0] < best - 1e-6, `banned token ${first} still chosen`);
   const forced = await post(`${s.url}/v1/completions`, { prompt: PROMPT, max_tokens: 5, ...greedy, logit_bias: { '42': 100 } });
@@ -58,20 +63,33 @@ test('presence and frequency penalties change greedy output and cut repetition; 
   assert.notDeepEqual(freq, plain);
   assert.notDeepEqual(pres, plain);
   assert.ok(repeats(plain) > 0, 'the plain output repeats (else the test shows nothing)');
-  assert.ok(repeats(freq) < repeats(plain) && repeats(pres) < repeats(plain), `repeats: plain ${repeats(plain)}, frequency ${repeats(freq)}, presence ${repeats(pres)}`);
+  assert.ok(
+    repeats(freq) < repeats(plain) && repeats(pres) < repeats(plain),
+    `repeats: plain ${repeats(plain)}, frequency ${repeats(freq)}, presence ${repeats(pres)}`,
+  );
 });
 
 test('n: choices forked from one prefill, each as a single request with seed + j; usage counts the prompt once', async () => {
   const body = { prompt: PROMPT, max_tokens: 12, temperature: 1, top_k: 0, top_p: 1, min_p: 0, ignore_eos: true, seed: 7 };
   const r = await complete({ ...body, n: 3 });
-  assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+  assert.deepEqual(
+    r.choices.map((c) => c.index),
+    [0, 1, 2],
+  );
   for (let j = 0; j < 3; j++) assert.equal(r.choices[j]!.text, (await complete({ ...body, seed: 7 + j })).choices[0]!.text, `choice ${j}`);
   assert.ok(new Set(r.choices.map((c) => c.text)).size > 1, 'the choices differ (sampling at temperature 1)');
   const promptTokens = (await ids(PROMPT)).length;
   assert.equal(r.usage!.prompt_tokens, promptTokens);
   assert.equal(r.usage!.completion_tokens, 36);
   // Chat too, streamed: chunks carry their choice's index.
-  const stream = await s.client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 6, n: 2, stream: true, ...greedy } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await s.client.chat.completions.create({
+    model: 'x',
+    messages: [{ role: 'user', content: 'Hi' }],
+    max_tokens: 6,
+    n: 2,
+    stream: true,
+    ...greedy,
+  } as OpenAI.ChatCompletionCreateParamsStreaming);
   const text = ['', ''];
   const finish: (string | null)[] = [null, null];
   for await (const c of stream) {
@@ -90,13 +108,22 @@ test('prompt batches: strings or token-id arrays, one choice each, in order', as
   const b = 'The little dog';
   const one = async (p: unknown) => (await complete({ prompt: p, max_tokens: 6, ...greedy })).choices[0]!.text;
   const both = await complete({ prompt: [a, b], max_tokens: 6, ...greedy });
-  assert.deepEqual(both.choices.map((c) => c.text), [await one(a), await one(b)]);
+  assert.deepEqual(
+    both.choices.map((c) => c.text),
+    [await one(a), await one(b)],
+  );
   const byIds = await complete({ prompt: [await ids(a), await ids(b)], max_tokens: 6, ...greedy, n: 2 });
-  assert.deepEqual(byIds.choices.map((c) => c.index), [0, 1, 2, 3]);
-  assert.deepEqual(byIds.choices.map((c) => c.text), [await one(a), await one(a), await one(b), await one(b)]);
+  assert.deepEqual(
+    byIds.choices.map((c) => c.index),
+    [0, 1, 2, 3],
+  );
+  assert.deepEqual(
+    byIds.choices.map((c) => c.text),
+    [await one(a), await one(a), await one(b), await one(b)],
+  );
 });
 
-test('echo + logprobs: lm-evaluation-harness local-completions scoring; the prompt\'s logprobs are the model\'s own', async () => {
+test("echo + logprobs: lm-evaluation-harness local-completions scoring; the prompt's logprobs are the model's own", async () => {
   const context = await ids('Once upon a time, there was a');
   const continuation = await ids(' little girl');
   const prompt = [...context, ...continuation];
@@ -130,7 +157,15 @@ test('echo + logprobs: lm-evaluation-harness local-completions scoring; the prom
   const echoed = await complete({ prompt: PROMPT, max_tokens: 4, echo: true, ...greedy });
   const plain = await complete({ prompt: PROMPT, max_tokens: 4, ...greedy });
   assert.equal(echoed.choices[0]!.text, PROMPT + plain.choices[0]!.text);
-  const stream = await s.client.completions.create({ model: 'x', prompt: PROMPT, max_tokens: 4, echo: true, stream: true, logprobs: 0, ...greedy } as OpenAI.CompletionCreateParamsStreaming);
+  const stream = await s.client.completions.create({
+    model: 'x',
+    prompt: PROMPT,
+    max_tokens: 4,
+    echo: true,
+    stream: true,
+    logprobs: 0,
+    ...greedy,
+  } as OpenAI.CompletionCreateParamsStreaming);
   let text = '';
   let n = 0;
   for await (const c of stream) {
@@ -165,7 +200,10 @@ test('refused by name (400): suffix, best_of != n, tools, tool_choice, functions
     assert.equal(r.json.error.code, null);
     assert.ok(r.json.error.message.includes(param.split('.').pop()!), r.json.error.message);
   }
-  assert.match((await post(`${s.url}/v1/chat/completions`, { messages: [{ role: 'alien', content: 'a' }] })).json.error.message, /one of "system", "developer", "user", "assistant"/);
+  assert.match(
+    (await post(`${s.url}/v1/chat/completions`, { messages: [{ role: 'alien', content: 'a' }] })).json.error.message,
+    /one of "system", "developer", "user", "assistant"/,
+  );
   assert.match((await post(`${s.url}/v1/completions`, { prompt: [1, -3] })).json.error.message, />= 0/);
   // Accepted as OpenAI allows: best_of == n, response_format text, tool_choice none, an empty tools list.
   for (const extra of [{ best_of: 1 }, { response_format: { type: 'text' } }, { tool_choice: 'none', tools: [] }]) {
@@ -182,9 +220,17 @@ test('GET /v1/models/{id} (the SDK\'s models.retrieve); a lowercase "bearer" sch
   await assert.rejects(s.client.models.retrieve('other-model'), (e: unknown) => e instanceof OpenAI.NotFoundError);
   const keyed = await serve({ apiKey: 'k3y' });
   try {
-    const ok = await fetch(`${keyed.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'bearer k3y' }, body: JSON.stringify({ prompt: 'a', max_tokens: 1 }) });
+    const ok = await fetch(`${keyed.url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'bearer k3y' },
+      body: JSON.stringify({ prompt: 'a', max_tokens: 1 }),
+    });
     assert.equal(ok.status, 200);
-    const bad = await fetch(`${keyed.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'bearer nope' }, body: JSON.stringify({ prompt: 'a', max_tokens: 1 }) });
+    const bad = await fetch(`${keyed.url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'bearer nope' },
+      body: JSON.stringify({ prompt: 'a', max_tokens: 1 }),
+    });
     assert.equal(bad.status, 401);
     assert.equal((await bad.json()).error.code, null);
   } finally {

@@ -120,9 +120,12 @@ function maxDiff(a: Map<string, number>, b: Map<string, number>): number {
   return d;
 }
 
-test('#27148 regression: under concurrent load every response is computed on its own conversation\'s KV only', async () => {
+test("#27148 regression: under concurrent load every response is computed on its own conversation's KV only", async () => {
   // Six tenants, one conversation each, all sharing a long prefix with the others (but not their salt).
-  const convs = Array.from({ length: 6 }, (_, i) => ({ salt: `tenant-${i}`, turns: [prompt(`Question ${i}: where did it go? The ${['cat', 'dog', 'bird', 'fox', 'owl', 'bee'][i]}`)] }));
+  const convs = Array.from({ length: 6 }, (_, i) => ({
+    salt: `tenant-${i}`,
+    turns: [prompt(`Question ${i}: where did it go? The ${['cat', 'dog', 'bird', 'fox', 'owl', 'bee'][i]}`)],
+  }));
   const ref = await serve({ parallel: 1, cacheRamBytes: 0, policy: F32 });
   const s = await serve({ parallel: 4, policy: F32, cacheRamBytes: 8 << 20 });
   const TOL = 1e-3;
@@ -133,12 +136,14 @@ test('#27148 regression: under concurrent load every response is computed on its
     const r1 = await want(convs[1]!.turns[0]!);
     assert.ok(maxDiff(r0, r1) > 10 * TOL, `distinct conversations have distinct next-token distributions (${maxDiff(r0, r1)})`);
     for (let round = 0; round < 3; round++) {
-      const results = await Promise.all(convs.map(async (c) => {
-        const p = c.turns[c.turns.length - 1]!;
-        // Each request also generates a few tokens, so decode steps and prefills interleave across slots.
-        const r = await complete(s, p, { cache_salt: c.salt, logprobs: 5, max_tokens: 6 });
-        return { c, p, r };
-      }));
+      const results = await Promise.all(
+        convs.map(async (c) => {
+          const p = c.turns[c.turns.length - 1]!;
+          // Each request also generates a few tokens, so decode steps and prefills interleave across slots.
+          const r = await complete(s, p, { cache_salt: c.salt, logprobs: 5, max_tokens: 6 });
+          return { c, p, r };
+        }),
+      );
       for (const { c, p, r } of results) {
         // Round 0: nothing of this tenant is cached yet, so any reuse would be another tenant's KV.
         if (round === 0) assert.equal(cached(r), 0, `${c.salt} reused ${cached(r)} tokens in round 0`);
@@ -151,7 +156,10 @@ test('#27148 regression: under concurrent load every response is computed on its
     }
     assert.ok((await metric(s.url, 'kvpack:prefix_cache_hits_tokens_total')) > 0);
     const slots = (await (await fetch(`${s.url}/slots`)).json()) as { is_processing: boolean }[];
-    assert.ok(slots.every((x) => !x.is_processing), 'no slot left busy');
+    assert.ok(
+      slots.every((x) => !x.is_processing),
+      'no slot left busy',
+    );
   } finally {
     await s.close();
     await ref.close();

@@ -32,7 +32,13 @@ test('serve -m DIR: a Hugging Face directory is served (digest over its files), 
   try {
     const client = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: 'none', maxRetries: 0 });
     assert.equal((await client.models.list()).data[0]!.id, 'tiny-qwen2-hf');
-    const r = await client.completions.create({ model: 'tiny-qwen2-hf', prompt: 'ABC', max_tokens: 3, temperature: 0, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming);
+    const r = await client.completions.create({
+      model: 'tiny-qwen2-hf',
+      prompt: 'ABC',
+      max_tokens: 3,
+      temperature: 0,
+      ignore_eos: true,
+    } as OpenAI.CompletionCreateParamsNonStreaming);
     assert.equal(r.usage!.completion_tokens, 3);
     assert.equal(r.usage!.prompt_tokens, 3);
   } finally {
@@ -43,7 +49,10 @@ test('serve -m DIR: a Hugging Face directory is served (digest over its files), 
 test('serve -m on a missing path: one line, exit 1', () => {
   const missing = join(tmp, 'no', 'such-model');
   const r = spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), 'serve', '-m', missing, '--port', '0'], { encoding: 'utf8', timeout: 60_000 });
-  const lines = r.stderr.trim().split('\n').filter((l) => !l.startsWith('kvpack serve: http'));
+  const lines = r.stderr
+    .trim()
+    .split('\n')
+    .filter((l) => !l.startsWith('kvpack serve: http'));
   assert.equal(r.status, 1, r.stderr);
   assert.equal(lines.length, 1, r.stderr);
   assert.match(lines[0]!, /^kvpack: .*no such file/i);
@@ -51,7 +60,10 @@ test('serve -m on a missing path: one line, exit 1', () => {
 
 test('web --models with a relative path: listed and served, no stack trace', async () => {
   hfModelDir('tiny-for-web');
-  const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), 'web', '--port', '0', '--models', 'models'], { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [fromRoot('bin', 'kvpack.js'), 'web', '--port', '0', '--models', 'models'], {
+    cwd: tmp,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     let out = '';
     let err = '';
@@ -65,7 +77,10 @@ test('web --models with a relative path: listed and served, no stack trace', asy
       child.on('exit', (code) => reject(new Error(`kvpack web exited ${code}: ${err}`)));
     });
     const list = (await (await fetch(`${url}models.json`)).json()) as { name: string }[];
-    assert.ok(list.some((m) => m.name === 'tiny-for-web'), JSON.stringify(list));
+    assert.ok(
+      list.some((m) => m.name === 'tiny-for-web'),
+      JSON.stringify(list),
+    );
     assert.equal((await fetch(`${url}models/tiny-for-web/config.json`)).status, 200);
   } finally {
     child.kill('SIGTERM');

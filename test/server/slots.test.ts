@@ -87,7 +87,10 @@ test('slot actions without --slot-save-path are refused; a busy slot is a 409', 
     assert.equal(r.status, 501);
     assert.match(r.json.error.message, /--slot-save-path/);
     const ac = new AbortController();
-    const st = await bare.client.completions.create({ model: 'x', prompt: 'Once', max_tokens: 400, stream: true, ignore_eos: true, temperature: 0 } as OpenAI.CompletionCreateParamsStreaming, { signal: ac.signal });
+    const st = await bare.client.completions.create(
+      { model: 'x', prompt: 'Once', max_tokens: 400, stream: true, ignore_eos: true, temperature: 0 } as OpenAI.CompletionCreateParamsStreaming,
+      { signal: ac.signal },
+    );
     const it = st[Symbol.asyncIterator]();
     await it.next();
     assert.equal((await post(`${bare.url}/slots/0?action=erase`, {})).status, 409);

@@ -4,7 +4,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { fromRoot } from '../paths.js';
 import { generate } from '../../src/model/generate.js';
 import { loadModel } from '../../src/model/model.js';
@@ -46,14 +46,28 @@ test('a stop string cuts the logprobs too: tokens whose text begins after the cu
   assert.deepEqual(c.logprobs.tokens, pieces.slice(0, k + 1));
   assert.equal(c.logprobs.token_logprobs.length, k + 1);
   // Chat: the same through the SDK, streamed; every chunk with logprobs has content, and they add up.
-  const chat = await s.client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 24, logprobs: true, ...greedy } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const chat = await s.client.chat.completions.create({
+    model: 'x',
+    messages: [{ role: 'user', content: 'Hi' }],
+    max_tokens: 24,
+    logprobs: true,
+    ...greedy,
+  } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   const cp = chat.choices[0]!.logprobs!.content!.map((e) => e.token);
   const ck = cp.findIndex((t, i) => i >= 2 && t.length >= 2 && (cp[i + 1]?.length ?? 0) >= 1);
   assert.ok(ck > 0, 'a chat token pair to straddle');
   const cstop = cp[ck]!.slice(-1) + cp[ck + 1]!.slice(0, 1);
   const ctext = chat.choices[0]!.message.content!;
   const cut = ctext.indexOf(cstop);
-  const stream = await s.client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 24, logprobs: true, stop: cstop, stream: true, ...greedy } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await s.client.chat.completions.create({
+    model: 'x',
+    messages: [{ role: 'user', content: 'Hi' }],
+    max_tokens: 24,
+    logprobs: true,
+    stop: cstop,
+    stream: true,
+    ...greedy,
+  } as OpenAI.ChatCompletionCreateParamsStreaming);
   let text = '';
   const toks: string[] = [];
   for await (const ch of stream) {
@@ -81,7 +95,13 @@ test('generate() (run, chat, the page) runs the same loop: same text as serve, n
   const prompt = (await post(`${s.url}/tokenize`, { content: PROMPT })).json.tokens as number[];
   const withBos = model.tokenizer!.encode(PROMPT, { parseSpecial: true });
   const shown: string[] = [];
-  const r = generate(model, model.createCache({ policy: DEFAULTS.policy, capacity: DEFAULTS.ctx! }), withBos, { maxTokens: 24, sampler: { temperature: 0 }, eos: [], stop: [stop], onText: (t) => shown.push(t) });
+  const r = generate(model, model.createCache({ policy: DEFAULTS.policy, capacity: DEFAULTS.ctx! }), withBos, {
+    maxTokens: 24,
+    sampler: { temperature: 0 },
+    eos: [],
+    stop: [stop],
+    onText: (t) => shown.push(t),
+  });
   assert.ok(prompt.length > 0);
   assert.equal(r.text, full.slice(0, full.indexOf(stop)));
   assert.equal(r.stopReason, 'stop');
@@ -90,7 +110,12 @@ test('generate() (run, chat, the page) runs the same loop: same text as serve, n
   assert.equal(shown.join(''), r.text);
   // Control: without the stop string the same run shows it (and the rest).
   const shownFree: string[] = [];
-  generate(model, model.createCache({ policy: DEFAULTS.policy, capacity: DEFAULTS.ctx! }), withBos, { maxTokens: 24, sampler: { temperature: 0 }, eos: [], onText: (t) => shownFree.push(t) });
+  generate(model, model.createCache({ policy: DEFAULTS.policy, capacity: DEFAULTS.ctx! }), withBos, {
+    maxTokens: 24,
+    sampler: { temperature: 0 },
+    eos: [],
+    onText: (t) => shownFree.push(t),
+  });
   assert.equal(shownFree.join(''), full);
 });
 
@@ -104,7 +129,11 @@ test('a partial stop match that does not complete is released, in order', async 
 });
 
 test('kvpack run --stop prints the text before the stop string and nothing of it (the same loop)', () => {
-  const run = (prompt: string, ...extra: string[]) => spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), 'run', '-m', chatModelPath(), '-p', prompt, '-n', '24', '--temp', '0', '-c', '512', ...extra], { encoding: 'utf8', timeout: 60_000 });
+  const run = (prompt: string, ...extra: string[]) =>
+    spawnSync(process.execPath, [fromRoot('bin', 'kvpack.js'), 'run', '-m', chatModelPath(), '-p', prompt, '-n', '24', '--temp', '0', '-c', '512', ...extra], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
   // A prompt whose greedy continuation does not end at EOS right away (run stops at EOS; serve above ignored it).
   let prompt = '';
   let free = '';

@@ -78,7 +78,11 @@ export function ropeScalingMetadata(a: string, c: HfConfig, extra: readonly stri
   if (!rs) return [];
   const type = rs.str('rope_type', rs.str('type', 'default'));
   if (type === 'default' || extra.includes(type)) return [];
-  if (type === 'linear') return [[`${a}.rope.scaling.type`, gv.str('linear')], [`${a}.rope.scaling.factor`, f32(rs.num('factor'))]];
+  if (type === 'linear')
+    return [
+      [`${a}.rope.scaling.type`, gv.str('linear')],
+      [`${a}.rope.scaling.factor`, f32(rs.num('factor'))],
+    ];
   if (type === 'yarn') {
     return [
       [`${a}.rope.scaling.type`, gv.str('yarn')],

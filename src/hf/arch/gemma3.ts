@@ -45,7 +45,7 @@ export const gemma3: HfArch = {
     const local = c.num('rope_local_base_freq', DEFAULT_LOCAL_BASE);
     if (local !== DEFAULT_LOCAL_BASE) md.push(['gemma3.rope.freq_base_swa', gv.f32(Math.fround(local))]);
     const pattern = slidingLayers(c);
-    if (pattern.some((s, l) => s !== (l % DEFAULT_PERIOD < DEFAULT_PERIOD - 1))) {
+    if (pattern.some((s, l) => s !== l % DEFAULT_PERIOD < DEFAULT_PERIOD - 1)) {
       md.push(['gemma3.attention.sliding_window_pattern', { type: 'array', itemType: 'bool', value: pattern }]);
     }
     for (const k of ['attn_logit_softcapping', 'final_logit_softcapping']) {

@@ -38,7 +38,7 @@ export const llama: HfArch = {
  */
 export function llama3RopeFactors(c: HfConfig): Float32Array | undefined {
   const rs = c.obj('rope_scaling');
-  if (!rs || rs.str('rope_type', rs.str('type', '')) !== 'llama3') return undefined;
+  if (rs?.str('rope_type', rs.str('type', '')) !== 'llama3') return undefined;
   const f = Math.fround;
   const base = c.num('rope_theta', DEFAULTS.ropeTheta);
   const dim = headDim(c, DEFAULTS);
@@ -49,7 +49,7 @@ export function llama3RopeFactors(c: HfConfig): Float32Array | undefined {
   const lowWavelen = oldCtx / low;
   const highWavelen = oldCtx / high;
   return Float32Array.from({ length: dim / 2 }, (_, i) => {
-    const freq = f(1 / f(Math.pow(base, f(f(2 * i) / dim))));
+    const freq = f(1 / f(base ** f(f(2 * i) / dim)));
     const wavelen = f((2 * Math.PI) / freq);
     if (wavelen < highWavelen) return 1;
     if (wavelen > lowWavelen) return factor;

@@ -39,8 +39,10 @@ export const PARALLEL_MIN_MACS = 1 << 17;
 
 let config: MatmulConfig = { activations: DEFAULT_ACTIVATIONS, threads: matmulCores(), threadChoice: 'measured' };
 export function configureMatmul(c: Partial<MatmulConfig>): void {
-  if (c.activations !== undefined && c.activations !== 'f32' && c.activations !== 'q8') throw new ArgumentError(`activations must be 'f32' or 'q8', got '${c.activations}'`);
-  if (c.threads !== undefined && (!Number.isInteger(c.threads) || c.threads < 1)) throw new ArgumentError(`threads must be a positive integer, got ${c.threads}`);
+  if (c.activations !== undefined && c.activations !== 'f32' && c.activations !== 'q8')
+    throw new ArgumentError(`activations must be 'f32' or 'q8', got '${c.activations}'`);
+  if (c.threads !== undefined && (!Number.isInteger(c.threads) || c.threads < 1))
+    throw new ArgumentError(`threads must be a positive integer, got ${c.threads}`);
   config = { ...config, ...c };
 }
 

@@ -10,7 +10,10 @@ import { GGML } from '../../gguf/types.js';
 
 test('every weight type the loader promises is dequantizable', () => {
   const want = [GGML.F32, GGML.F16, GGML.BF16, GGML.Q8_0, GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL, GGML.Q4_K, GGML.Q5_K, GGML.Q6_K];
-  assert.deepEqual(dequantTypes(), [...want].sort((a, b) => a - b));
+  assert.deepEqual(
+    dequantTypes(),
+    [...want].sort((a, b) => a - b),
+  );
 });
 
 test('f32 passes through; q8_0 decodes what the q8_0 format encoded', () => {
@@ -22,8 +25,12 @@ test('f32 passes through; q8_0 decodes what the q8_0 format encoded', () => {
 
 test('unsupported or unknown types name the tensor and the type', () => {
   assert.equal(canDequantize(16), false);
-  assert.throws(() => dequantize(16, new Uint8Array(66), 256, 'blk.0.attn_q.weight'), (e: unknown) =>
-    e instanceof FileFormatError && /tensor 'blk.0.attn_q.weight': weight type iq2_xxs \(id 16\) is not supported \(supported: f32, f16, q4_0/.test(e.message));
+  assert.throws(
+    () => dequantize(16, new Uint8Array(66), 256, 'blk.0.attn_q.weight'),
+    (e: unknown) =>
+      e instanceof FileFormatError &&
+      /tensor 'blk.0.attn_q.weight': weight type iq2_xxs \(id 16\) is not supported \(supported: f32, f16, q4_0/.test(e.message),
+  );
   assert.throws(() => dequantize(99, new Uint8Array(4), 1, 'x'), /tensor 'x': weight type unknown \(id 99\) is not supported/);
 });
 

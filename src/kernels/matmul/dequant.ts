@@ -10,7 +10,9 @@ const decoderFor = blockDecoderOf;
 
 /** ggml type ids this build can dequantize right now. */
 export function dequantTypes(): number[] {
-  return WEIGHT_TYPES.map((r) => r.type).filter((id) => decoderFor(id) !== undefined).sort((a, b) => a - b);
+  return WEIGHT_TYPES.map((r) => r.type)
+    .filter((id) => decoderFor(id) !== undefined)
+    .sort((a, b) => a - b);
 }
 
 export function canDequantize(typeId: number): boolean {

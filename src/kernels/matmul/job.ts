@@ -12,14 +12,24 @@ import type { PackedWeight } from './weights.js';
 const chooser = new ThreadChooser();
 
 /** The module's global of each job kernel id (assembly/matmul_run.ts K_*, exported: one definition). */
-const KERNEL_GLOBALS: Readonly<Record<MatmulKernel | 'touch', string>> = { matmulVec: 'K_VEC', matmulQ8Tiled: 'K_Q8_TILED', matmulF32Tiled: 'K_F32_TILED', touch: 'K_TOUCH' };
+const KERNEL_GLOBALS: Readonly<Record<MatmulKernel | 'touch', string>> = {
+  matmulVec: 'K_VEC',
+  matmulQ8Tiled: 'K_Q8_TILED',
+  matmulF32Tiled: 'K_F32_TILED',
+  touch: 'K_TOUCH',
+};
 let ids: Record<MatmulKernel | 'touch', number> | null = null;
 /** Job kernel ids read from the module's exports (the same in every space: one module). */
 function kernelId(k: WasmKernels, kernel: MatmulKernel | 'touch'): number {
   if (!ids) {
     const e = k.exports as unknown as Record<string, WebAssembly.Global>;
     const read = (name: string) => e[name]!.value as number;
-    ids = { matmulVec: read(KERNEL_GLOBALS.matmulVec), matmulQ8Tiled: read(KERNEL_GLOBALS.matmulQ8Tiled), matmulF32Tiled: read(KERNEL_GLOBALS.matmulF32Tiled), touch: read(KERNEL_GLOBALS.touch) };
+    ids = {
+      matmulVec: read(KERNEL_GLOBALS.matmulVec),
+      matmulQ8Tiled: read(KERNEL_GLOBALS.matmulQ8Tiled),
+      matmulF32Tiled: read(KERNEL_GLOBALS.matmulF32Tiled),
+      touch: read(KERNEL_GLOBALS.touch),
+    };
   }
   return ids[kernel];
 }
@@ -75,7 +85,25 @@ export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratc
   const t0 = performance.now();
   let count = 0;
   const part = ({ w, p, x, y }: Part, r0: number, rows: number, unitRows: number) =>
-    e['matmulPart']!(job, count++, kernelId(k, p.kernel), w.type, w.ptr + r0 * w.rowBytes, w.rowBytes, rows, w.cols, x.q, x.d, x.s, n, y + r0 * 4, w.rows, unitRows, scratch, stride);
+    e['matmulPart']!(
+      job,
+      count++,
+      kernelId(k, p.kernel),
+      w.type,
+      w.ptr + r0 * w.rowBytes,
+      w.rowBytes,
+      rows,
+      w.cols,
+      x.q,
+      x.d,
+      x.s,
+      n,
+      y + r0 * 4,
+      w.rows,
+      unitRows,
+      scratch,
+      stride,
+    );
   parts.forEach((pt, i) => {
     const { rows, cols } = pt.w;
     // (The job's counter holds at most 0xffff units in all.)

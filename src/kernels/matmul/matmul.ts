@@ -20,15 +20,29 @@ export function wasmMatmul(w: PackedWeight, x: Float32Array, n: number, y: Float
  * laid out (quantized, tiled) once for the whole group. Arrays that are views of arena memory are used in
  * place (wasmMatmulGroupAt); others are copied in (x) or out (ys) through the workspace.
  */
-export function wasmMatmulGroup(group: readonly PackedWeight[], x: Float32Array, n: number, ys: readonly Float32Array[], activations: Activations = matmulConfig().activations): void {
+export function wasmMatmulGroup(
+  group: readonly PackedWeight[],
+  x: Float32Array,
+  n: number,
+  ys: readonly Float32Array[],
+  activations: Activations = matmulConfig().activations,
+): void {
   const cols = checkGroup(group, ys.length);
-  if (x.length < n * cols || group.some((w, i) => ys[i]!.length < n * w.rows)) throw new ShapeError(`wasmMatmulGroup: x ${x.length} or an output too short for ${n} tokens`);
+  if (x.length < n * cols || group.some((w, i) => ys[i]!.length < n * w.rows))
+    throw new ShapeError(`wasmMatmulGroup: x ${x.length} or an output too short for ${n} tokens`);
   const first = group[0]!.space;
   if (group.every((w) => w.space === first)) return groupIn(first, group, x, n, ys, activations);
   // Weights in several spaces (a model past one memory): each space's share runs where its weights are.
   for (const k of new Set(group.map((w) => w.space))) {
-    const mine = group.map((w, i) => i).filter((i) => group[i]!.space === k);
-    groupIn(k, mine.map((i) => group[i]!), x, n, mine.map((i) => ys[i]!), activations);
+    const mine = group.map((_w, i) => i).filter((i) => group[i]!.space === k);
+    groupIn(
+      k,
+      mine.map((i) => group[i]!),
+      x,
+      n,
+      mine.map((i) => ys[i]!),
+      activations,
+    );
   }
 }
 
@@ -45,7 +59,15 @@ function groupIn(k: WasmKernels, group: readonly PackedWeight[], x: Float32Array
   const cols = group[0]!.cols;
   const xIn = inWasm(k, x);
   const yIn = ys.map((y) => inWasm(k, y));
-  if (xIn && yIn.every(Boolean)) return runGroup(k, group, x.byteOffset, n, ys.map((y) => y.byteOffset), activations);
+  if (xIn && yIn.every(Boolean))
+    return runGroup(
+      k,
+      group,
+      x.byteOffset,
+      n,
+      ys.map((y) => y.byteOffset),
+      activations,
+    );
   const ws = workspace(k);
   // Outputs outside the space are staged one region per weight (the group runs as one job), copied out after;
   // a batch longer than the staging budget goes in slices of tokens.
@@ -54,14 +76,26 @@ function groupIn(k: WasmKernels, group: readonly PackedWeight[], x: Float32Array
   const slice = Math.max(1, Math.min(n, Math.floor(stageBudget(k) / perToken)));
   const stage = outRows.map((r) => Math.ceil((slice * r * 4) / 64) * 64);
   const xPtr = xIn ? 0 : ws.get('x', slice * cols * 4);
-  const yStage = stage.some(Boolean) ? ws.get('y', stage.reduce((a, b) => a + b, 0)) : 0;
+  const yStage = stage.some(Boolean)
+    ? ws.get(
+        'y',
+        stage.reduce((a, b) => a + b, 0),
+      )
+    : 0;
   const staged: number[] = [];
   for (let i = 0, off = yStage; i < group.length; off += stage[i]!, i++) staged.push(off);
   for (let t0 = 0; t0 < n; t0 += slice) {
     const m = Math.min(slice, n - t0);
     if (!xIn) new Float32Array(k.arena.memory.buffer, xPtr, m * cols).set(x.subarray(t0 * cols, (t0 + m) * cols));
     const xAt = xIn ? x.byteOffset + t0 * cols * 4 : xPtr;
-    runGroup(k, group, xAt, m, group.map((w, i) => (yIn[i] ? ys[i]!.byteOffset + t0 * w.rows * 4 : staged[i]!)), activations);
+    runGroup(
+      k,
+      group,
+      xAt,
+      m,
+      group.map((w, i) => (yIn[i] ? ys[i]!.byteOffset + t0 * w.rows * 4 : staged[i]!)),
+      activations,
+    );
     group.forEach((w, i) => {
       if (!yIn[i]) ys[i]!.set(new Float32Array(k.arena.memory.buffer, staged[i]!, m * w.rows), t0 * w.rows);
     });
@@ -72,7 +106,13 @@ function groupIn(k: WasmKernels, group: readonly PackedWeight[], x: Float32Array
  * The same products with x [n, cols] already at arena address xPtr and each output ys[i] [n, rows_i] at
  * arena address yPtrs[i]: nothing is copied. An output may not overlap x (the f32 kernels read x as they write).
  */
-export function wasmMatmulGroupAt(group: readonly PackedWeight[], xPtr: number, n: number, yPtrs: readonly number[], activations: Activations = matmulConfig().activations): void {
+export function wasmMatmulGroupAt(
+  group: readonly PackedWeight[],
+  xPtr: number,
+  n: number,
+  yPtrs: readonly number[],
+  activations: Activations = matmulConfig().activations,
+): void {
   checkGroup(group, yPtrs.length);
   const k = group[0]!.space;
   if (group.some((w) => w.space !== k)) throw new ArgumentError('wasmMatmulGroupAt: the weights live in different memory spaces (use wasmMatmulGroup)');

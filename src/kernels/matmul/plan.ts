@@ -76,10 +76,18 @@ export function layoutBytes(layout: Layout, n: number, cols: number): [number, n
   const ng = Math.ceil(cols / 16);
   const nq = Math.ceil(n / 4);
   switch (layout) {
-    case 'raw': return [0, 0, 0];
-    case 'tiles32': case 'tiles256': return [nq * cols * 8, nq * ng * 16, nq * ng * 16];
-    case 'vec0': case 'vec1': case 'vec2': return [n * cols * 2, n * Math.ceil(cols / 32) * 4, n * Math.ceil(cols / 32) * 2];
-    case 'vec3': return [n * cols * 4, 0, 0];
-    case 'vec4': return [n * cols * 2, n * Math.ceil(cols / 256) * 4, n * Math.ceil(cols / 16) * 2];
+    case 'raw':
+      return [0, 0, 0];
+    case 'tiles32':
+    case 'tiles256':
+      return [nq * cols * 8, nq * ng * 16, nq * ng * 16];
+    case 'vec0':
+    case 'vec1':
+    case 'vec2':
+      return [n * cols * 2, n * Math.ceil(cols / 32) * 4, n * Math.ceil(cols / 32) * 2];
+    case 'vec3':
+      return [n * cols * 4, 0, 0];
+    case 'vec4':
+      return [n * cols * 2, n * Math.ceil(cols / 256) * 4, n * Math.ceil(cols / 16) * 2];
   }
 }

@@ -45,9 +45,21 @@ export interface WeightTypeRow {
 }
 
 // packActVec orders (assembly/matmul_vec.ts ORDER_*).
-const NATURAL = 0, NIB32 = 1, NIB256 = 2, HALVES = 3, Q6K = 4;
+const NATURAL = 0,
+  NIB32 = 1,
+  NIB256 = 2,
+  HALVES = 3,
+  Q6K = 4;
 
-const row = (type: number, decoder: WeightTypeRow['decoder'], oneToken: WeightTypeRow['oneToken'], acts: 'q8' | 'f32', actBlock: number, scalesChecked: boolean, gateCols: WeightTypeRow['gateCols']): WeightTypeRow => ({ type, decoder, wasm: true, oneToken, acts, actBlock, scalesChecked, gateCols });
+const row = (
+  type: number,
+  decoder: WeightTypeRow['decoder'],
+  oneToken: WeightTypeRow['oneToken'],
+  acts: 'q8' | 'f32',
+  actBlock: number,
+  scalesChecked: boolean,
+  gateCols: WeightTypeRow['gateCols'],
+): WeightTypeRow => ({ type, decoder, wasm: true, oneToken, acts, actBlock, scalesChecked, gateCols });
 
 export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   // f32 has no one-token kernel: the f32 tile reads its rows in place at any n.

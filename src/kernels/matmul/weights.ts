@@ -46,7 +46,9 @@ function allocIn(k: WasmKernels, name: string, bytes: number): { ptr: number; vi
   try {
     ptr = k.arena.alloc(bytes);
   } catch (e) {
-    throw new OutOfMemoryError(`tensor '${name}' (${bytes} B) does not fit in memory space ${k.index} (${k.arena.allocated} B already used): ${(e as Error).message}`);
+    throw new OutOfMemoryError(
+      `tensor '${name}' (${bytes} B) does not fit in memory space ${k.index} (${k.arena.allocated} B already used): ${(e as Error).message}`,
+    );
   }
   const view = new Uint8Array(k.arena.memory.buffer, ptr, bytes);
   // Registers this buffer object, so views made from it still count as arena memory after a grow.
@@ -97,4 +99,3 @@ export function kernels(): WasmKernels {
   if (!k) throw new WasmUnavailableError('wasm kernels unavailable');
   return k;
 }
-

@@ -48,7 +48,13 @@ export function parseAnchors(json: unknown): AnchorsSpec {
       const all = schemeList(o, 'schemes');
       if (only?.some((x) => !all.includes(x))) throw new FileFormatError('protocol', `sweeps[${i}].schemes must be a subset of 'schemes'`);
       const modes = s.modes === undefined ? undefined : strs(s, 'modes', ['decode', 'prompt'] as const);
-      return { ...(only && { schemes: only }), counts: nums(s, 'counts', isNonNegInt), precisions: strs(s, 'precisions', ['f16', 'int8', 'int4'] as const), layerSets: strs(s, 'layerSets', ['all', 'probe', 'layer0'] as const), ...(modes && { modes }) };
+      return {
+        ...(only && { schemes: only }),
+        counts: nums(s, 'counts', isNonNegInt),
+        precisions: strs(s, 'precisions', ['f16', 'int8', 'int4'] as const),
+        layerSets: strs(s, 'layerSets', ['all', 'probe', 'layer0'] as const),
+        ...(modes && { modes }),
+      };
     }),
     probe: { layers: num(p, 'layers', isPosInt), sequences: parsePromptSpec(p.sequences, 'probe.sequences') },
   };
@@ -74,7 +80,9 @@ export function promptProtected(policy: CachePolicy, layers: readonly number[] |
 
 /** Schemes whose arms use the probe-chosen layer set (only these need a probe run). */
 export function probedSchemes(spec: AnchorsSpec): string[] {
-  return spec.schemes.filter((scheme) => spec.sweeps.some((s) => (s.schemes ?? spec.schemes).includes(scheme) && s.layerSets.includes('probe') && s.counts.some((c) => c > 0)));
+  return spec.schemes.filter((scheme) =>
+    spec.sweeps.some((s) => (s.schemes ?? spec.schemes).includes(scheme) && s.layerSets.includes('probe') && s.counts.some((c) => c > 0)),
+  );
 }
 
 /** Arms of every sweep, deduplicated by name; `probeLayers` maps scheme -> probe-chosen layers. */
@@ -86,24 +94,32 @@ export function anchorArms(spec: AnchorsSpec, nLayer: number, probeLayers: Reado
       for (const count of sw.counts) {
         for (const precision of sw.precisions) {
           for (const layerSet of sw.layerSets) {
-           for (const mode of sw.modes ?? ['decode']) {
-            const bare = { window: 0, sinks: 0 };
-            if (count === 0) {
-              out.set(`${scheme}/a0`, { name: `${scheme}/a0`, scheme, count: 0, precision: '-', layerSet: '-', layers: [], policy: schemePolicy(scheme, bare) });
-              continue;
+            for (const mode of sw.modes ?? ['decode']) {
+              const bare = { window: 0, sinks: 0 };
+              if (count === 0) {
+                out.set(`${scheme}/a0`, {
+                  name: `${scheme}/a0`,
+                  scheme,
+                  count: 0,
+                  precision: '-',
+                  layerSet: '-',
+                  layers: [],
+                  policy: schemePolicy(scheme, bare),
+                });
+                continue;
+              }
+              const layers = layerSet === 'all' ? 'all' : layerSet === 'layer0' ? [0] : [...(probeLayers.get(scheme) ?? [])];
+              if (layers !== 'all' && layers.some((l) => l >= nLayer)) continue;
+              const policy = schemePolicy(scheme, { ...bare, anchors: { count, precision, layers } });
+              if (mode === 'prompt') {
+                const P = spec.prompts?.length ?? 0;
+                const name = `${scheme}/p${count}-${precision}-${layerSet}`;
+                out.set(name, { name, scheme, count, precision, layerSet, layers, mode, policy: promptProtected(policy, layers, P) });
+                continue;
+              }
+              const name = `${scheme}/a${count}-${precision}-${layerSet}`;
+              out.set(name, { name, scheme, count, precision, layerSet, layers, policy });
             }
-            const layers = layerSet === 'all' ? 'all' : layerSet === 'layer0' ? [0] : [...(probeLayers.get(scheme) ?? [])];
-            if (layers !== 'all' && layers.some((l) => l >= nLayer)) continue;
-            const policy = schemePolicy(scheme, { ...bare, anchors: { count, precision, layers } });
-            if (mode === 'prompt') {
-              const P = spec.prompts?.length ?? 0;
-              const name = `${scheme}/p${count}-${precision}-${layerSet}`;
-              out.set(name, { name, scheme, count, precision, layerSet, layers, mode, policy: promptProtected(policy, layers, P) });
-              continue;
-            }
-            const name = `${scheme}/a${count}-${precision}-${layerSet}`;
-            out.set(name, { name, scheme, count, precision, layerSet, layers, policy });
-           }
           }
         }
       }
@@ -132,10 +148,17 @@ export function anchorsHeadline(spec: AnchorsSpec, arms: readonly AnchorArm[], s
  * Seed 002's finding: prompt protection's bits grow with prefill, decode-only anchors' do not. Formula bits
  * (kvBytes; the run's bytes check ties it to the cache's real bytes) at several prefill lengths + `decode`.
  */
-export function prefillBitsTable(arms: readonly AnchorArm[], shape: { layers: number; kvHeads: number; headDim: number }, prefills: readonly number[], decode: number, runPrompt: number): string[] {
+export function prefillBitsTable(
+  arms: readonly AnchorArm[],
+  shape: { layers: number; kvHeads: number; headDim: number },
+  prefills: readonly number[],
+  decode: number,
+  runPrompt: number,
+): string[] {
   const prompt = arms.filter((a) => a.mode === 'prompt');
   if (prompt.length === 0) return [];
-  const twin = (a: AnchorArm) => arms.find((b) => b.mode === undefined && b.scheme === a.scheme && b.count === a.count && b.precision === a.precision && b.layerSet === a.layerSet);
+  const twin = (a: AnchorArm) =>
+    arms.find((b) => b.mode === undefined && b.scheme === a.scheme && b.count === a.count && b.precision === a.precision && b.layerSet === a.layerSet);
   const bits = (a: AnchorArm, P: number) => {
     const policy = a.mode === 'prompt' ? promptProtected({ ...a.policy, sinks: 0, layers: undefined }, a.layers, P) : a.policy;
     const base = a.mode === 'prompt' ? { ...policy, anchors: a.policy.anchors } : policy;

@@ -24,7 +24,12 @@ test('anchors negative control: a probe reading the evaluation set (seed 002 for
   if (!existsSync(model)) return void t.skip(`${model} not present`);
   const { protocol, bytes } = loadProtocol('anchors');
   const probe = { layers: 1, sequences: { ...SMALL.prompts, set: 'heldout' } };
-  const json = { ...(JSON.parse(Buffer.from(bytes).toString('utf8')) as object), ...SMALL, sweeps: [{ counts: [4], precisions: ['f16'], layerSets: ['probe'] }], probe };
+  const json = {
+    ...(JSON.parse(Buffer.from(bytes).toString('utf8')) as object),
+    ...SMALL,
+    sweeps: [{ counts: [4], precisions: ['f16'], layerSets: ['probe'] }],
+    probe,
+  };
   const r = protocol.run(protocol.parse(json), Buffer.from(JSON.stringify(json)), join(mkdtempSync(join(tmpdir(), 'kvpack-anchors-')), 'run'), { model });
   const bad = r.checks.checks.filter((c) => !c.pass).map((c) => c.name);
   assert.deepEqual(bad, ['probe: its calibration sequences share no opening (story text) or leading ids with the evaluation prompts']);
@@ -42,9 +47,21 @@ test('anchors: the prompt-protection mode runs beside decode-only anchors; its b
   const dir = runTiny(t, 'anchors', { ...SMALL, sweeps: [{ counts: [4], precisions: ['f16'], layerSets: ['layer0'], modes: ['decode', 'prompt'] }] });
   if (!dir) return;
   const head = readFileSync(join(dir, 'headline.md'), 'utf8');
-  const row = (name: string) => head.split('\n').find((l) => l.startsWith(`| ${name} |`))!.split('|').slice(2, -1).map(Number);
+  const row = (name: string) =>
+    head
+      .split('\n')
+      .find((l) => l.startsWith(`| ${name} |`))!
+      .split('|')
+      .slice(2, -1)
+      .map(Number);
   const p = row('q4_0/p4-f16-layer0');
   const d = row('q4_0/a4-f16-layer0');
-  assert.ok(p.every((x, i) => i === 0 || x > p[i - 1]!), `prompt protection grows: ${p}`);
-  assert.ok(d.every((x, i) => i === 0 || x <= d[i - 1]! + 1e-9), `decode-only does not: ${d}`);
+  assert.ok(
+    p.every((x, i) => i === 0 || x > p[i - 1]!),
+    `prompt protection grows: ${p}`,
+  );
+  assert.ok(
+    d.every((x, i) => i === 0 || x <= d[i - 1]! + 1e-9),
+    `decode-only does not: ${d}`,
+  );
 });

@@ -6,7 +6,18 @@ import { runProbe, type ProbeResult } from '../probe.js';
 import type { PromptSource } from '../prompts.js';
 import { storyOpenings } from '../story-openings.js';
 import { storeErrorOk } from '../stored-error.js';
-import { needPrompts, auditModelProtocol, promptsCheck, promptsLine, runModelProtocol, savedDefaultPrompts, MODEL_FILE, PROMPTS_FILE, type ModelInfo, type ModelProtocolHooks } from './model-runs.js';
+import {
+  needPrompts,
+  auditModelProtocol,
+  promptsCheck,
+  promptsLine,
+  runModelProtocol,
+  savedDefaultPrompts,
+  MODEL_FILE,
+  PROMPTS_FILE,
+  type ModelInfo,
+  type ModelProtocolHooks,
+} from './model-runs.js';
 import { anchorArms, anchorsHeadline, parseAnchors, prefillBitsTable, probedSchemes, type AnchorArm, type AnchorsSpec } from './anchors-core.js';
 
 const withBlank = (lines: string[]) => (lines.length ? [...lines, ''] : lines);
@@ -20,7 +31,11 @@ const DISTINCT_PREFIX = 9;
 
 /** The probe's choice recomputed from its saved KLs: the top `n` by klOnlyQuantized (ties: lower klOnlyExact). */
 function rerank(p: ProbeResult, n: number): number[] {
-  return [...p.layers].sort((a, b) => b.klOnlyQuantized - a.klOnlyQuantized || a.klOnlyExact - b.klOnlyExact).slice(0, n).map((x) => x.layer).sort((a, b) => a - b);
+  return [...p.layers]
+    .sort((a, b) => b.klOnlyQuantized - a.klOnlyQuantized || a.klOnlyExact - b.klOnlyExact)
+    .slice(0, n)
+    .map((x) => x.layer)
+    .sort((a, b) => a - b);
 }
 
 const hooks: ModelProtocolHooks<AnchorsSpec> = {
@@ -43,7 +58,15 @@ const hooks: ModelProtocolHooks<AnchorsSpec> = {
   headline: (spec, scores, _records, _ref, read) => [
     ...anchorsHeadline(spec, JSON.parse(read(ARMS_FILE)) as AnchorArm[], scores),
     '',
-    ...withBlank(prefillBitsTable(JSON.parse(read(ARMS_FILE)) as AnchorArm[], (JSON.parse(read(MODEL_FILE)) as ModelInfo).shape, [...new Set([spec.prompts?.length ?? 64, 256, 1024, 4096])].sort((a, b) => a - b), spec.horizon, spec.prompts?.length ?? 0)),
+    ...withBlank(
+      prefillBitsTable(
+        JSON.parse(read(ARMS_FILE)) as AnchorArm[],
+        (JSON.parse(read(MODEL_FILE)) as ModelInfo).shape,
+        [...new Set([spec.prompts?.length ?? 64, 256, 1024, 4096])].sort((a, b) => a - b),
+        spec.horizon,
+        spec.prompts?.length ?? 0,
+      ),
+    ),
     promptsLine(read),
     ...(probedSchemes(spec).length > 0 ? [promptsLine(read, PROBE_PROMPTS_FILE, 'Probe sequences (layer set "probe")')] : []),
   ],
@@ -58,15 +81,41 @@ const hooks: ModelProtocolHooks<AnchorsSpec> = {
       const evalOpenings = openings(evals);
       const head = (t: readonly number[]) => t.slice(0, DISTINCT_PREFIX).join();
       const evalHeads = new Set(evals.map((p) => head(p.tokens)));
-      return countFailures(probe, (p) => (p.kind === 'story' ? (p.set === 'calibration' || p.set === 'doc-calibration') && ![...openings([p])].some((o) => evalOpenings.has(o)) : !evalHeads.has(head(p.tokens))), (p) => `${p.id} (${p.set ?? p.kind})`);
+      return countFailures(
+        probe,
+        (p) =>
+          p.kind === 'story'
+            ? (p.set === 'calibration' || p.set === 'doc-calibration') && ![...openings([p])].some((o) => evalOpenings.has(o))
+            : !evalHeads.has(head(p.tokens)),
+        (p) => `${p.id} (${p.set ?? p.kind})`,
+      );
     });
     const arms = JSON.parse(read(ARMS_FILE)) as AnchorArm[];
     const probes = probed.map((s) => ({ s, p: JSON.parse(read(probeFile(s))) as ProbeResult }));
-    checks.add('probe: its stored K/V read-back control holds in every configuration', ...countFailures(probes.flatMap(({ s, p }) => p.controls.map((c) => ({ s, c }))),
-      ({ c }) => c.layers.every((e) => storeErrorOk(e, spec.controls.errorFloor)), ({ s, c }) => `${s}: ${c.config}`));
-    checks.add(`probe: the 'probe' layer sets are the top ${spec.probe.layers} of the saved per-layer KLs`, ...countFailures(arms.filter((a) => a.layerSet === 'probe'),
-      (a) => JSON.stringify(a.layers) === JSON.stringify(rerank(probes.find((x) => x.s === a.scheme)!.p, spec.probe.layers)), (a) => a.name));
-    checks.add('arms: every arm ran with the policy arms.json records', ...countFailures(arms, (a) => JSON.stringify(records.find((r) => r.arm.name === a.name)?.arm.policy) === JSON.stringify(a.policy), (a) => a.name));
+    checks.add(
+      'probe: its stored K/V read-back control holds in every configuration',
+      ...countFailures(
+        probes.flatMap(({ s, p }) => p.controls.map((c) => ({ s, c }))),
+        ({ c }) => c.layers.every((e) => storeErrorOk(e, spec.controls.errorFloor)),
+        ({ s, c }) => `${s}: ${c.config}`,
+      ),
+    );
+    checks.add(
+      `probe: the 'probe' layer sets are the top ${spec.probe.layers} of the saved per-layer KLs`,
+      ...countFailures(
+        arms.filter((a) => a.layerSet === 'probe'),
+        (a) => JSON.stringify(a.layers) === JSON.stringify(rerank(probes.find((x) => x.s === a.scheme)!.p, spec.probe.layers)),
+        (a) => a.name,
+      ),
+    );
+    checks.add(
+      'arms: every arm ran with the policy arms.json records',
+      ...countFailures(
+        arms,
+        (a) => JSON.stringify(records.find((r) => r.arm.name === a.name)?.arm.policy) === JSON.stringify(a.policy),
+        (a) => a.name,
+      ),
+    );
   },
 };
 

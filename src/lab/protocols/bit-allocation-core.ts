@@ -102,12 +102,23 @@ export function parseBitAllocation(json: unknown): BitAllocationSpec {
       sinkLogit: num(s, 'sinkLogit'),
       layers: s.layers.map((l: unknown, i: number) => {
         const lo = obj(l, `synthetic.layers[${i}]`) as Json;
-        if (version === 1) return { name: str(lo, 'name'), kOutlierSpread: num(lo, 'kOutlierSpread', (x) => x >= 1), vChannelSpread: num(lo, 'vChannelSpread', (x) => x >= 1), kChannelMean: num(lo, 'kChannelMean'), vChannelMean: num(lo, 'vChannelMean') };
+        if (version === 1)
+          return {
+            name: str(lo, 'name'),
+            kOutlierSpread: num(lo, 'kOutlierSpread', (x) => x >= 1),
+            vChannelSpread: num(lo, 'vChannelSpread', (x) => x >= 1),
+            kChannelMean: num(lo, 'kChannelMean'),
+            vChannelMean: num(lo, 'vChannelMean'),
+          };
         const share = (x: number) => x >= 0 && x < 1;
         return {
-          name: str(lo, 'name'), kChannelRmsSpread: num(lo, 'kChannelRmsSpread', (x) => x >= 1), kMeanEnergyFraction: num(lo, 'kMeanEnergyFraction', share),
-          vChannelRmsSpread: num(lo, 'vChannelRmsSpread', (x) => x >= 1), vMeanEnergyFraction: num(lo, 'vMeanEnergyFraction', share),
-          entropyNormalized: num(lo, 'entropyNormalized', (x) => x > 0 && x <= 1), source: str(lo, 'source'),
+          name: str(lo, 'name'),
+          kChannelRmsSpread: num(lo, 'kChannelRmsSpread', (x) => x >= 1),
+          kMeanEnergyFraction: num(lo, 'kMeanEnergyFraction', share),
+          vChannelRmsSpread: num(lo, 'vChannelRmsSpread', (x) => x >= 1),
+          vMeanEnergyFraction: num(lo, 'vMeanEnergyFraction', share),
+          entropyNormalized: num(lo, 'entropyNormalized', (x) => x > 0 && x <= 1),
+          source: str(lo, 'source'),
         };
       }),
     },
@@ -139,11 +150,32 @@ export interface LayerInput {
 export function syntheticLayer(spec: BitAllocationSpec, i: number): LayerInput {
   const s = spec.synthetic;
   const l = s.layers[i]!;
-  const shape = { seed: s.seed * 1000 + i, tokens: s.tokens, headDim: s.headDim, heads: s.heads, kvHeads: s.kvHeads, queries: s.queries, ropeTheta: s.ropeTheta, sinkTokens: s.sinkTokens, sinkLogit: s.sinkLogit };
+  const shape = {
+    seed: s.seed * 1000 + i,
+    tokens: s.tokens,
+    headDim: s.headDim,
+    heads: s.heads,
+    kvHeads: s.kvHeads,
+    queries: s.queries,
+    ropeTheta: s.ropeTheta,
+    sinkTokens: s.sinkTokens,
+    sinkLogit: s.sinkLogit,
+  };
   const g = isV2(l)
     ? synthesizeLayer({ ...shape, ...l })
     : synthesize({ ...shape, kOutlierSpread: l.kOutlierSpread, vChannelSpread: l.vChannelSpread, kChannelMean: l.kChannelMean, vChannelMean: l.vChannelMean });
-  return { name: l.name, source: 'synthetic', tokens: s.tokens, heads: s.heads, kvHeads: s.kvHeads, headDim: s.headDim, q: g.q, positions: g.positions, k: g.k, v: g.v };
+  return {
+    name: l.name,
+    source: 'synthetic',
+    tokens: s.tokens,
+    heads: s.heads,
+    kvHeads: s.kvHeads,
+    headDim: s.headDim,
+    q: g.q,
+    positions: g.positions,
+    k: g.k,
+    v: g.v,
+  };
 }
 
 /** A captured layer probed with its last `queries` query rows (decode steps at the end of the prompt). */
@@ -152,7 +184,18 @@ export function capturedLayer(l: CapturedLayer, queries: number): LayerInput {
   const positions = new Int32Array(nq);
   for (let i = 0; i < nq; i++) positions[i] = l.tokens - nq + i;
   const q = l.q.slice((l.tokens - nq) * l.heads * l.headDim);
-  return { name: `capture-L${l.layer}`, source: 'capture', tokens: l.tokens, heads: l.heads, kvHeads: l.kvHeads, headDim: l.headDim, q, positions, k: l.k, v: l.v };
+  return {
+    name: `capture-L${l.layer}`,
+    source: 'capture',
+    tokens: l.tokens,
+    heads: l.heads,
+    kvHeads: l.kvHeads,
+    headDim: l.headDim,
+    q,
+    positions,
+    k: l.k,
+    v: l.v,
+  };
 }
 
 /** Encodes each kv head's [tokens, headDim] array and concatenates the heads. */
@@ -190,7 +233,8 @@ export function referenceOutput(L: LayerInput): Float32Array {
 /** Attention straight over the packed K/V bytes (the reference kernel over a one-segment view). */
 export function packedOutput(L: LayerInput, kFormat: string, vFormat: string, kBytes: Uint8Array, vBytes: Uint8Array): Float32Array {
   const { kvHeads, headDim: D, tokens: N } = L;
-  const K = getFormat(kFormat), V = getFormat(vFormat);
+  const K = getFormat(kFormat),
+    V = getFormat(vFormat);
   const run = (f: KvFormat, bytes: Uint8Array) => ({ format: f, bytes, offset: 0, headStride: bytesFor(f, N, D), first: 0 });
   const view: MixedView = { headDim: D, kvHeads, length: N, segments: [{ start: 0, count: N, k: run(K, kBytes), v: run(V, vBytes), region: 'bulk' }] };
   const out = new Float32Array(L.q.length);
@@ -274,7 +318,16 @@ export function summarize(spec: BitAllocationSpec, rows: readonly ArmResult[]): 
     const relRmsBy: Record<string, number> = {};
     for (const r of sel) relRmsBy[r.layer] = r.relRms;
     const cell = bytesPerCell(a, kvHeads, headDim);
-    return { arm: a.name, k: a.k, v: a.v, note: a.note, bytesPerCell: cell, effectiveBits: (cell * 8) / (2 * kvHeads * headDim), relRms: relRmsBy, relRmsMean: sel.reduce((s, r) => s + r.relRms, 0) / sel.length };
+    return {
+      arm: a.name,
+      k: a.k,
+      v: a.v,
+      note: a.note,
+      bytesPerCell: cell,
+      effectiveBits: (cell * 8) / (2 * kvHeads * headDim),
+      relRms: relRmsBy,
+      relRmsMean: sel.reduce((s, r) => s + r.relRms, 0) / sel.length,
+    };
   });
 }
 
@@ -284,7 +337,10 @@ export function headline(spec: BitAllocationSpec, s: readonly ArmSummary[]): str
   return [
     `| arm | K | V | B/cell (${kvHeads}x${headDim}) | eff. bits | ${layers.join(' | ')} | mean |`,
     `|---|---|---|---:|---:|${layers.map(() => '---:').join('|')}|---:|`,
-    ...s.map((a) => `| ${a.arm} | ${a.k} | ${a.v} | ${a.bytesPerCell} | ${a.effectiveBits.toFixed(3)} | ${layers.map((l) => `${(100 * a.relRms[l]!).toFixed(3)}%`).join(' | ')} | ${(100 * a.relRmsMean).toFixed(3)}% |`),
+    ...s.map(
+      (a) =>
+        `| ${a.arm} | ${a.k} | ${a.v} | ${a.bytesPerCell} | ${a.effectiveBits.toFixed(3)} | ${layers.map((l) => `${(100 * a.relRms[l]!).toFixed(3)}%`).join(' | ')} | ${(100 * a.relRmsMean).toFixed(3)}% |`,
+    ),
   ];
 }
 
@@ -302,6 +358,20 @@ export const layerFile = (name: string) => `inputs/${name}.f32`;
 export const cacheFile = (layer: string, arm: string, which: 'k' | 'v') => `caches/${layer}_${arm.replace(/[^A-Za-z0-9_.-]/g, '_')}.${which}.bin`;
 
 export function resultsCsv(rows: readonly ArmResult[]): string {
-  const cols = ['layer', 'source', 'arm', 'kFormat', 'vFormat', 'relRms', 'kRelL2', 'vRelL2', 'kBytes', 'vBytes', 'formulaBytes', 'bytesPerCell', 'effectiveBits'] as const;
+  const cols = [
+    'layer',
+    'source',
+    'arm',
+    'kFormat',
+    'vFormat',
+    'relRms',
+    'kRelL2',
+    'vRelL2',
+    'kBytes',
+    'vBytes',
+    'formulaBytes',
+    'bytesPerCell',
+    'effectiveBits',
+  ] as const;
   return cols.join(',') + '\n' + rows.map((r) => cols.map((c) => String(r[c])).join(',')).join('\n') + '\n';
 }

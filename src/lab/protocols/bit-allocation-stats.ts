@@ -39,7 +39,10 @@ function headStats(x: Float32Array, N: number, D: number): HeadStats {
       sq[c] += (a * a) / N;
     }
   }
-  let lo = Infinity, hi = 0, m2 = 0, e = 0;
+  let lo = Infinity,
+    hi = 0,
+    m2 = 0,
+    e = 0;
   for (let c = 0; c < D; c++) {
     const r = Math.sqrt(sq[c]!);
     lo = Math.min(lo, r);
@@ -51,7 +54,8 @@ function headStats(x: Float32Array, N: number, D: number): HeadStats {
 }
 
 function tokenNormSpread(x: Float32Array, N: number, D: number): number {
-  let lo = Infinity, hi = 0;
+  let lo = Infinity,
+    hi = 0;
   for (let t = 0; t < N; t++) {
     let s = 0;
     for (let c = 0; c < D; c++) s += x[t * D + c]! ** 2;
@@ -64,7 +68,8 @@ function tokenNormSpread(x: Float32Array, N: number, D: number): number {
 /** Score std and entropy of one query row over keys [0, n) of one kv head. */
 function scoreStats(q: Float32Array, qOff: number, k: Float32Array, kOff: number, n: number, D: number): { std: number; entropy: number; first: number } {
   const s = new Float64Array(n);
-  let max = -Infinity, sum = 0;
+  let max = -Infinity,
+    sum = 0;
   for (let t = 0; t < n; t++) {
     let dot = 0;
     for (let c = 0; c < D; c++) dot += q[qOff + c]! * k[kOff + t * D + c]!;
@@ -73,7 +78,8 @@ function scoreStats(q: Float32Array, qOff: number, k: Float32Array, kOff: number
     if (s[t]! > max) max = s[t]!;
   }
   const mu = sum / n;
-  let v = 0, z = 0;
+  let v = 0,
+    z = 0;
   for (let t = 0; t < n; t++) {
     v += (s[t]! - mu) ** 2;
     z += Math.exp(s[t]! - max);
@@ -87,7 +93,11 @@ function scoreStats(q: Float32Array, qOff: number, k: Float32Array, kOff: number
 /** Every statistic of one layer, over its kv heads and its probed queries (the same queries the arms use). */
 export function layerStatistics(L: LayerInput): LayerStatistics {
   const { tokens: N, headDim: D, heads, kvHeads } = L;
-  let kSpread = 0, vSpread = 0, kFrac = 0, vFrac = 0, vTok = 0;
+  let kSpread = 0,
+    vSpread = 0,
+    kFrac = 0,
+    vFrac = 0,
+    vTok = 0;
   for (let h = 0; h < kvHeads; h++) {
     const k = headStats(L.k.subarray(h * N * D, (h + 1) * N * D), N, D);
     const v = headStats(L.v.subarray(h * N * D, (h + 1) * N * D), N, D);
@@ -98,7 +108,11 @@ export function layerStatistics(L: LayerInput): LayerStatistics {
     vTok += tokenNormSpread(L.v.subarray(h * N * D, (h + 1) * N * D), N, D) / kvHeads;
   }
   const group = heads / kvHeads;
-  let std = 0, ent = 0, entN = 0, sink = 0, count = 0;
+  let std = 0,
+    ent = 0,
+    entN = 0,
+    sink = 0,
+    count = 0;
   for (let i = 0; i < L.positions.length; i++) {
     const n = L.positions[i]! + 1;
     for (let h = 0; h < heads; h++) {
@@ -111,8 +125,18 @@ export function layerStatistics(L: LayerInput): LayerStatistics {
     }
   }
   return {
-    layer: L.name, source: L.source, kChannelRmsSpread: kSpread, vChannelRmsSpread: vSpread, kMeanEnergyFraction: kFrac, vMeanEnergyFraction: vFrac,
-    vTokenNormSpread: vTok, scoreStd: std / count, entropy: ent / count, entropyNormalized: entN / count, effectiveKeys: Math.exp(ent / count), sinkMass: sink / count,
+    layer: L.name,
+    source: L.source,
+    kChannelRmsSpread: kSpread,
+    vChannelRmsSpread: vSpread,
+    kMeanEnergyFraction: kFrac,
+    vMeanEnergyFraction: vFrac,
+    vTokenNormSpread: vTok,
+    scoreStd: std / count,
+    entropy: ent / count,
+    entropyNormalized: entN / count,
+    effectiveKeys: Math.exp(ent / count),
+    sinkMass: sink / count,
   };
 }
 
@@ -128,6 +152,9 @@ export function statisticsTable(stats: readonly LayerStatistics[]): string[] {
   return [
     '| layer | source | K channel RMS spread | K mean-energy share | V channel RMS spread | V mean-energy share | V token-norm spread | score std | entropy (nats) | entropy / ln n | effective keys | mass at 0 |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...stats.map((s) => `| ${s.layer} | ${s.source} | ${f(s.kChannelRmsSpread, 1)}x | ${f(s.kMeanEnergyFraction, 3)} | ${f(s.vChannelRmsSpread, 1)}x | ${f(s.vMeanEnergyFraction, 3)} | ${f(s.vTokenNormSpread, 2)}x | ${f(s.scoreStd, 2)} | ${f(s.entropy, 2)} | ${f(s.entropyNormalized, 3)} | ${f(s.effectiveKeys, 1)} | ${f(s.sinkMass, 3)} |`),
+    ...stats.map(
+      (s) =>
+        `| ${s.layer} | ${s.source} | ${f(s.kChannelRmsSpread, 1)}x | ${f(s.kMeanEnergyFraction, 3)} | ${f(s.vChannelRmsSpread, 1)}x | ${f(s.vMeanEnergyFraction, 3)} | ${f(s.vTokenNormSpread, 2)}x | ${f(s.scoreStd, 2)} | ${f(s.entropy, 2)} | ${f(s.entropyNormalized, 3)} | ${f(s.effectiveKeys, 1)} | ${f(s.sinkMass, 3)} |`,
+    ),
   ];
 }

@@ -9,8 +9,22 @@ import { bitAllocationChecks } from './bit-allocation-checks.js';
 import { auditBitAllocation } from './bit-allocation-audit.js';
 import { layerStatistics, STATISTICS_FILE, statisticsLines } from './bit-allocation-stats.js';
 import {
-  parseBitAllocation, syntheticLayer, capturedLayer, encodeHeads, referenceOutput, evaluateArm, summarize, headline,
-  CAPTURE_COPY, layerFile, cacheFile, resultsCsv, type BitAllocationSpec, type LayerInput, type ArmResult, type LayerIndex,
+  parseBitAllocation,
+  syntheticLayer,
+  capturedLayer,
+  encodeHeads,
+  referenceOutput,
+  evaluateArm,
+  summarize,
+  headline,
+  CAPTURE_COPY,
+  layerFile,
+  cacheFile,
+  resultsCsv,
+  type BitAllocationSpec,
+  type LayerInput,
+  type ArmResult,
+  type LayerIndex,
 } from './bit-allocation-core.js';
 
 export function runBitAllocation(spec: BitAllocationSpec, protocolBytes: Uint8Array, out: string, opts: RunOptions = {}): RunResult {
@@ -51,7 +65,11 @@ export function runBitAllocation(spec: BitAllocationSpec, protocolBytes: Uint8Ar
   const stats = spec.version >= 2 ? layers.map(layerStatistics) : undefined;
   const lines = [...headline(spec, summary), ...(stats ? statisticsLines(stats) : [])];
   if (stats) w.writeJson(STATISTICS_FILE, stats, 'output');
-  w.writeJson('inputs/index.json', { layout: 'float32 LE: q[queries, heads, headDim], k[kvHeads, tokens, headDim], v[kvHeads, tokens, headDim]', layers: index }, 'meta');
+  w.writeJson(
+    'inputs/index.json',
+    { layout: 'float32 LE: q[queries, heads, headDim], k[kvHeads, tokens, headDim], v[kvHeads, tokens, headDim]', layers: index },
+    'meta',
+  );
   w.writeJson('results.json', rows, 'output');
   w.write('results.csv', resultsCsv(rows), 'output');
   w.writeJson('summary.json', summary, 'output');

@@ -71,7 +71,16 @@ const cell = (x: readonly number[], d: number, scale = 100) => {
 };
 
 /** Scores of one prompt alone (the per-text table). */
-function perPrompt(ref: ReferenceSet, refDigests: readonly Float32Array[], topK: number, arm: EvalArm, runs: readonly ScoredOutcome[], shape: ModelShape, horizons: readonly number[], i: number): ArmScore {
+function perPrompt(
+  ref: ReferenceSet,
+  refDigests: readonly Float32Array[],
+  topK: number,
+  arm: EvalArm,
+  runs: readonly ScoredOutcome[],
+  shape: ModelShape,
+  horizons: readonly number[],
+  i: number,
+): ArmScore {
   const one: ReferenceSet = { ...ref, entries: [ref.entries[i]!] };
   return scoreDigests(one, [refDigests[i]!], topK, arm, [runs[i]!], shape, horizons);
 }
@@ -81,7 +90,13 @@ export interface LiveTables {
 }
 
 /** Headline tables from the saved records and scores (run and audit both render them). */
-export function liveHeadline(spec: LiveCacheSpec, scores: readonly ArmScore[], records: readonly ArmRecord[], perText: readonly { prompt: string; arm: string; score: ArmScore }[], shape: ModelShape): string[] {
+export function liveHeadline(
+  spec: LiveCacheSpec,
+  scores: readonly ArmScore[],
+  records: readonly ArmRecord[],
+  perText: readonly { prompt: string; arm: string; score: ArmScore }[],
+  shape: ModelShape,
+): string[] {
   const by = new Map(scores.map((s) => [s.arm, s]));
   const arms = records.filter((r) => r.arm.name !== CONTROL_ARM);
   const control = records.find((r) => r.arm.name === CONTROL_ARM)!;
@@ -109,10 +124,15 @@ export function liveHeadline(spec: LiveCacheSpec, scores: readonly ArmScore[], r
     '',
     `| text | ${spec.arms.map((a) => a.name).join(' | ')} |`,
     `|---|${spec.arms.map(() => '---').join('|')}|`,
-    ...[...new Set(perText.map((x) => x.prompt))].map((p) => `| ${p} | ${spec.arms.map((a) => {
-      const s = perText.find((x) => x.prompt === p && x.arm === a.name)!.score;
-      return `p ${(100 * s.top1Prompt).toFixed(1)}% / ${s.klPrompt.toFixed(3)}, d ${s.top1Decode === null ? 'n/a' : `${(100 * s.top1Decode).toFixed(1)}% / ${s.klDecode!.toFixed(3)}`}`;
-    }).join(' | ')} |`),
+    ...[...new Set(perText.map((x) => x.prompt))].map(
+      (p) =>
+        `| ${p} | ${spec.arms
+          .map((a) => {
+            const s = perText.find((x) => x.prompt === p && x.arm === a.name)!.score;
+            return `p ${(100 * s.top1Prompt).toFixed(1)}% / ${s.klPrompt.toFixed(3)}, d ${s.top1Decode === null ? 'n/a' : `${(100 * s.top1Decode).toFixed(1)}% / ${s.klDecode!.toFixed(3)}`}`;
+          })
+          .join(' | ')} |`,
+    ),
     '',
     `Behaviour (seed 000's A/B): loops = continuations whose last ${spec.loops.tail} tokens repeat with a period <= ${spec.loops.maxPeriod}; short answer = the first ${spec.shortTokens} greedy tokens equal f16's.`,
     '',
@@ -120,7 +140,9 @@ export function liveHeadline(spec: LiveCacheSpec, scores: readonly ArmScore[], r
     '|---|---:|---:|---:|',
     ...records.map((r) => {
       const loops = r.outcomes.filter((o) => endsInLoop(o.continuation, spec.loops.tail, spec.loops.maxPeriod)).length;
-      const short = r.outcomes.filter((o, i) => o.continuation.slice(0, spec.shortTokens).join() === control.outcomes[i]!.continuation.slice(0, spec.shortTokens).join()).length;
+      const short = r.outcomes.filter(
+        (o, i) => o.continuation.slice(0, spec.shortTokens).join() === control.outcomes[i]!.continuation.slice(0, spec.shortTokens).join(),
+      ).length;
       return `| ${r.arm.name} | ${loops}/${r.outcomes.length} | ${short}/${r.outcomes.length} | ${by.get(r.arm.name)!.decodeTps.toFixed(0)} |`;
     }),
     '',

@@ -1,7 +1,18 @@
 // live-cache (seed 000 on a real run) runner and auditor, on the shared model-protocol machinery.
 import type { Protocol } from '../protocol-types.js';
 import { referenceDigests } from '../eval.js';
-import { needPrompts, auditModelProtocol, promptsCheck, promptsLine, runModelProtocol, savedDefaultPrompts, savedOutcomes, MODEL_FILE, type ModelInfo, type ModelProtocolHooks } from './model-runs.js';
+import {
+  needPrompts,
+  auditModelProtocol,
+  promptsCheck,
+  promptsLine,
+  runModelProtocol,
+  savedDefaultPrompts,
+  savedOutcomes,
+  MODEL_FILE,
+  type ModelInfo,
+  type ModelProtocolHooks,
+} from './model-runs.js';
 import { liveArms, liveHeadline, parseLiveCache, perPrompt, type LiveCacheSpec } from './live-cache-core.js';
 
 const hooks: ModelProtocolHooks<LiveCacheSpec> = {
@@ -10,10 +21,16 @@ const hooks: ModelProtocolHooks<LiveCacheSpec> = {
   headline: (spec, scores, records, ref, read, readBytes) => {
     const info = JSON.parse(read(MODEL_FILE)) as ModelInfo;
     const refD = referenceDigests(ref, spec.topK);
-    const perText = records.filter((r) => spec.arms.some((a) => a.name === r.arm.name)).flatMap((r) => {
-      const runs = savedOutcomes(ref, spec.topK, r, readBytes);
-      return ref.entries.map((e, i) => ({ prompt: e.prompt.id, arm: r.arm.name, score: perPrompt(ref, refD.digests, spec.topK, r.arm, runs, info.shape, spec.horizons, i) }));
-    });
+    const perText = records
+      .filter((r) => spec.arms.some((a) => a.name === r.arm.name))
+      .flatMap((r) => {
+        const runs = savedOutcomes(ref, spec.topK, r, readBytes);
+        return ref.entries.map((e, i) => ({
+          prompt: e.prompt.id,
+          arm: r.arm.name,
+          score: perPrompt(ref, refD.digests, spec.topK, r.arm, runs, info.shape, spec.horizons, i),
+        }));
+      });
     return [...liveHeadline(spec, scores, records, perText, info.shape), '', promptsLine(read)];
   },
   checks: (_spec, _records, ref, read, checks) => promptsCheck(ref, read, checks),

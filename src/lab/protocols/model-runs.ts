@@ -8,7 +8,18 @@ import { ArgumentError, FileFormatError } from '../../errors.js';
 import { loadModel, type Model } from '../../model/model.js';
 import { f32Bytes, readF32 } from '../arrays.js';
 import { CheckList, countFailures, near } from '../checks.js';
-import { armDigest, exactKlRows, referenceDigests, runArm, scoreDigests, type ArmScore, type EvalArm, type ModelShape, type PromptOutcome, type ScoredOutcome } from '../eval.js';
+import {
+  armDigest,
+  exactKlRows,
+  referenceDigests,
+  runArm,
+  scoreDigests,
+  type ArmScore,
+  type EvalArm,
+  type ModelShape,
+  type PromptOutcome,
+  type ScoredOutcome,
+} from '../eval.js';
 import { RunWriter } from '../manifest.js';
 import type { RunOptions, RunResult } from '../protocol-types.js';
 import { defaultPromptSet, type DefaultPromptSpec, type PromptSource } from '../prompts.js';
@@ -49,10 +60,19 @@ export function parsePromptSpec(x: unknown, field: string): DefaultPromptSpec {
   const source = p.source === undefined ? undefined : (str(p, 'source', ['auto', 'ids']) as 'auto' | 'ids');
   let texts: { id: string; text: string }[] | undefined;
   if (p.texts !== undefined) {
-    if (!Array.isArray(p.texts) || p.texts.length === 0 || !p.texts.every((t) => t && typeof t.id === 'string' && typeof t.text === 'string')) throw new FileFormatError('protocol', `field '${field}.texts' must be a non-empty array of {id, text}`);
+    if (!Array.isArray(p.texts) || p.texts.length === 0 || !p.texts.every((t) => t && typeof t.id === 'string' && typeof t.text === 'string'))
+      throw new FileFormatError('protocol', `field '${field}.texts' must be a non-empty array of {id, text}`);
     texts = p.texts as { id: string; text: string }[];
   }
-  return { count: num(p, 'count', isPosInt), length: num(p, 'length', isPosInt), seedTokens: num(p, 'seedTokens', isNonNegInt), seed: num(p, 'seed', isNonNegInt), ...(set && { set }), ...(source && { source }), ...(texts && { texts }) };
+  return {
+    count: num(p, 'count', isPosInt),
+    length: num(p, 'length', isPosInt),
+    seedTokens: num(p, 'seedTokens', isNonNegInt),
+    seed: num(p, 'seed', isNonNegInt),
+    ...(set && { set }),
+    ...(source && { source }),
+    ...(texts && { texts }),
+  };
 }
 
 export function needPrompts(spec: ModelEvalSpec): DefaultPromptSpec {
@@ -75,7 +95,12 @@ export function promptsLine(read: (rel: string) => string, file = PROMPTS_FILE, 
   const sources = JSON.parse(read(file)) as PromptSource[];
   const lengths = [...new Set(sources.map((p) => p.tokens.length))].join('/');
   const first = sources[0];
-  const kind = first?.kind === 'story' ? `${first.set} openings` : first?.kind === 'text' ? `the user's texts (${sources.map((p) => p.id).join(', ')})` : 'seeded token ids';
+  const kind =
+    first?.kind === 'story'
+      ? `${first.set} openings`
+      : first?.kind === 'text'
+        ? `the user's texts (${sources.map((p) => p.id).join(', ')})`
+        : 'seeded token ids';
   return `${what}: ${sources.length} x ${lengths} tokens, ${kind} continued by the model's own greedy f16 text (${file}).`;
 }
 
@@ -84,7 +109,11 @@ export function promptsCheck(ref: ReferenceSet, read: (rel: string) => string, c
   checks.try(`prompts: ${file} holds the reference's prompts, token for token`, () => {
     const sources = JSON.parse(read(file)) as PromptSource[];
     if (sources.length !== ref.entries.length) return [false, `${sources.length} saved, ${ref.entries.length} run`];
-    return countFailures(ref.entries.map((e, i) => ({ e, s: sources[i]! })), ({ e, s }) => s.id === e.prompt.id && s.tokens.join() === e.prompt.tokens.join(), ({ e }) => e.prompt.id);
+    return countFailures(
+      ref.entries.map((e, i) => ({ e, s: sources[i]! })),
+      ({ e, s }) => s.id === e.prompt.id && s.tokens.join() === e.prompt.tokens.join(),
+      ({ e }) => e.prompt.id,
+    );
   });
 }
 
@@ -128,7 +157,11 @@ export function savedOutcomes(ref: ReferenceSet, topK: number, r: ArmRecord, rea
   const width = digestWidth(Math.min(topK, ref.vocab));
   return r.outcomes.map((x, i) => {
     const rows = ref.entries[i]!.prompt.tokens.length + ref.spec.horizon - 1;
-    return { ...x, digest: readF32(readBytes(digestFile(r.arm.name, x.prompt)), rows * width)[0]!, klRows: readF64(readBytes(klRowsFile(r.arm.name, x.prompt))) };
+    return {
+      ...x,
+      digest: readF32(readBytes(digestFile(r.arm.name, x.prompt)), rows * width)[0]!,
+      klRows: readF64(readBytes(klRowsFile(r.arm.name, x.prompt))),
+    };
   });
 }
 
@@ -158,7 +191,16 @@ export function openModel(path: string | undefined, protocol: string): { model: 
   if (!path) throw new ArgumentError(`protocol ${protocol} needs a model (-m MODEL)`);
   const model = loadModel(path);
   const hp = model.hp;
-  return { model, info: { file: basename(path), sha256: modelSha256(path), arch: hp.arch, shape: { layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim }, vocab: model.nVocab } };
+  return {
+    model,
+    info: {
+      file: basename(path),
+      sha256: modelSha256(path),
+      arch: hp.arch,
+      shape: { layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim },
+      vocab: model.nVocab,
+    },
+  };
 }
 
 /** What the sabotage test hook builds instead of a quantized cache: exact f32 everywhere. */
@@ -172,7 +214,15 @@ export interface ArmsRun {
 }
 
 /** Computes the reference, runs the control arm and `arms`, saves everything into `w`, checks the controls. */
-export function runModelArms(w: RunWriter, model: Model, info: ModelInfo, spec: ModelEvalSpec, prompts: readonly EvalPrompt[], arms: readonly EvalArm[], o: { sabotage?: Sabotage; progress?: () => void } = {}): ArmsRun {
+export function runModelArms(
+  w: RunWriter,
+  model: Model,
+  info: ModelInfo,
+  spec: ModelEvalSpec,
+  prompts: readonly EvalPrompt[],
+  arms: readonly EvalArm[],
+  o: { sabotage?: Sabotage; progress?: () => void } = {},
+): ArmsRun {
   const ref = computeReference(model, { model: info.sha256, policy: REFERENCE_POLICY, horizon: spec.horizon, prompts });
   w.writeJson(MODEL_FILE, info, 'input');
   w.write(REFERENCE_FILE, writeReference(ref), 'input');
@@ -188,7 +238,11 @@ export function runModelArms(w: RunWriter, model: Model, info: ModelInfo, spec: 
     const actualPolicy = sabotagedPolicy(arm.policy, sab, info.shape.layers);
     const runs = runArm(model, ref, arm, { checkLayers: true, checkAttention: true, actualPolicy, corruptRead: sab.corruptRead, onPrompt: o.progress });
     // Scored from the float32 digest and float64 KL rows as saved, so the audit reads back exactly the numbers the run used.
-    const scored: ScoredOutcome[] = runs.map(({ logits, ...rest }, i) => ({ ...rest, digest: armDigest(ref, refD.ids[i]!, i, logits), klRows: exactKlRows(ref.entries[i]!.logits, logits, ref.vocab) }));
+    const scored: ScoredOutcome[] = runs.map(({ logits, ...rest }, i) => ({
+      ...rest,
+      digest: armDigest(ref, refD.ids[i]!, i, logits),
+      klRows: exactKlRows(ref.entries[i]!.logits, logits, ref.vocab),
+    }));
     for (const r of scored) {
       w.write(digestFile(arm.name, r.prompt), f32Bytes(r.digest), 'output');
       w.write(klRowsFile(arm.name, r.prompt), f64Bytes(r.klRows!), 'output');
@@ -203,7 +257,14 @@ export function runModelArms(w: RunWriter, model: Model, info: ModelInfo, spec: 
   w.writeJson(RUNS_FILE, records, 'output');
   const checks = new CheckList();
   // Run time only (the logits are not saved): the strongest form of the control, every logit bit for bit.
-  checks.add('determinism (run time): the f16 cache re-run reproduces every reference logit bit for bit', ...countFailures(ref.entries.map((e, i) => ({ e, i })), ({ e, i }) => controlLogits[i] !== undefined && sameF32(controlLogits[i]!, e.logits), ({ e }) => e.prompt.id));
+  checks.add(
+    'determinism (run time): the f16 cache re-run reproduces every reference logit bit for bit',
+    ...countFailures(
+      ref.entries.map((e, i) => ({ e, i })),
+      ({ e, i }) => controlLogits[i] !== undefined && sameF32(controlLogits[i]!, e.logits),
+      ({ e }) => e.prompt.id,
+    ),
+  );
   modelChecks(ref, refD.digests, records, control, spec, checks);
   return { ref, records, scores, checks };
 }
@@ -217,15 +278,42 @@ function sameF32(a: Float32Array, b: Float32Array): boolean {
  * reference exactly; each layer stores quantized values exactly where its arm means to quantize; the cache's
  * real bytes equal the accounting formula.
  */
-export function modelChecks(ref: ReferenceSet, refDigests: readonly Float32Array[], records: readonly ArmRecord[], control: readonly Float32Array[], spec: ModelEvalSpec, checks: CheckList): void {
+export function modelChecks(
+  ref: ReferenceSet,
+  refDigests: readonly Float32Array[],
+  records: readonly ArmRecord[],
+  control: readonly Float32Array[],
+  spec: ModelEvalSpec,
+  checks: CheckList,
+): void {
   const c = records.find((r) => r.arm.name === CONTROL_ARM);
-  checks.add('control: the f16 cache re-run reproduces the reference logit digest and continuation exactly', ...countFailures(ref.entries.map((e, i) => ({ e, i })), ({ e, i }) =>
-    control[i] !== undefined && sameF32(control[i]!, refDigests[i]!) && c !== undefined && c.outcomes[i]!.continuation.join() === e.continuation.join(), ({ e }) => e.prompt.id));
+  checks.add(
+    'control: the f16 cache re-run reproduces the reference logit digest and continuation exactly',
+    ...countFailures(
+      ref.entries.map((e, i) => ({ e, i })),
+      ({ e, i }) =>
+        control[i] !== undefined && sameF32(control[i]!, refDigests[i]!) && c !== undefined && c.outcomes[i]!.continuation.join() === e.continuation.join(),
+      ({ e }) => e.prompt.id,
+    ),
+  );
   const floor = spec.controls.errorFloor;
   const layerRows = records.flatMap((r) => (r.outcomes[0]?.layerErrors ?? []).map((e) => ({ arm: r.arm.name, e })));
-  checks.add(`control: stored K/V relL2 > ${floor} on every layer meant to be quantized, exact f16 rounding on the others (read back)`,
-    ...countFailures(layerRows, ({ e }) => storeErrorOk(e, floor), ({ arm, e }) => `${arm} layer ${e.layer}: K ${e.kRelL2.toExponential(2)} V ${e.vRelL2.toExponential(2)}`));
-  checks.add('control: every arm read its layers back', ...countFailures(records, (r) => (r.outcomes[0]?.layerErrors?.length ?? 0) > 0, (r) => r.arm.name));
+  checks.add(
+    `control: stored K/V relL2 > ${floor} on every layer meant to be quantized, exact f16 rounding on the others (read back)`,
+    ...countFailures(
+      layerRows,
+      ({ e }) => storeErrorOk(e, floor),
+      ({ arm, e }) => `${arm} layer ${e.layer}: K ${e.kRelL2.toExponential(2)} V ${e.vRelL2.toExponential(2)}`,
+    ),
+  );
+  checks.add(
+    'control: every arm read its layers back',
+    ...countFailures(
+      records,
+      (r) => (r.outcomes[0]?.layerErrors?.length ?? 0) > 0,
+      (r) => r.arm.name,
+    ),
+  );
   attentionChecks(records, checks);
   placementChecks(records, layerCount(records), checks);
 }
@@ -239,11 +327,27 @@ export const READ_TOLERANCE = 1e-5;
 export function attentionChecks(records: readonly ArmRecord[], checks: CheckList): void {
   const c = records.find((r) => r.arm.name === CONTROL_ARM);
   const rows = (c?.outcomes ?? []).flatMap((o) => (o.attention ?? []).map((a) => ({ o, a })));
-  checks.add(`control (independent): the f16 cache's attention output on every layer and prompt equals float64 attention over the appended K/V rounded to f16 (relRms < ${READ_TOLERANCE})`,
-    ...(rows.length ? countFailures(rows, ({ a }) => a.vsF16RelRms < READ_TOLERANCE, ({ o, a }) => `${o.prompt} layer ${a.layer}: ${a.vsF16RelRms.toExponential(2)}`) : [false, 'no attention checks saved'] as [boolean, string]));
+  checks.add(
+    `control (independent): the f16 cache's attention output on every layer and prompt equals float64 attention over the appended K/V rounded to f16 (relRms < ${READ_TOLERANCE})`,
+    ...(rows.length
+      ? countFailures(
+          rows,
+          ({ a }) => a.vsF16RelRms < READ_TOLERANCE,
+          ({ o, a }) => `${o.prompt} layer ${a.layer}: ${a.vsF16RelRms.toExponential(2)}`,
+        )
+      : ([false, 'no attention checks saved'] as [boolean, string])),
+  );
   const all = records.flatMap((r) => r.outcomes.flatMap((o) => (o.attention ?? []).filter((a) => a.readRelRms !== null).map((a) => ({ r, o, a }))));
-  checks.add(`control: every arm's attention output equals float64 attention over the values its cache stores, read back (relRms < ${READ_TOLERANCE}; a cache destroyed at read fails)`,
-    ...(all.length ? countFailures(all, ({ a }) => a.readRelRms! < READ_TOLERANCE, ({ r, o, a }) => `${r.arm.name} ${o.prompt} layer ${a.layer}: ${a.readRelRms!.toExponential(2)}`) : [false, 'no attention checks saved'] as [boolean, string]));
+  checks.add(
+    `control: every arm's attention output equals float64 attention over the values its cache stores, read back (relRms < ${READ_TOLERANCE}; a cache destroyed at read fails)`,
+    ...(all.length
+      ? countFailures(
+          all,
+          ({ a }) => a.readRelRms! < READ_TOLERANCE,
+          ({ r, o, a }) => `${r.arm.name} ${o.prompt} layer ${a.layer}: ${a.readRelRms!.toExponential(2)}`,
+        )
+      : ([false, 'no attention checks saved'] as [boolean, string])),
+  );
 }
 
 /** Expected anchor span per layer of a policy: [prompt, prompt + count) clipped to the positions held. */
@@ -261,17 +365,36 @@ export function placementChecks(records: readonly ArmRecord[], layers: number, c
     const o = r.outcomes[0]!;
     return (o.placement ?? []).map((p) => ({ r, o, p }));
   });
-  checks.add('anchors: every anchored arm holds anchors on exactly the layers its policy names, at positions [prompt, prompt + N) (read back from the cache regions)',
-    ...(rows.length ? countFailures(rows, ({ r, o, p }) => {
-      const want = anchorSpan(r.arm.policy, p.layer, layers, o.promptTokens, o.positions);
-      const got = p.regions.anchors ?? [];
-      return want === null ? got.length === 0 : want[1] <= want[0] ? got.length === 0 : got.length === 1 && got[0]![0] === want[0] && got[0]![1] === want[1];
-    }, ({ r, p }) => `${r.arm.name} layer ${p.layer}: ${JSON.stringify(p.regions.anchors ?? [])}`) : [false, 'no placement saved'] as [boolean, string]));
+  checks.add(
+    'anchors: every anchored arm holds anchors on exactly the layers its policy names, at positions [prompt, prompt + N) (read back from the cache regions)',
+    ...(rows.length
+      ? countFailures(
+          rows,
+          ({ r, o, p }) => {
+            const want = anchorSpan(r.arm.policy, p.layer, layers, o.promptTokens, o.positions);
+            const got = p.regions.anchors ?? [];
+            return want === null
+              ? got.length === 0
+              : want[1] <= want[0]
+                ? got.length === 0
+                : got.length === 1 && got[0]![0] === want[0] && got[0]![1] === want[1];
+          },
+          ({ r, p }) => `${r.arm.name} layer ${p.layer}: ${JSON.stringify(p.regions.anchors ?? [])}`,
+        )
+      : ([false, 'no placement saved'] as [boolean, string])),
+  );
 }
 
 /** Adds the bytes check (needs the scores). */
 export function bytesCheck(scores: readonly ArmScore[], checks: CheckList): void {
-  checks.add('bytes: real cache bytes (cache.nbytes) == accounting formula (kvBytes) for every arm', ...countFailures(scores, (s) => s.bytes === s.formulaBytes, (s) => `${s.arm}: ${s.bytes} vs ${s.formulaBytes}`));
+  checks.add(
+    'bytes: real cache bytes (cache.nbytes) == accounting formula (kvBytes) for every arm',
+    ...countFailures(
+      scores,
+      (s) => s.bytes === s.formulaBytes,
+      (s) => `${s.arm}: ${s.bytes} vs ${s.formulaBytes}`,
+    ),
+  );
 }
 
 export interface AuditedArms {
@@ -288,9 +411,19 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
   const read = (rel: string) => new Uint8Array(readFileSync(join(dir, rel)));
   const json = <T>(rel: string) => JSON.parse(readFileSync(join(dir, rel), 'utf8')) as T;
   let ref: ReferenceSet | undefined;
-  if (!checks.try('reference: the saved artifact parses, its key and logits hash hold', () => { ref = readReference(read(REFERENCE_FILE)); return [true, ref.key.slice(0, 12)]; })) return undefined;
+  if (
+    !checks.try('reference: the saved artifact parses, its key and logits hash hold', () => {
+      ref = readReference(read(REFERENCE_FILE));
+      return [true, ref.key.slice(0, 12)];
+    })
+  )
+    return undefined;
   const info = json<ModelInfo>(MODEL_FILE);
-  checks.add('reference: made for the recorded model and the protocol horizon', ref!.spec.model === info.sha256 && ref!.spec.horizon === spec.horizon, `${info.file} ${info.sha256.slice(0, 12)}`);
+  checks.add(
+    'reference: made for the recorded model and the protocol horizon',
+    ref!.spec.model === info.sha256 && ref!.spec.horizon === spec.horizon,
+    `${info.file} ${info.sha256.slice(0, 12)}`,
+  );
   const records = json<ArmRecord[]>(RUNS_FILE);
   const scores: ArmScore[] = [];
   let control: Float32Array[] = [];
@@ -305,15 +438,30 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
         if (bytes.length !== rows * width * 4) throw new FileFormatError(digestFile(r.arm.name, x.prompt), `${bytes.length} B, expected ${rows * width * 4}`);
         return { ...x, digest: readF32(bytes, rows * width)[0]! };
       });
-      runs.forEach((x, i) => { const f = klRowsFile(r.arm.name, x.prompt); (x as { klRows?: Float64Array }).klRows = readF64(read(f)); if (x.klRows!.length !== ref!.entries[i]!.prompt.tokens.length + ref!.spec.horizon - 1) throw new FileFormatError(f, 'wrong row count'); });
+      runs.forEach((x, i) => {
+        const f = klRowsFile(r.arm.name, x.prompt);
+        (x as { klRows?: Float64Array }).klRows = readF64(read(f));
+        if (x.klRows!.length !== ref!.entries[i]!.prompt.tokens.length + ref!.spec.horizon - 1) throw new FileFormatError(f, 'wrong row count');
+      });
       if (r.arm.name === CONTROL_ARM) control = runs.map((x) => x.digest);
       klRowsBound(ref!, refD.digests, spec.topK, r.arm.name, runs, boundRows);
       scores.push(scoreDigests(ref!, refD.digests, spec.topK, r.arm, runs, info.shape, spec.horizons));
     }
-    checks.add('kl/: every saved exact KL row is >= its top-k + tail lower bound from the saved digests (and 0 for the f16 control)', ...countFailures(boundRows, (b) => b.ok, (b) => b.what));
+    checks.add(
+      'kl/: every saved exact KL row is >= its top-k + tail lower bound from the saved digests (and 0 for the f16 control)',
+      ...countFailures(
+        boundRows,
+        (b) => b.ok,
+        (b) => b.what,
+      ),
+    );
     const saved = json<ArmScore[]>('results.json');
     if (saved.length !== scores.length) return [false, `${saved.length} saved, ${scores.length} recomputed`];
-    return countFailures(scores.map((s, i) => [s, saved[i]!] as const), ([s, t]) => near(JSON.parse(JSON.stringify(s)), t, spec.tolerance), ([s]) => s.arm);
+    return countFailures(
+      scores.map((s, i) => [s, saved[i]!] as const),
+      ([s, t]) => near(JSON.parse(JSON.stringify(s)), t, spec.tolerance),
+      ([s]) => s.arm,
+    );
   });
   if (!ok) return undefined;
   const again = new CheckList();
@@ -324,7 +472,14 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
 }
 
 /** Per arm and prompt: the exact KL rows bound from below by the digest's top-k + tail KL (rounding slack 1e-6). */
-function klRowsBound(ref: ReferenceSet, refDigests: readonly Float32Array[], topK: number, arm: string, runs: readonly ScoredOutcome[], out: { ok: boolean; what: string }[]): void {
+function klRowsBound(
+  ref: ReferenceSet,
+  refDigests: readonly Float32Array[],
+  topK: number,
+  arm: string,
+  runs: readonly ScoredOutcome[],
+  out: { ok: boolean; what: string }[],
+): void {
   const k = Math.min(topK, ref.vocab);
   runs.forEach((x, i) => {
     let ok = true;
@@ -341,14 +496,18 @@ export function auditRecordedChecks(dir: string, again: CheckList, checks: Check
   checks.try('checks.json: the run recorded the same verdicts', () => {
     const s = JSON.parse(readFileSync(join(dir, 'checks.json'), 'utf8')) as { name: string; pass: boolean }[];
     const got = s.map((c) => `${c.name}:${c.pass}`);
-    return [again.checks.every((c) => got.includes(`${c.name}:${c.pass}`)) && s.every((c) => c.pass), `${s.filter((c) => c.pass).length}/${s.length} recorded PASS`];
+    return [
+      again.checks.every((c) => got.includes(`${c.name}:${c.pass}`)) && s.every((c) => c.pass),
+      `${s.filter((c) => c.pass).length}/${s.length} recorded PASS`,
+    ];
   });
 }
 
 /** Parses a list of scheme names (checked against the registry when arms are built). */
 export function schemeList(o: Json, field: string): string[] {
   const x = o[field];
-  if (!Array.isArray(x) || x.length === 0 || !x.every((s) => typeof s === 'string')) throw new FileFormatError('protocol', `field '${field}' must be a non-empty array of scheme names`);
+  if (!Array.isArray(x) || x.length === 0 || !x.every((s) => typeof s === 'string'))
+    throw new FileFormatError('protocol', `field '${field}' must be a non-empty array of scheme names`);
   return x as string[];
 }
 
@@ -356,19 +515,35 @@ export function schemeList(o: Json, field: string): string[] {
 export interface ModelProtocolHooks<S extends ModelEvalSpec> {
   prompts(model: Model, spec: S, w: RunWriter): EvalPrompt[];
   arms(model: Model, spec: S, w: RunWriter, prompts: readonly EvalPrompt[]): EvalArm[];
-  headline(spec: S, scores: readonly ArmScore[], records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string, readBytes: (rel: string) => Uint8Array): string[];
+  headline(
+    spec: S,
+    scores: readonly ArmScore[],
+    records: readonly ArmRecord[],
+    ref: ReferenceSet,
+    read: (rel: string) => string,
+    readBytes: (rel: string) => Uint8Array,
+  ): string[];
   /** Protocol checks from saved data (run and audit both call it). */
   checks?(spec: S, records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string, checks: CheckList): void;
 }
 
-export function runModelProtocol<S extends ModelEvalSpec & { name: string }>(hooks: ModelProtocolHooks<S>, spec: S, protocolBytes: Uint8Array, out: string, opts: RunOptions): RunResult {
+export function runModelProtocol<S extends ModelEvalSpec & { name: string }>(
+  hooks: ModelProtocolHooks<S>,
+  spec: S,
+  protocolBytes: Uint8Array,
+  out: string,
+  opts: RunOptions,
+): RunResult {
   const { model, info } = openModel(opts.model, spec.name);
   const w = new RunWriter(out, spec.name, protocolBytes);
   const prompts = hooks.prompts(model, spec, w);
   const arms = hooks.arms(model, spec, w, prompts);
   let done = 0;
   const total = (arms.length + 1) * prompts.length;
-  const r = runModelArms(w, model, info, spec, prompts, arms, { sabotage: { disableQuantization: opts.sabotageDisableQuantization, ...opts.sabotage }, progress: () => opts.progress?.(++done, total) });
+  const r = runModelArms(w, model, info, spec, prompts, arms, {
+    sabotage: { disableQuantization: opts.sabotageDisableQuantization, ...opts.sabotage },
+    progress: () => opts.progress?.(++done, total),
+  });
   bytesCheck(r.scores, r.checks);
   const read = (rel: string) => readFileSync(join(w.tmp, rel), 'utf8');
   hooks.checks?.(spec, r.records, r.ref, read, r.checks);
@@ -390,6 +565,9 @@ export function auditModelProtocol<S extends ModelEvalSpec>(hooks: ModelProtocol
     checks.add(`recomputed ${c.name}`, c.pass, c.detail);
     a.again.add(c.name, c.pass, c.detail);
   }
-  checks.try('headline.md re-rendered from the rescored results', () => [read('headline.md') === hooks.headline(spec, a.scores, a.records, a.ref, read, (rel) => new Uint8Array(readFileSync(join(dir, rel)))).join('\n') + '\n', 'byte-identical']);
+  checks.try('headline.md re-rendered from the rescored results', () => [
+    read('headline.md') === hooks.headline(spec, a.scores, a.records, a.ref, read, (rel) => new Uint8Array(readFileSync(join(dir, rel)))).join('\n') + '\n',
+    'byte-identical',
+  ]);
   auditRecordedChecks(dir, a.again, checks);
 }

@@ -54,7 +54,8 @@ export function parseNeedles(json: unknown): NeedlesSpec {
   if (!Array.isArray(o.arms) || o.arms.length === 0) throw new FileFormatError('protocol', "field 'arms' must be a non-empty array");
   const t = obj(o.text, 'text');
   const i = obj(o.ids, 'ids');
-  if (!Array.isArray(t.names) || t.names.length === 0 || !t.names.every((n) => typeof n === 'string' && /^\p{L}+$/u.test(n))) throw new FileFormatError('protocol', "field 'text.names' must be a non-empty array of single words");
+  if (!Array.isArray(t.names) || t.names.length === 0 || !t.names.every((n) => typeof n === 'string' && /^\p{L}+$/u.test(n)))
+    throw new FileFormatError('protocol', "field 'text.names' must be a non-empty array of single words");
   const spec: NeedlesSpec = {
     name: 'needles',
     ...parseModelEval(o),
@@ -65,11 +66,17 @@ export function parseNeedles(json: unknown): NeedlesSpec {
     context: num(o, 'context', isPosInt),
     depths: nums(o, 'depths', (x) => x > 0 && x < 1),
     text: { story: str(t, 'story'), names: t.names as string[], plant: str(t, 'plant'), cue: str(t, 'cue'), after: str(t, 'after') },
-    ids: { needleTokens: num(i, 'needleTokens', isPosInt), cue: num(i, 'cue', isPosInt), needlesPerDepth: num(i, 'needlesPerDepth', isPosInt), seed: num(i, 'seed', isNonNegInt) },
+    ids: {
+      needleTokens: num(i, 'needleTokens', isPosInt),
+      cue: num(i, 'cue', isPosInt),
+      needlesPerDepth: num(i, 'needlesPerDepth', isPosInt),
+      seed: num(i, 'seed', isNonNegInt),
+    },
     depthTolerance: num(o, 'depthTolerance', (x) => x > 0 && x < 1),
   };
   if (!spec.text.plant.includes('{name}')) throw new FileFormatError('protocol', "field 'text.plant' must contain {name}");
-  if (spec.ids.cue >= spec.ids.needleTokens || spec.horizon < spec.ids.needleTokens - spec.ids.cue) throw new FileFormatError('protocol', 'ids: cue < needleTokens and horizon >= needleTokens - cue (the answer)');
+  if (spec.ids.cue >= spec.ids.needleTokens || spec.horizon < spec.ids.needleTokens - spec.ids.cue)
+    throw new FileFormatError('protocol', 'ids: cue < needleTokens and horizon >= needleTokens - cue (the answer)');
   return spec;
 }
 
@@ -170,7 +177,13 @@ function plantIds(model: Model, spec: NeedlesSpec): { prompts: EvalPrompt[]; nee
   const needles: Needle[] = [];
   spec.depths.forEach((depth, d) => {
     for (let j = 0; j < s.needlesPerDepth; j++) {
-      const filler = defaultPrompts(model, { count: 1, length: spec.context - s.needleTokens, seedTokens: 8, seed: s.seed * 1000 + d * 100 + j, source: 'ids' })[0]!.tokens;
+      const filler = defaultPrompts(model, {
+        count: 1,
+        length: spec.context - s.needleTokens,
+        seedTokens: 8,
+        seed: s.seed * 1000 + d * 100 + j,
+        source: 'ids',
+      })[0]!.tokens;
       const tokens = Array.from({ length: s.needleTokens }, () => 3 + rng.int(model.nVocab - 3));
       const at = Math.min(filler.length, Math.max(1, Math.round(depth * spec.context)));
       const ctx = [...filler.slice(0, at), ...tokens, ...filler.slice(at)];
@@ -204,7 +217,10 @@ export interface RecallRow {
 
 /** Per arm and depth: needles recalled exactly and up to the onset (the f16 reference first). */
 export function recallTable(spec: NeedlesSpec, needles: readonly Needle[], records: readonly ArmRecord[], ref: ReferenceSet): RecallRow[] {
-  const rows = [{ arm: 'f16 reference', outcomes: ref.entries.map((e) => ({ prompt: e.prompt.id, continuation: e.continuation })) }, ...records.map((r) => ({ arm: r.arm.name, outcomes: r.outcomes }))];
+  const rows = [
+    { arm: 'f16 reference', outcomes: ref.entries.map((e) => ({ prompt: e.prompt.id, continuation: e.continuation })) },
+    ...records.map((r) => ({ arm: r.arm.name, outcomes: r.outcomes })),
+  ];
   return rows.map((r) => {
     const exact: Record<string, number> = {};
     const onset: Record<string, number> = {};
@@ -222,11 +238,18 @@ export function recallTable(spec: NeedlesSpec, needles: readonly Needle[], recor
 function needlesLine(spec: NeedlesSpec, needles: readonly Needle[]): string {
   const lengths = needles.map((n) => n.length);
   const span = `${Math.min(...lengths)}-${Math.max(...lengths)}-token prompts`;
-  if (needles[0]?.name === undefined) return `Needles: ${needles.length} random-id needles of ${spec.ids.needleTokens} tokens (cue ${spec.ids.cue}) in the model's own greedy text, ${span}; exact = every answer token, onset = the first.`;
+  if (needles[0]?.name === undefined)
+    return `Needles: ${needles.length} random-id needles of ${spec.ids.needleTokens} tokens (cue ${spec.ids.cue}) in the model's own greedy text, ${span}; exact = every answer token, onset = the first.`;
   return `Needles: ${needles.length / spec.depths.length} made-up names x ${spec.depths.length} depths, each planted as "${spec.text.plant}" in the story, cue "${spec.text.cue}", ${span}; exact = the name's every token, onset = up to its first token holding a letter. The f16 reference row is what the model itself recalls.`;
 }
 
-export function needlesHeadline(spec: NeedlesSpec, needles: readonly Needle[], records: readonly ArmRecord[], ref: ReferenceSet, scores: readonly ArmScore[]): string[] {
+export function needlesHeadline(
+  spec: NeedlesSpec,
+  needles: readonly Needle[],
+  records: readonly ArmRecord[],
+  ref: ReferenceSet,
+  scores: readonly ArmScore[],
+): string[] {
   const by = new Map(scores.map((s) => [s.arm, s]));
   const pct = (d: number) => `${Math.round(d * 100)}%`;
   const h = spec.horizons[spec.horizons.length - 1]!;

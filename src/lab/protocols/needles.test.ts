@@ -8,11 +8,19 @@ import { repoRoot } from '../hash.js';
 import { runAndTamper } from '../../../test/fixtures/model-runs.js';
 import { parseNeedles, plantNeedles, storySentences } from './needles-core.js';
 
-const SMALL = { arms: [{ name: 'q2k', scheme: 'q2k', window: 0, sinks: 0 }], context: 200, depths: [0.25, 0.9], depthTolerance: 0.3, horizon: 6, horizons: [6] };
+const SMALL = {
+  arms: [{ name: 'q2k', scheme: 'q2k', window: 0, sinks: 0 }],
+  context: 200,
+  depths: [0.25, 0.9],
+  depthTolerance: 0.3,
+  horizon: 6,
+  horizons: [6],
+};
 const STORIES = join(repoRoot(), '..', 'shared', 'models', 'stories260K.bin');
 const frozen = () => JSON.parse(readFileSync(join(repoRoot(), 'protocols', 'needles.json'), 'utf8')) as Record<string, unknown>;
 
-test('needles: tiny run passes, audits PASS, a flipped byte FAILs', (t) => runAndTamper(t, 'needles', { ...SMALL, text: { ...(frozen().text as object), names: ['Zorba', 'Kip'] } }));
+test('needles: tiny run passes, audits PASS, a flipped byte FAILs', (t) =>
+  runAndTamper(t, 'needles', { ...SMALL, text: { ...(frozen().text as object), names: ['Zorba', 'Kip'] } }));
 
 test('needles: story sentences never split inside a quotation', () => {
   assert.deepEqual(storySentences('She said, "Hi. Are you lost?" The dog barked. It ran.'), ['She said, "Hi. Are you lost?" ', 'The dog barked. ', 'It ran.']);
@@ -29,7 +37,13 @@ test('needles (text): the prompt stops where the name begins and the answer spel
     const text = tok.decode(prompts[i]!.tokens);
     assert.ok(text.trimEnd().endsWith('She said, "Come here,'), text.slice(-40));
     assert.ok(text.includes(`She had a pet frog named ${n.name}. ${n.name} liked to jump.`));
-    assert.equal(tok.decode([...prompts[i]!.tokens, ...n.answer]).trimEnd().slice(-n.name!.length), n.name);
+    assert.equal(
+      tok
+        .decode([...prompts[i]!.tokens, ...n.answer])
+        .trimEnd()
+        .slice(-n.name!.length),
+      n.name,
+    );
     assert.ok(prompts[i]!.tokens.length <= 200 && Math.abs(n.at / n.length - n.depth) <= 0.3, `${n.prompt}: ${n.at}/${n.length}`);
   }
 });

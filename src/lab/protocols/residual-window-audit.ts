@@ -6,8 +6,19 @@ import { readF32, sameBytes, sameF32 } from '../arrays.js';
 import { packWindowCache } from '../window-cache.js';
 import { residualWindowChecks, timingSummary, timingsCsv, resultsCsv, type ControlRow, type Timing } from './residual-window-checks.js';
 import {
-  inputsOf, inputPath, cachePath, makeInput, compare, f32ControlError, summarize, headline, blockwiseOutput, wholeDecodeOutput,
-  type ResidualWindowSpec, type Comparison, type InputArrays,
+  inputsOf,
+  inputPath,
+  cachePath,
+  makeInput,
+  compare,
+  f32ControlError,
+  summarize,
+  headline,
+  blockwiseOutput,
+  wholeDecodeOutput,
+  type ResidualWindowSpec,
+  type Comparison,
+  type InputArrays,
 } from './residual-window-core.js';
 
 function parseTimings(text: string): Timing[] {
@@ -25,26 +36,45 @@ export function auditResidualWindow(dir: string, spec: ResidualWindowSpec, check
   const inputs = inputsOf(spec);
   const saved = new Map<string, InputArrays>();
   checks.try('inputs: saved arrays equal the frozen generator output', () => {
-    const res = countFailures(inputs, (x) => {
-      const [q, k, v] = readF32(read(inputPath(x)), D, x.tokens * D, x.tokens * D) as [Float32Array, Float32Array, Float32Array];
-      saved.set(x.id, { q, k, v });
-      const g = makeInput(spec, x);
-      return sameF32(q, g.q) && sameF32(k, g.k) && sameF32(v, g.v);
-    }, (x) => x.id);
+    const res = countFailures(
+      inputs,
+      (x) => {
+        const [q, k, v] = readF32(read(inputPath(x)), D, x.tokens * D, x.tokens * D) as [Float32Array, Float32Array, Float32Array];
+        saved.set(x.id, { q, k, v });
+        const g = makeInput(spec, x);
+        return sameF32(q, g.q) && sameF32(k, g.k) && sameF32(v, g.v);
+      },
+      (x) => x.id,
+    );
     return res;
   });
   if (saved.size !== inputs.length) return;
   const pairs = inputs.flatMap((x) => spec.windows.map((R) => ({ x, R, key: `${x.id} R=${R}` })));
   checks.try('caches: re-encoding the saved inputs gives the saved cache bytes', () =>
-    countFailures(pairs, ({ x, R }) => { const a = saved.get(x.id)!; return sameBytes(read(cachePath(x, R)), packWindowCache(spec.formats, a.k, a.v, x.tokens, D, R)); }, (p) => p.key));
+    countFailures(
+      pairs,
+      ({ x, R }) => {
+        const a = saved.get(x.id)!;
+        return sameBytes(read(cachePath(x, R)), packWindowCache(spec.formats, a.k, a.v, x.tokens, D, R));
+      },
+      (p) => p.key,
+    ),
+  );
   const rows: Comparison[] = [];
   const recomputed = checks.try('results: every number recomputed from the saved files', () => {
     const savedRows = json<Comparison[]>('results.json');
     for (const { x, R } of pairs) rows.push(compare(spec, spec.formats, x, saved.get(x.id)!, R, read(cachePath(x, R))));
     if (savedRows.length !== rows.length) return [false, `${savedRows.length} saved rows, ${rows.length} recomputed`];
-    return countFailures(rows.map((r, i) => [r, savedRows[i]!] as const), ([r, s]) => near(r, s, spec.tolerance), ([r]) => `${r.input} R=${r.window}`);
+    return countFailures(
+      rows.map((r, i) => [r, savedRows[i]!] as const),
+      ([r, s]) => near(r, s, spec.tolerance),
+      ([r]) => `${r.input} R=${r.window}`,
+    );
   });
-  checks.try('results.csv agrees with results.json', () => [readFileSync(join(dir, 'results.csv'), 'utf8') === resultsCsv(json<Comparison[]>('results.json')), 'byte-identical rendering']);
+  checks.try('results.csv agrees with results.json', () => [
+    readFileSync(join(dir, 'results.csv'), 'utf8') === resultsCsv(json<Comparison[]>('results.json')),
+    'byte-identical rendering',
+  ]);
   const controls: ControlRow[] = inputs.map((x) => ({ input: x.id, f32RelL2: f32ControlError(spec, saved.get(x.id)!, x.tokens) }));
   checks.try('controls.json recomputed', () => [near(json('controls.json'), controls, 0), `${controls.length} f32 controls`]);
   if (recomputed) {
@@ -54,11 +84,23 @@ export function auditResidualWindow(dir: string, spec: ResidualWindowSpec, check
     checks.try('summary.json and headline.md recomputed from the results', () => {
       const s = summarize(spec, rows);
       const md = headline(spec, s).join('\n') + '\n';
-      return [near(json('summary.json'), s, spec.tolerance) && readFileSync(join(dir, 'headline.md'), 'utf8') === md, `${s.byDistribution.length} distributions x ${spec.windows.length} windows`];
+      return [
+        near(json('summary.json'), s, spec.tolerance) && readFileSync(join(dir, 'headline.md'), 'utf8') === md,
+        `${s.byDistribution.length} distributions x ${spec.windows.length} windows`,
+      ];
     });
   }
   checks.try('block-wise and whole-decode outputs identical (recomputed)', () =>
-    countFailures(pairs, ({ x, R }) => { const c = read(cachePath(x, R)), q = saved.get(x.id)!.q; return sameF32(blockwiseOutput(spec.formats, c, q), wholeDecodeOutput(spec.formats, c, q)); }, (p) => p.key));
+    countFailures(
+      pairs,
+      ({ x, R }) => {
+        const c = read(cachePath(x, R)),
+          q = saved.get(x.id)!.q;
+        return sameF32(blockwiseOutput(spec.formats, c, q), wholeDecodeOutput(spec.formats, c, q));
+      },
+      (p) => p.key,
+    ),
+  );
   checks.try('timings: one raw timing per comparison x method x rep; summary recomputed', () => {
     const text = readFileSync(join(dir, 'timings.csv'), 'utf8');
     const t = parseTimings(text);

@@ -92,7 +92,14 @@ export interface InputArrays {
 
 /** Seed 003's synthetic input: no RoPE, outliers or sinks; only the focus bias on channel 0. */
 export function makeInput(spec: ResidualWindowSpec, x: InputId): InputArrays {
-  const s = synthesize({ seed: x.seed, tokens: x.tokens, headDim: spec.headDim, focus: x.distribution, focusPositions: spec.focusPositions, focusLogit: spec.focusLogit });
+  const s = synthesize({
+    seed: x.seed,
+    tokens: x.tokens,
+    headDim: spec.headDim,
+    focus: x.distribution,
+    focusPositions: spec.focusPositions,
+    focusLogit: spec.focusLogit,
+  });
   return { q: s.q, k: s.k, v: s.v };
 }
 
@@ -151,12 +158,14 @@ export function wholeDecodeOutput(formats: WindowFormats, cache: Uint8Array, q: 
 
 /** Every number of one comparison, from the input arrays and the cache bytes as saved. */
 export function compare(spec: ResidualWindowSpec, formats: WindowFormats, x: InputId, a: InputArrays, R: number, cache: Uint8Array): Comparison {
-  const N = x.tokens, D = spec.headDim;
+  const N = x.tokens,
+    D = spec.headDim;
   const ref = referenceOutput(a, N, D);
   const got = blockwiseOutput(formats, cache, a.q);
   const c = readWindowCache(formats, cache);
   const cut = c.bulkTokens;
-  const bulk = (fmt: string, sec: [number, number], orig: Float32Array) => (cut === 0 ? 0 : relL2(decode(fmt, cache.subarray(...sec), cut * D, [cut, D]), orig.subarray(0, cut * D)));
+  const bulk = (fmt: string, sec: [number, number], orig: Float32Array) =>
+    cut === 0 ? 0 : relL2(decode(fmt, cache.subarray(...sec), cut * D, [cut, D]), orig.subarray(0, cut * D));
   return {
     input: x.id,
     distribution: x.distribution,
@@ -235,11 +244,15 @@ export function headline(spec: ResidualWindowSpec, s: Summary): string[] {
   const lines = [
     `| distribution | ${W.map((R) => `R=${R} relL2`).join(' | ')} | ${nz.map((R) => `ref mass in R=${R}`).join(' | ')} |`,
     `|---|${W.map(() => '---:').join('|')}|${nz.map(() => '---:').join('|')}|`,
-    ...s.byDistribution.map((r) => `| ${r.distribution} | ${W.map((R) => pct(r.relL2[R]!)).join(' | ')} | ${nz.map((R) => pct(r.massInWindow[R]!, 2)).join(' | ')} |`),
+    ...s.byDistribution.map(
+      (r) => `| ${r.distribution} | ${W.map((R) => pct(r.relL2[R]!)).join(' | ')} | ${nz.map((R) => pct(r.massInWindow[R]!, 2)).join(' | ')} |`,
+    ),
     '',
     '| N | R | file bytes | f32 full | reduction |',
     '|---:|---:|---:|---:|---:|',
-    ...s.bytes.map((b) => `| ${b.tokens} | ${b.window} | ${b.bytes.toLocaleString('en-US')} B | ${b.f32FullBytes.toLocaleString('en-US')} B | ${pct(b.reduction, 1)} |`),
+    ...s.bytes.map(
+      (b) => `| ${b.tokens} | ${b.window} | ${b.bytes.toLocaleString('en-US')} B | ${b.f32FullBytes.toLocaleString('en-US')} B | ${pct(b.reduction, 1)} |`,
+    ),
   ];
   return lines;
 }

@@ -17,7 +17,10 @@ function tiny(): { spec: ResidualWindowSpec; bytes: Uint8Array } {
   return { spec: parseResidualWindow(json), bytes: Buffer.from(JSON.stringify(json, null, 2)) };
 }
 const tmp = () => mkdtempSync(join(tmpdir(), 'kvpack-rw-'));
-const failed = (dir: string) => auditRun(dir).checks.filter((c) => !c.pass).map((c) => c.name);
+const failed = (dir: string) =>
+  auditRun(dir)
+    .checks.filter((c) => !c.pass)
+    .map((c) => c.name);
 
 test('the frozen protocol is seed 003: 18 inputs x 3 windows = 54 comparisons', () => {
   const spec = loadProtocol('residual-window').spec as ResidualWindowSpec;
@@ -51,7 +54,10 @@ test('flipping one byte of an output makes the audit FAIL', () => {
   writeFileSync(p, b);
   const bad = failed(out);
   assert.ok(bad.includes('every file matches its manifest sha256 and size'), bad.join('; '));
-  assert.ok(bad.some((n) => n.startsWith('caches: re-encoding')), bad.join('; '));
+  assert.ok(
+    bad.some((n) => n.startsWith('caches: re-encoding')),
+    bad.join('; '),
+  );
 });
 
 test('editing a manifest entry makes the audit FAIL', () => {
@@ -87,8 +93,14 @@ test('negative control: secretly storing the bulk as f32 fires the controls, and
   const r = runResidualWindow(spec, bytes, out, { sabotageDisableQuantization: true });
   assert.equal(r.pass, false);
   const bad = r.checks.checks.filter((c) => !c.pass).map((c) => c.name);
-  assert.ok(bad.some((n) => n.startsWith('control: attention relL2 >')), bad.join('; '));
-  assert.ok(bad.some((n) => n.startsWith('control: bulk K and V relL2 >')), bad.join('; '));
+  assert.ok(
+    bad.some((n) => n.startsWith('control: attention relL2 >')),
+    bad.join('; '),
+  );
+  assert.ok(
+    bad.some((n) => n.startsWith('control: bulk K and V relL2 >')),
+    bad.join('; '),
+  );
   assert.ok(existsSync(join(out, 'manifest.json')));
   assert.equal(auditRun(out).pass, false);
 });

@@ -6,8 +6,19 @@ import { f32Bytes, sameF32 } from '../arrays.js';
 import { packWindowCache, type WindowFormats } from '../window-cache.js';
 import type { Protocol, RunOptions, RunResult } from '../protocol-types.js';
 import {
-  parseResidualWindow, inputsOf, inputPath, cachePath, makeInput, compare, f32ControlError, summarize, headline,
-  blockwiseOutput, wholeDecodeOutput, type ResidualWindowSpec, type Comparison,
+  parseResidualWindow,
+  inputsOf,
+  inputPath,
+  cachePath,
+  makeInput,
+  compare,
+  f32ControlError,
+  summarize,
+  headline,
+  blockwiseOutput,
+  wholeDecodeOutput,
+  type ResidualWindowSpec,
+  type Comparison,
 } from './residual-window-core.js';
 import { auditResidualWindow } from './residual-window-audit.js';
 
@@ -33,7 +44,9 @@ function timeComparison(formats: WindowFormats, cache: Uint8Array, q: Float32Arr
 export function runResidualWindow(spec: ResidualWindowSpec, protocolBytes: Uint8Array, out: string, opts: RunOptions = {}): RunResult {
   const w = new RunWriter(out, spec.name, protocolBytes);
   // The sabotage hook stores the bulk as f32 while everything else believes it is quantized.
-  const formats: WindowFormats = opts.sabotageDisableQuantization ? { k: spec.formats.window, v: spec.formats.window, window: spec.formats.window } : spec.formats;
+  const formats: WindowFormats = opts.sabotageDisableQuantization
+    ? { k: spec.formats.window, v: spec.formats.window, window: spec.formats.window }
+    : spec.formats;
   const inputs = inputsOf(spec);
   const total = inputs.length * spec.windows.length;
   const rows: Comparison[] = [];

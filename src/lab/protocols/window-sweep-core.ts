@@ -38,11 +38,13 @@ export interface SweepArm extends EvalArm {
 }
 
 export function sweepArms(spec: WindowSweepSpec): SweepArm[] {
-  return spec.schemes.flatMap((scheme) => spec.windows.map((window) => {
-    const windowScaled = Math.round(window * spec.windowScale);
-    const sinks = windowScaled > 0 ? spec.sinksWithWindow : 0;
-    return { name: `${scheme}/w${windowScaled}`, scheme, window, windowScaled, sinks, policy: schemePolicy(scheme, { window: windowScaled, sinks }) };
-  }));
+  return spec.schemes.flatMap((scheme) =>
+    spec.windows.map((window) => {
+      const windowScaled = Math.round(window * spec.windowScale);
+      const sinks = windowScaled > 0 ? spec.sinksWithWindow : 0;
+      return { name: `${scheme}/w${windowScaled}`, scheme, window, windowScaled, sinks, policy: schemePolicy(scheme, { window: windowScaled, sinks }) };
+    }),
+  );
 }
 
 export function sweepHeadline(spec: WindowSweepSpec, scores: readonly ArmScore[]): string[] {

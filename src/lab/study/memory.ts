@@ -24,7 +24,16 @@ export function memoryRows(shape: ModelShape, ctx: number): MemoryRow[] {
     const bare = kvBytes({ ctx, ...shape, policy: schemePolicy(s.name, { window: 0, sinks: 0 }) });
     const win = kvBytes({ ctx, ...shape, policy: schemePolicy(s.name, {}) });
     const one = kvBytes({ ctx: 4096, ...shape, policy: schemePolicy(s.name, { window: 0, sinks: 0 }) });
-    return { scheme: s.name, k: s.k, v: s.v, bytesPerPosition: one.bulk / 4096, bareBytes: bare.total, bareBits: bare.bitsPerElement, windowedBytes: win.total, windowedBits: win.bitsPerElement };
+    return {
+      scheme: s.name,
+      k: s.k,
+      v: s.v,
+      bytesPerPosition: one.bulk / 4096,
+      bareBytes: bare.total,
+      bareBits: bare.bitsPerElement,
+      windowedBytes: win.total,
+      windowedBits: win.bitsPerElement,
+    };
   });
 }
 
@@ -35,6 +44,9 @@ export function memoryTable(rows: readonly MemoryRow[], shape: ModelShape, ctx: 
     '',
     `| scheme | K | V | B/position (bulk) | KiB bare @${ctx} | bits bare | KiB window ${DEFAULT_WINDOW} @${ctx} | bits window ${DEFAULT_WINDOW} |`,
     '|---|---|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.scheme} | ${r.k} | ${r.v} | ${r.bytesPerPosition.toFixed(1)} | ${kib(r.bareBytes)} | ${r.bareBits.toFixed(2)} | ${kib(r.windowedBytes)} | ${r.windowedBits.toFixed(2)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.scheme} | ${r.k} | ${r.v} | ${r.bytesPerPosition.toFixed(1)} | ${kib(r.bareBytes)} | ${r.bareBits.toFixed(2)} | ${kib(r.windowedBytes)} | ${r.windowedBits.toFixed(2)} |`,
+    ),
   ];
 }

@@ -39,11 +39,16 @@ export function controlArm(anchors: number): EvalArm {
   return { name: `q4_0+a${anchors}@L0`, policy };
 }
 
-export function runNegativeControls(model: Model, modelSha: string, prompt: EvalPrompt, horizon: number, floor: number): CaseRecord[] {
+export function runNegativeControls(model: Model, modelSha: string, prompt: EvalPrompt, horizon: number): CaseRecord[] {
   const ref = computeReference(model, { model: modelSha, policy: REFERENCE_POLICY, horizon, prompts: [prompt] });
   const arm = controlArm(Math.max(1, horizon >> 1));
   return CASES.map((c) => {
-    const runs = runArm(model, ref, arm, { checkLayers: true, checkAttention: true, actualPolicy: sabotagedPolicy(arm.policy, c.sabotage, model.hp.nLayer), corruptRead: c.sabotage.corruptRead });
+    const runs = runArm(model, ref, arm, {
+      checkLayers: true,
+      checkAttention: true,
+      actualPolicy: sabotagedPolicy(arm.policy, c.sabotage, model.hp.nLayer),
+      corruptRead: c.sabotage.corruptRead,
+    });
     return { case: c, record: { arm, outcomes: runs.map(({ logits: _l, ...rest }) => rest) } };
   });
 }
@@ -65,7 +70,12 @@ export function negativeCheck(cases: readonly CaseRecord[], floor: number, check
   for (const c of cases) {
     const v = verdicts(c.record, floor);
     const detail = CONTROLS.map((n) => `${n} ${v[n] ? 'PASS' : 'FAIL'}`).join(', ');
-    if (c.case.mustFail === null) checks.add(`negative controls: the ${c.case.name} passes every control`, CONTROLS.every((n) => v[n]), detail);
+    if (c.case.mustFail === null)
+      checks.add(
+        `negative controls: the ${c.case.name} passes every control`,
+        CONTROLS.every((n) => v[n]),
+        detail,
+      );
     else checks.add(`negative controls: ${c.case.name} fails the ${c.case.mustFail} control`, !v[c.case.mustFail], detail);
   }
 }

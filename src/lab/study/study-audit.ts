@@ -15,7 +15,11 @@ export function auditStudy(dir: string, auditSub: (dir: string, checks: CheckLis
   const cfg = JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as StudyConfig;
   for (const r of cfg.runs) {
     auditSub(join(dir, r), checks, `${r}: `);
-    checks.add(`${r}: protocol.json is the variant the study froze`, sha256File(join(dir, r, PROTOCOL_COPY)) === cfg.frozen[r], (cfg.frozen[r] ?? 'missing').slice(0, 12));
+    checks.add(
+      `${r}: protocol.json is the variant the study froze`,
+      sha256File(join(dir, r, PROTOCOL_COPY)) === cfg.frozen[r],
+      (cfg.frozen[r] ?? 'missing').slice(0, 12),
+    );
   }
   checks.try('negative controls: every sabotage fails its control, the honest run passes all (re-derived from negative-controls/records.json)', () => {
     const p = studyParts(dir, cfg);

@@ -12,10 +12,10 @@ const NEGATIVE_FILE = 'negative-controls/records.json';
 const MEMORY_FILE = 'memory.json';
 
 const SEED: Record<string, string> = {
-  'live-cache': "Seed 000 on the live cache: per-layer attention error, equal-bytes arms, logits per text, loops and short answers",
+  'live-cache': 'Seed 000 on the live cache: per-layer attention error, equal-bytes arms, logits per text, loops and short answers',
   'window-sweep': 'Seed 000: the exact-window sweep',
   needles: 'Seed 000: needles at 25/50/90% depth, recalled exactly by greedy decode',
-  anchors: "Seed 002: exact-match at 50/100, anchors on all / probe-chosen / layer-0 layers, anchor precision, prompt protection vs decode-only anchors",
+  anchors: 'Seed 002: exact-match at 50/100, anchors on all / probe-chosen / layer-0 layers, anchor precision, prompt protection vs decode-only anchors',
 };
 
 export interface StudyParts {
@@ -31,13 +31,19 @@ export function studyParts(dir: string, cfg: StudyConfig): StudyParts {
   negativeCheck(cases, cfg.negative.errorFloor, checks);
   const rows = JSON.parse(readFileSync(join(dir, MEMORY_FILE), 'utf8')) as MemoryRow[];
   const m = cfg.model;
-  return { sections, negative: { table: negativeTable(cases, cfg.negative.errorFloor), checks }, memory: memoryTable(rows, { layers: m.layers, kvHeads: m.kvHeads, headDim: m.headDim }, cfg.options.ctx) };
+  return {
+    sections,
+    negative: { table: negativeTable(cases, cfg.negative.errorFloor), checks },
+    memory: memoryTable(rows, { layers: m.layers, kvHeads: m.kvHeads, headDim: m.headDim }, cfg.options.ctx),
+  };
 }
 
 function header(cfg: StudyConfig, env: Environment): string[] {
   const m = cfg.model;
   const o = cfg.options;
-  const prompts = o.texts.length ? `the user's texts (${o.texts.map((t) => `${t.file} sha256 ${t.sha256.slice(0, 12)}`).join('; ')}), each BOS + its first ${o.promptTokens} tokens (a shorter one continued by the model's greedy f16 text)` : `${o.prompts} ${o.openings === 'doc' ? 'doc-style (reStructuredText)' : 'story'} openings continued by the model's own greedy f16 text to ${o.promptTokens} tokens`;
+  const prompts = o.texts.length
+    ? `the user's texts (${o.texts.map((t) => `${t.file} sha256 ${t.sha256.slice(0, 12)}`).join('; ')}), each BOS + its first ${o.promptTokens} tokens (a shorter one continued by the model's greedy f16 text)`
+    : `${o.prompts} ${o.openings === 'doc' ? 'doc-style (reStructuredText)' : 'story'} openings continued by the model's own greedy f16 text to ${o.promptTokens} tokens`;
   return [
     `Model: **${m.file}**, sha256 \`${m.sha256}\`, architecture ${m.arch}: ${m.layers} layers, ${m.heads} heads / ${m.kvHeads} KV heads, head dim ${m.headDim}, vocab ${m.vocab}, trained context ${m.ctxTrain}.`,
     '',
@@ -66,12 +72,14 @@ export function renderStudyMarkdown(dir: string, cfg: StudyConfig, env: Environm
 
 export function renderStudyHtml(dir: string, cfg: StudyConfig, env: Environment): string {
   const p = studyParts(dir, cfg);
-  const body = p.sections.map((s) => [
-    `<h2>${esc(SEED[s.name] ?? s.title)}</h2>`,
-    mdTables(s.headline),
-    `<div class="charts">${s.charts.join('\n')}</div>`,
-    `<ul>${s.checks.map((c) => `<li class="${c.pass ? 'pass' : 'fail'}">${c.pass ? 'PASS' : 'FAIL'} ${esc(c.name)}${c.detail ? ` (${esc(c.detail)})` : ''}</li>`).join('')}</ul>`,
-  ].join('\n'));
+  const body = p.sections.map((s) =>
+    [
+      `<h2>${esc(SEED[s.name] ?? s.title)}</h2>`,
+      mdTables(s.headline),
+      `<div class="charts">${s.charts.join('\n')}</div>`,
+      `<ul>${s.checks.map((c) => `<li class="${c.pass ? 'pass' : 'fail'}">${c.pass ? 'PASS' : 'FAIL'} ${esc(c.name)}${c.detail ? ` (${esc(c.detail)})` : ''}</li>`).join('')}</ul>`,
+    ].join('\n'),
+  );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>kvpack study: ${esc(cfg.model.file)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;padding:0 1em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}.pass{color:#060}.fail{color:#b00;font-weight:bold}.charts svg{margin:0.5em 1em 0.5em 0}</style>

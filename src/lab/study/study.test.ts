@@ -60,14 +60,25 @@ test('study: a tiny run names the model, audits PASS, and its negative controls 
   assert.match(md, new RegExp(`sha256 \`${sha256File(MODEL)}\``));
   assert.match(md, /cache destroyed at read time .*\| FAIL \|.*\| attention read-back \| yes \|/);
   assert.match(md, /anchors on the wrong layers .*\| FAIL \| anchor placement \| yes \|/);
-  assert.ok(a.checks.some((c) => c.name.includes('variant: protocol.json equals the built-in base')), 'the part is a variant of the built-in');
+  assert.ok(
+    a.checks.some((c) => c.name.includes('variant: protocol.json equals the built-in base')),
+    'the part is a variant of the built-in',
+  );
 });
 
 for (const [what, rel, edit] of [
-  ['an edited number in results.json', 'live-cache/results.json', (s: string) => s.replace(/"klPrompt": ([0-9.e-]+)/g, (_m, x: string) => `"klPrompt": ${Number(x) * 0.5}`)],
+  [
+    'an edited number in results.json',
+    'live-cache/results.json',
+    (s: string) => s.replace(/"klPrompt": ([0-9.e-]+)/g, (_m, x: string) => `"klPrompt": ${Number(x) * 0.5}`),
+  ],
   ['an edited report.md', 'report.md', (s: string) => s.replace('| q2k |', '| q2k (best) |')],
   ['an edited memory table', 'memory.json', (s: string) => s.replace(/"bareBits": ([0-9.]+)/, '"bareBits": 1.5')],
-  ['a forged negative control (the destroyed cache marked as reading fine)', 'negative-controls/records.json', (s: string) => s.replace(/"readRelRms": [0-9.e+-]+/g, '"readRelRms": 0')],
+  [
+    'a forged negative control (the destroyed cache marked as reading fine)',
+    'negative-controls/records.json',
+    (s: string) => s.replace(/"readRelRms": [0-9.e+-]+/g, '"readRelRms": 0'),
+  ],
 ] as const) {
   test(`study audit: ${what} FAILs even with every manifest hash rewritten`, (t) => {
     if (!existsSync(MODEL)) return void t.skip(`${MODEL} not present`);
@@ -80,6 +91,9 @@ for (const [what, rel, edit] of [
     rehashAll(dir);
     const a = auditRun(dir);
     assert.equal(a.pass, false, `audit still PASSes after ${what}`);
-    assert.ok(a.checks.filter((c) => !c.pass).every((c) => !c.name.startsWith('every file matches')), 'caught by recomputation, not by a hash');
+    assert.ok(
+      a.checks.filter((c) => !c.pass).every((c) => !c.name.startsWith('every file matches')),
+      'caught by recomputation, not by a hash',
+    );
   });
 }

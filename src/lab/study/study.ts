@@ -42,7 +42,15 @@ export interface StudyConfig {
   readonly version: 1;
   readonly model: StudyModel;
   /** What the user asked for and what it resolved to. */
-  readonly options: { ctx: number; horizon: number; promptTokens: number; prompts: number; seed: number; openings: 'story' | 'doc'; texts: { id: string; file: string; sha256: string }[] };
+  readonly options: {
+    ctx: number;
+    horizon: number;
+    promptTokens: number;
+    prompts: number;
+    seed: number;
+    openings: 'story' | 'doc';
+    texts: { id: string; file: string; sha256: string }[];
+  };
   readonly command: string;
   readonly runs: StudyPart[];
   /** Each sub-run's resolved protocol.json sha256 (variants of the built-ins; the audit re-checks them). */
@@ -83,10 +91,20 @@ function variantSets(cfg: StudyConfig, prompts: DefaultPromptSpec): Record<Study
     'window-sweep': { ...common, windowScale: Math.min(1, ctx / 4096), windowScaleNote: `the study scales seed 000's windows by ctx/4096 = ${ctx}/4096` },
     // As long a document as the model's context allows (the cue and the answer after it).
     // 4 names x 3 depths (the built-in runs 12 names): a needle prompt is a whole context long.
-    needles: { context: cfg.model.ctxTrain - needles.horizon - 24, text: { ...needles.text, ...(openings === 'doc' ? DOC_NEEDLES : {}), names: ((openings === 'doc' ? DOC_NEEDLES.names : needles.text.names) as string[]).slice(0, 4) } },
+    needles: {
+      context: cfg.model.ctxTrain - needles.horizon - 24,
+      text: {
+        ...needles.text,
+        ...(openings === 'doc' ? DOC_NEEDLES : {}),
+        names: ((openings === 'doc' ? DOC_NEEDLES.names : needles.text.names) as string[]).slice(0, 4),
+      },
+    },
     anchors: {
       ...common,
-      probe: { layers: Math.max(1, Math.floor(cfg.model.layers / 3)), sequences: { count: 2, length: Math.min(64, prompts.length), seedTokens: 8, seed: 7, set: calib } },
+      probe: {
+        layers: Math.max(1, Math.floor(cfg.model.layers / 3)),
+        sequences: { count: 2, length: Math.min(64, prompts.length), seedTokens: 8, seed: 7, set: calib },
+      },
       sweeps: [...anchors.sweeps, { schemes: ['nf4', 'sign'], counts: [32], precisions: ['f16'], layerSets: ['all', 'layer0'], modes: ['prompt'] }],
     },
   };
@@ -119,12 +137,27 @@ export function runStudy(o: StudyOptions): StudyResult {
     ? { count, length: ctx - horizon, seedTokens: 8, seed, texts: texts.map((t) => ({ id: t.id, text: t.text })) }
     : { count, length: ctx - horizon, seedTokens: 8, seed, set };
   const parts = [...(o.parts ?? STUDY_PARTS)];
-  const info: StudyModel = { file: basename(o.model), sha256: modelSha256(o.model), arch: hp.arch, layers: hp.nLayer, heads: hp.nHead, kvHeads: hp.nHeadKv, headDim: hp.headDim, vocab: model.nVocab, ctxTrain: hp.nCtxTrain };
+  const info: StudyModel = {
+    file: basename(o.model),
+    sha256: modelSha256(o.model),
+    arch: hp.arch,
+    layers: hp.nLayer,
+    heads: hp.nHead,
+    kvHeads: hp.nHeadKv,
+    headDim: hp.headDim,
+    vocab: model.nVocab,
+    ctxTrain: hp.nCtxTrain,
+  };
   const negative = { horizon: 16, errorFloor: 1e-3, promptTokens: Math.min(48, ctx - 16) };
   const base: StudyConfig = {
-    name: STUDY, version: 1, model: info,
+    name: STUDY,
+    version: 1,
+    model: info,
     options: { ctx, horizon, promptTokens: ctx - horizon, prompts: count, seed, openings, texts: texts.map(({ text: _t, ...rest }) => rest) },
-    command: '', runs: parts, frozen: {}, negative,
+    command: '',
+    runs: parts,
+    frozen: {},
+    negative,
   };
   const sets = variantSets(base, prompts);
   const resolved = parts.map((p) => resolveVariantObject({ variantOf: p, set: sets[p] }));
@@ -147,7 +180,7 @@ export function runStudy(o: StudyOptions): StudyResult {
   }
   // Negative controls on one short calibration prompt (never an evaluation prompt).
   const ncPrompt = defaultPromptSet(model, { count: 1, length: negative.promptTokens, seedTokens: 8, seed: 11, set: CALIBRATION_OF[set] }).prompts[0]!;
-  const cases = runNegativeControls(model, info.sha256, ncPrompt, negative.horizon, negative.errorFloor);
+  const cases = runNegativeControls(model, info.sha256, ncPrompt, negative.horizon);
   w.writeJson(NEGATIVE_FILE, cases, 'output');
   w.writeJson(MEMORY_FILE, memoryRows({ layers: info.layers, kvHeads: info.kvHeads, headDim: info.headDim }, ctx), 'output');
   const env = readManifest(join(w.tmp, parts[0]!)).environment;

@@ -13,10 +13,16 @@ function bpe(pre: string, extraTokens: string[] = []) {
   const types = tokens.map(() => TokenType.normal as number);
   types[types.length - 2] = TokenType.control;
   types[types.length - 1] = TokenType.userDefined;
-  const tk = createTokenizer(new Map<string, unknown>([
-    [Keys.model, 'gpt2'], [Keys.pre, pre], [Keys.tokens, tokens], [Keys.tokenType, Int32Array.from(types)],
-    [Keys.merges, MERGES], [Keys.eos, tokens.length - 2],
-  ]));
+  const tk = createTokenizer(
+    new Map<string, unknown>([
+      [Keys.model, 'gpt2'],
+      [Keys.pre, pre],
+      [Keys.tokens, tokens],
+      [Keys.tokenType, Int32Array.from(types)],
+      [Keys.merges, MERGES],
+      [Keys.eos, tokens.length - 2],
+    ]),
+  );
   return { tk, texts: (ids: number[]) => ids.map((i) => tokens[i]) };
 }
 

@@ -34,13 +34,18 @@ test('round trip with special tokens parsed (byte-level BPE adds no space after 
 test('the trained vocabs really merge and really fall back to bytes', () => {
   const spm = VOCABS[0]![1];
   const ids = spm.encode('Once upon a time 😀', { addSpecial: false });
-  assert.ok(ids.some((i) => spm.tokenText(i) === '▁Once'), 'whole-word piece expected');
-  assert.deepEqual(ids.slice(-4).map((i) => spm.tokenText(i)), ['<0xF0>', '<0x9F>', '<0x98>', '<0x80>']);
+  assert.ok(
+    ids.some((i) => spm.tokenText(i) === '▁Once'),
+    'whole-word piece expected',
+  );
+  assert.deepEqual(
+    ids.slice(-4).map((i) => spm.tokenText(i)),
+    ['<0xF0>', '<0x9F>', '<0x98>', '<0x80>'],
+  );
 });
 
 test('clean_spaces: llama.cpp drops spaces before ?!., and inside contractions', () => {
-  assert.equal(cleanSpaces('Hi , you . Yes ! No ? it \'s we \'re I \'m they \'ve don \'t a \' b'),
-    "Hi, you. Yes! No? it's we're I'm they've don 't a'b");
+  assert.equal(cleanSpaces("Hi , you . Yes ! No ? it 's we 're I 'm they 've don 't a ' b"), "Hi, you. Yes! No? it's we're I'm they've don 't a'b");
   const gpt2 = createTokenizer(trainedBpeMetadata({ pre: 'gpt-2' }));
   assert.equal(gpt2.vocab.cleanSpaces, true);
   assert.equal(gpt2.decode(gpt2.encode('a , b')), 'a, b');
@@ -70,7 +75,10 @@ test('an emoji split over four byte tokens appears on the fourth', () => {
   const tk = VOCABS[0]![1];
   const ids = tk.encode('😀', { addSpecial: false }).slice(-4);
   const stream = tk.stream();
-  assert.deepEqual(ids.map((i) => stream.push(i)), ['', '', '', '😀']);
+  assert.deepEqual(
+    ids.map((i) => stream.push(i)),
+    ['', '', '', '😀'],
+  );
   const cut = tk.stream();
   cut.push(ids[0]!);
   assert.equal(cut.flush(), '\ufffd', 'a dangling partial character flushes as U+FFFD');

@@ -34,7 +34,7 @@ const KIND = 'tokenizer metadata';
 
 /** Raw value for `key`, or undefined when absent. */
 export function metaGet(meta: TokenizerMetadata, key: string): unknown {
-  const v = meta instanceof Map ? meta.get(key) : Object.prototype.hasOwnProperty.call(meta, key) ? (meta as Record<string, unknown>)[key] : undefined;
+  const v = meta instanceof Map ? meta.get(key) : Object.hasOwn(meta, key) ? (meta as Record<string, unknown>)[key] : undefined;
   const typed = typeof v === 'object' && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v) && 'type' in v && 'value' in v;
   return typed ? (v as { value: unknown }).value : v;
 }

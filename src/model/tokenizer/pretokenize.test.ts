@@ -45,6 +45,8 @@ test('pieces always concatenate back to the input', () => {
 });
 
 test('an unknown pre-tokenizer is an error naming it and the known ones', () => {
-  assert.throws(() => getPreTokenizer('no-such-pre'), (e: unknown) =>
-    e instanceof UnknownTokenizerError && e.message.includes("'no-such-pre'") && e.message.includes('llama-bpe'));
+  assert.throws(
+    () => getPreTokenizer('no-such-pre'),
+    (e: unknown) => e instanceof UnknownTokenizerError && e.message.includes("'no-such-pre'") && e.message.includes('llama-bpe'),
+  );
 });

@@ -11,15 +11,9 @@ const S = `[^${WS}]`;
 // Contractions spelled case-insensitively: JS (Node 20) has no inline `(?i:...)`.
 const CONTRACTIONS_CI = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])`;
 const GPT2 = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^${WS}\p{L}\p{N}]+|${s}+(?!${S})`;
-const LLAMA3 =
-  CONTRACTIONS_CI +
-  String.raw`|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^${WS}\p{L}\p{N}]+[\r\n]*|${s}*[\r\n]+|${s}+(?!${S})|${s}+`;
-const QWEN2 =
-  CONTRACTIONS_CI +
-  String.raw`|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^${WS}\p{L}\p{N}]+[\r\n]*|${s}*[\r\n]+|${s}+(?!${S})|${s}+`;
-const QWEN35 =
-  CONTRACTIONS_CI +
-  String.raw`|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^${WS}\p{L}\p{M}\p{N}]+[\r\n]*|${s}*[\r\n]+|${s}+(?!${S})|${s}+`;
+const LLAMA3 = CONTRACTIONS_CI + String.raw`|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^${WS}\p{L}\p{N}]+[\r\n]*|${s}*[\r\n]+|${s}+(?!${S})|${s}+`;
+const QWEN2 = CONTRACTIONS_CI + String.raw`|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^${WS}\p{L}\p{N}]+[\r\n]*|${s}*[\r\n]+|${s}+(?!${S})|${s}+`;
+const QWEN35 = CONTRACTIONS_CI + String.raw`|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^${WS}\p{L}\p{M}\p{N}]+[\r\n]*|${s}*[\r\n]+|${s}+(?!${S})|${s}+`;
 
 export interface PreTokenizer {
   /** Canonical id (llama.cpp's LLAMA_VOCAB_PRE_TYPE_* in lower case). */
@@ -56,12 +50,7 @@ function pre(
 
 /** The table; one row per llama.cpp pre-tokenizer type we support. */
 export const PRE_TOKENIZERS: readonly PreTokenizer[] = [
-  pre('default', ['default'], [
-    String.raw`[\p{P}\$\+<=>\^~\|]+`,
-    GPT2,
-    String.raw`\p{N}+`,
-    '[0-9][0-9][0-9]',
-  ]),
+  pre('default', ['default'], [String.raw`[\p{P}\$\+<=>\^~\|]+`, GPT2, String.raw`\p{N}+`, '[0-9][0-9][0-9]']),
   pre('llama3', ['llama3', 'llama-v3', 'llama-bpe', 'falcon3', 'falcon-h1', 'pixtral', 'midm-2.0', 'lfm2'], [LLAMA3], {
     ignoreMerges: true,
     addBos: true,

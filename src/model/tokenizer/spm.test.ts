@@ -15,19 +15,39 @@ function spm(pieces: [string, number][], extra: [string, unknown][] = []) {
   for (let b = 0; b < 256; b++) tokens.push(byteTokenText(b)), scores.push(0), types.push(TokenType.byte);
   for (const [t, s] of pieces) tokens.push(t), scores.push(s), types.push(TokenType.normal);
   tokens.push('<ctl>', '<usr>'), scores.push(0, 0), types.push(TokenType.control, TokenType.userDefined);
-  const tk = createTokenizer(new Map<string, unknown>([
-    [Keys.model, 'llama'], [Keys.tokens, tokens], [Keys.scores, Float32Array.from(scores)],
-    [Keys.tokenType, Int32Array.from(types)], ...extra,
-  ]));
+  const tk = createTokenizer(
+    new Map<string, unknown>([
+      [Keys.model, 'llama'],
+      [Keys.tokens, tokens],
+      [Keys.scores, Float32Array.from(scores)],
+      [Keys.tokenType, Int32Array.from(types)],
+      ...extra,
+    ]),
+  );
   const id = (t: string) => tokens.indexOf(t);
   const texts = (ids: number[]) => ids.map((i) => tokens[i]);
   return { tk, id, texts };
 }
 
 const HELLO: [string, number][] = [
-  ['▁', -10], ['h', -10], ['e', -10], ['l', -10], ['o', -10], ['w', -10], ['r', -10], ['d', -10],
-  ['ll', -1], ['he', -2], ['hell', -3], ['hello', -4], ['▁hello', -5], ['▁w', -6], ['or', -7], ['ld', -7.5],
-  ['▁wor', -8], ['▁world', -9],
+  ['▁', -10],
+  ['h', -10],
+  ['e', -10],
+  ['l', -10],
+  ['o', -10],
+  ['w', -10],
+  ['r', -10],
+  ['d', -10],
+  ['ll', -1],
+  ['he', -2],
+  ['hell', -3],
+  ['hello', -4],
+  ['▁hello', -5],
+  ['▁w', -6],
+  ['or', -7],
+  ['ld', -7.5],
+  ['▁wor', -8],
+  ['▁world', -9],
 ];
 
 test('merges by score: "hello world" -> ▁hello ▁world', () => {
@@ -40,17 +60,38 @@ test('merges by score: "hello world" -> ▁hello ▁world', () => {
 });
 
 test('equal scores merge the leftmost pair first', () => {
-  const { tk, texts } = spm([['a', -5], ['b', -5], ['c', -5], ['ab', -1], ['bc', -1]], [[Keys.addSpacePrefix, false]]);
+  const { tk, texts } = spm(
+    [
+      ['a', -5],
+      ['b', -5],
+      ['c', -5],
+      ['ab', -1],
+      ['bc', -1],
+    ],
+    [[Keys.addSpacePrefix, false]],
+  );
   assert.deepEqual(texts(tk.encode('abc', { addSpecial: false })), ['ab', 'c']);
   // A higher score wins over position.
-  const r = spm([['a', -5], ['b', -5], ['c', -5], ['ab', -2], ['bc', -1]], [[Keys.addSpacePrefix, false]]);
+  const r = spm(
+    [
+      ['a', -5],
+      ['b', -5],
+      ['c', -5],
+      ['ab', -2],
+      ['bc', -1],
+    ],
+    [[Keys.addSpacePrefix, false]],
+  );
   assert.deepEqual(r.texts(r.tk.encode('abc', { addSpecial: false })), ['a', 'bc']);
 });
 
 test('byte fallback spells unknown characters as their UTF-8 bytes', () => {
   const { tk } = spm(HELLO);
   // é is C3 A9; 😀 is F0 9F 98 80.
-  assert.deepEqual(tk.encode('hé😀', { addSpecial: false }).slice(2), [0xc3, 0xa9, 0xf0, 0x9f, 0x98, 0x80].map((b) => BYTE0 + b));
+  assert.deepEqual(
+    tk.encode('hé😀', { addSpecial: false }).slice(2),
+    [0xc3, 0xa9, 0xf0, 0x9f, 0x98, 0x80].map((b) => BYTE0 + b),
+  );
   // After a BOS llama.cpp's detokenize keeps the prefix space; without one it strips it.
   assert.equal(tk.decode(tk.encode('hé😀 x\ty')), ' hé😀 x\ty');
   assert.equal(tk.decode(tk.encode('hé😀 x\ty'), { removeSpecial: true }), ' hé😀 x\ty');
@@ -84,7 +125,10 @@ test('BOS/EOS: SPM adds BOS by default; add_bos_token / add_eos_token override',
   assert.deepEqual(tk.encode('hello'), [1, tk.vocab.id('▁hello')]);
   assert.deepEqual(tk.encode(''), [1]);
   assert.deepEqual(tk.encode('', { addSpecial: false }), []);
-  const both = spm(HELLO, [[Keys.addBos, false], [Keys.addEos, true]]).tk;
+  const both = spm(HELLO, [
+    [Keys.addBos, false],
+    [Keys.addEos, true],
+  ]).tk;
   assert.deepEqual(both.encode('hello'), [both.vocab.id('▁hello'), 2]);
   // removeSpecial drops the added EOS.
   assert.equal(both.decode(both.encode('hello'), { removeSpecial: true }), 'hello');

@@ -8,7 +8,11 @@ import { createTokenizer } from './tokenizer.js';
 import { loadVocab, NO_TOKEN } from './vocab.js';
 
 const withKey = (m: Map<string, unknown>, k: string, v: unknown) => new Map(m).set(k, v);
-const without = (m: Map<string, unknown>, k: string) => { const c = new Map(m); c.delete(k); return c; };
+const without = (m: Map<string, unknown>, k: string) => {
+  const c = new Map(m);
+  c.delete(k);
+  return c;
+};
 
 test('SPM defaults: BOS 1, EOS 2, UNK 0, add BOS, space prefix; BPE: no BOS, no prefix', () => {
   const spm = loadVocab(trainedSpmMetadata());
@@ -37,14 +41,20 @@ test("the GGUF reader's { type, value } entries and plain records are accepted",
 test('malformed metadata is a FileFormatError / UnknownTokenizerError naming the problem', () => {
   const m = trainedSpmMetadata();
   assert.throws(() => loadVocab(without(m, Keys.model)), FileFormatError);
-  assert.throws(() => loadVocab(withKey(m, Keys.model, 'bert')), (e: unknown) => e instanceof UnknownTokenizerError && /'bert'/.test(String(e)));
+  assert.throws(
+    () => loadVocab(withKey(m, Keys.model, 'bert')),
+    (e: unknown) => e instanceof UnknownTokenizerError && /'bert'/.test(String(e)),
+  );
   assert.throws(() => loadVocab(withKey(m, Keys.tokens, ['a', 'b', 'a'])), /duplicate token 'a'/);
   assert.throws(() => loadVocab(withKey(m, Keys.scores, new Float32Array(3))), /scores has 3 entries/);
   assert.throws(() => loadVocab(withKey(m, Keys.tokens, 'abc')), FileFormatError);
   assert.throws(() => loadVocab(withKey(m, Keys.bos, -1)), FileFormatError);
   const b = trainedBpeMetadata({ pre: 'gpt-2' });
   assert.throws(() => loadVocab(without(b, Keys.merges)), /merges/);
-  assert.throws(() => loadVocab(withKey(b, Keys.pre, 'mystery')), (e: unknown) => e instanceof UnknownTokenizerError && /mystery/.test(String(e)));
+  assert.throws(
+    () => loadVocab(withKey(b, Keys.pre, 'mystery')),
+    (e: unknown) => e instanceof UnknownTokenizerError && /mystery/.test(String(e)),
+  );
 });
 
 test('an out-of-range special id falls back to the default, as llama.cpp', () => {

@@ -1,18 +1,7 @@
 // The vocabulary built from GGUF tokenizer metadata: token texts, scores, types, merges, special ids and
 // the BOS/EOS/space-prefix flags, with llama.cpp's defaults where a key is absent.
 import { FileFormatError, UnknownTokenizerError } from '../../errors.js';
-import {
-  Keys,
-  TokenType,
-  metaBool,
-  metaGet,
-  metaNumbers,
-  metaString,
-  metaStrings,
-  metaUint,
-  type TokenizerMetadata,
-  type TokenTypeId,
-} from './metadata.js';
+import { Keys, TokenType, metaBool, metaGet, metaNumbers, metaString, metaStrings, metaUint, type TokenizerMetadata, type TokenTypeId } from './metadata.js';
 import { readHfPipeline, type HfPipeline } from './hf-pipeline.js';
 import { getPreTokenizer, type PreTokenizer } from './pretokenize.js';
 
@@ -25,8 +14,18 @@ export type TokenizerModel = (typeof TOKENIZER_MODELS)[number];
 
 // Texts llama.cpp treats as end-of-generation when present (and forces to control type).
 const EOG_TEXTS = new Set([
-  '<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|eom_id|>', '<EOT>', '_<EOT>',
-  '<|end_of_text|>', '<end_of_utterance>', '<|return|>', '<|call|>',
+  '<|eot_id|>',
+  '<|im_end|>',
+  '<|end|>',
+  '<end_of_turn>',
+  '<|endoftext|>',
+  '<|eom_id|>',
+  '<EOT>',
+  '_<EOT>',
+  '<|end_of_text|>',
+  '<end_of_utterance>',
+  '<|return|>',
+  '<|call|>',
 ]);
 // The subset that names the end-of-turn token when `tokenizer.ggml.eot_token_id` is absent.
 const EOT_TEXTS = ['<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|endoftext|>', '<|end_of_text|>', '<EOT>'];

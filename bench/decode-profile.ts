@@ -8,11 +8,12 @@ import { loadModel } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { ForwardBuffers } from '../src/model/forward-buffers.js';
 import { addInPlace, applyRope, gatedAct, rmsNorm } from '../src/kernels/ops/ops.js';
-import { matmulShared, prefetchWeights, type Weight } from '../src/model/forward-weights.js';
+import { matmulShared, type Weight } from '../src/model/forward-weights.js';
+import { MatmulStep } from '../src/kernels/matmul/step.js';
 import { configureMatmul } from '../src/kernels/matmul/config.js';
 import { matmulSplitStats } from '../src/kernels/matmul/job.js';
 import { availableCores } from '../src/kernels/runtime/threads.js';
-import { holdWorkers, poolStats, releaseWorkers } from '../src/kernels/runtime/pool.js';
+import { poolStats } from '../src/kernels/runtime/pool.js';
 import { median, option, printTable, timeInterleaved } from './harness.js';
 import { syntheticModel } from './engine.js';
 
@@ -71,7 +72,7 @@ function step(token: number): number {
     sinL: 0,
   });
   let next = 0;
-  holdWorkers();
+  const kstep = MatmulStep.begin();
   try {
     timed('setup (rope table, embed)', () => {
       model.ropeGlobal.table(pos, { cos: B.get('cosG'), sin: B.get('sinG') });
@@ -81,7 +82,7 @@ function step(token: number): number {
       const L = model.layers[l]!;
       timed('rmsnorm', () => rmsNorm(B.xb, B.x, L.attnNorm, 1, dim, eps));
       timed('matmul q/k/v', () => matmulShared([L.wq, L.wk, L.wv], B.xb, 1, [B.q, B.k, B.v]));
-      timed('prefetch post', () => prefetchWeights([L.wo, L.wGate, L.wUp]));
+      timed('prefetch post', () => kstep.prefetch([L.wo, L.wGate, L.wUp]));
       timed('rope', () => {
         const tab = { cos: B.get('cosG'), sin: B.get('sinG') };
         applyRope(model.ropeGlobal, B.q, 1, nh, hd, tab);
@@ -101,7 +102,7 @@ function step(token: number): number {
     timed('matmul output', () => model.output.matmul(B.xb, 1, B.logits));
     timed('argmax', () => (next = argmax(B.logits)));
   } finally {
-    releaseWorkers();
+    kstep.end();
     B.release();
   }
   const total = performance.now() - t0;

@@ -150,7 +150,7 @@ test('layering: no import cycle between src/ top-level folders', () => {
   assert.deepEqual(unexplained, [], `import cycles between src/ folders:\n${unexplained.join('\n')}`);
 });
 
-test('layering: src/kernels/ holds only its sub-folders, and the runtime imports no matmul or ops code', () => {
+test('layering: src/kernels/ holds only its sub-folders, the runtime imports no matmul or ops code, and model/ never reaches the runtime', () => {
   const dir = fromRoot('src/kernels');
   const entries = readdirSync(dir, { withFileTypes: true });
   assert.deepEqual(
@@ -165,4 +165,6 @@ test('layering: src/kernels/ holds only its sub-folders, and the runtime imports
     [],
     'kernels/runtime imports matmul or ops',
   );
+  // The forward pass calls the kernels' own APIs (a MatmulStep, ArenaBuffers); the pool and the arena stay theirs.
+  assert.deepEqual(folderGraph(fromRoot('src')).get('model')?.get('kernels/runtime') ?? [], [], 'model/ imports kernels/runtime');
 });

@@ -7,10 +7,8 @@ import { readTensor, tensorBytes, type ModelTensor } from '../gguf/model.js';
 import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
 import { blockDecoderOf, type BlockDecoder } from '../kernels/matmul/table.js';
 import { dequantTypes } from '../kernels/matmul/dequant.js';
-import { wasmKernels } from '../kernels/runtime/wasm.js';
 import { addRows } from '../kernels/ops/ops.js';
-import { allocInArena, allocWeight, arenaHalfNonFinite, freeInArena, wasmMatmulSupports, type PackedWeight } from '../kernels/matmul/weights.js';
-import { matmulPrefetch } from '../kernels/matmul/job.js';
+import { allocWeight, arenaVector, arenaHalfNonFinite, freeInArena, wasmMatmulSupports, type PackedWeight } from '../kernels/matmul/weights.js';
 import { wasmMatmul, wasmMatmulGroup } from '../kernels/matmul/matmul.js';
 
 /** Scratch of about this many float32 values per row block: 64 KiB stays in L2 while the batch reuses it. */
@@ -209,12 +207,6 @@ export function matmulShared(
   ws.forEach((w, i) => w.matmul(x, n, ys[i]!, biases?.[i]));
 }
 
-/** Has the pool's idle workers read these weights into cache ahead of their matmuls (wasm path; see matmulPrefetch). */
-export function prefetchWeights(ws: readonly Weight[]): void {
-  const packs = ws.map((w) => w.packedWeight);
-  if (packs.every((p) => p !== null)) matmulPrefetch(packs as PackedWeight[]);
-}
-
 /**
  * y[t, yCol + r] = w[r] . x[t] for r < nr rows of length cols. Every token is summed in one order (four
  * partial sums over columns c % 4, the last cols % 4 into the first, then s0 + s1 + s2 + s3), so a token's
@@ -308,13 +300,7 @@ function dotRows(w: Float32Array, wOff: number, nr: number, cols: number, x: Flo
 export function vectorF32(name: string, t: ModelTensor, length: number): Float32Array {
   const n = t.dims.reduce((a, b) => a * b, 1);
   if (n !== length) throw new ShapeError(`tensor '${name}': ${n} values, expected ${length}`);
-  let out: Float32Array;
-  if (wasmKernels()) {
-    const { view } = allocInArena(name, n * 4);
-    out = new Float32Array(view.buffer, view.byteOffset, n);
-  } else {
-    out = new Float32Array(n);
-  }
+  const out = arenaVector(name, n) ?? new Float32Array(n);
   if (t.type === GGML.F32) {
     readTensor(t, new Uint8Array(out.buffer, out.byteOffset, n * 4));
     return out;

@@ -9,8 +9,8 @@ import type { ArchSpec } from './arch/spec.js';
 import type { Rope } from '../kernels/ops/reference.js';
 import { ForwardBuffers } from './forward-buffers.js';
 import { addInPlace, applyRope, assertFinite, gatedAct, rmsNorm, scale, softcap } from '../kernels/ops/ops.js';
-import { matmulShared, prefetchWeights, type Weight } from './forward-weights.js';
-import { holdWorkers, releaseWorkers } from '../kernels/runtime/pool.js';
+import { matmulShared, type Weight } from './forward-weights.js';
+import { MatmulStep } from '../kernels/matmul/step.js';
 import type { Hparams } from './hparams.js';
 
 /** One block's weights; optional fields exist only for the architectures that have them. */
@@ -161,13 +161,13 @@ function run(w: ForwardWeights, seqs: readonly BatchSeq[], pos0: readonly number
     cosL: n * halfL, // [n, ropeDim/2] local RoPE table (when its base differs)
     sinL: n * halfL,
   });
-  // The pool's workers stay awake through the pass's gaps between parallel jobs (kernels/runtime/pool.ts).
-  holdWorkers();
+  // One kernel step: the pool's workers stay awake through the pass's gaps between parallel jobs.
+  const step = MatmulStep.begin();
   try {
-    blocks(w, seqs, R, opts, B);
+    blocks(w, seqs, R, opts, B, step);
     return classify(w, seqs, R, B);
   } finally {
-    releaseWorkers();
+    step.end();
     B.release();
   }
 }
@@ -176,7 +176,7 @@ function run(w: ForwardWeights, seqs: readonly BatchSeq[], pos0: readonly number
  * The blocks, reading and writing B's buffers in place. A buffer is fetched again (B.x, B.q...) after each
  * call that may allocate (cache append/attend, matmul workspaces): arena views go stale when memory grows.
  */
-function blocks(w: ForwardWeights, seqs: readonly BatchSeq[], R: Rows, opts: ForwardOptions, B: ForwardBuffers): void {
+function blocks(w: ForwardWeights, seqs: readonly BatchSeq[], R: Rows, opts: ForwardOptions, B: ForwardBuffers, step: MatmulStep): void {
   const { hp, spec } = w;
   const { n, start, positions } = R;
   const dim = hp.nEmbd;
@@ -207,7 +207,7 @@ function blocks(w: ForwardWeights, seqs: readonly BatchSeq[], R: Rows, opts: For
     // One input for three weights: its activations are quantized once.
     matmulShared([L.wq, L.wk, L.wv], B.xb, n, [B.q, B.k, B.v], [L.bq, L.bk, L.bv]);
     // The workers would only wait through rope, append and attention: they read the next weights meanwhile.
-    prefetchWeights([L.wo, L.wGate, L.wUp]);
+    step.prefetch([L.wo, L.wGate, L.wUp]);
     // Per-head QK-norm before RoPE (qwen3, gemma3).
     if (L.qNorm) rmsNorm(B.q, B.q, L.qNorm, n * nh, hd, eps);
     if (L.kNorm) rmsNorm(B.k, B.k, L.kNorm, n * nkv, hd, eps);

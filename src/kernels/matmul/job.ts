@@ -1,7 +1,7 @@
 // A matmul job: the weights of a group cut into units of 4-row strips, run by the caller and the pool's
 // workers taking units from a shared counter (assembly/matmul/run.ts), and the prefetch job that has idle
 // workers read the next weights into cache.
-import { awaitShared, beforePosts, postShared } from '../runtime/pool.js';
+import { awaitShared, backgroundUnitsRun, postBackground, postShared, stopBackground, type SharedKernel } from '../runtime/pool.js';
 import type { WasmKernels } from '../runtime/wasm.js';
 import { matmulConfig, matmulCores, PARALLEL_MIN_MACS } from './config.js';
 import { ThreadChooser } from './chooser.js';
@@ -53,8 +53,11 @@ const MIN_UNIT_MACS = 1 << 16;
  */
 const splitStats = { calls: 0, units: 0, callerUnits: 0, prefetches: 0, prefetchUnits: 0 };
 export function matmulSplitStats(): Readonly<typeof splitStats> {
-  return { ...splitStats };
+  return { ...splitStats, prefetchUnits: backgroundUnitsRun() };
 }
+
+/** The job exports (assembly/matmul/run.ts) as the pool's shared-job kernel: a prefetch is its background job. */
+const SHARED: SharedKernel = { run: 'matmulRun', cancel: 'matmulCancel', done: 'matmulJobDone' };
 
 /** Per space, the shared job every thread takes units from (pool.ts postShared wants a fixed address). */
 const jobs: number[] = [];
@@ -79,7 +82,8 @@ export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratc
   // Units of at least MIN_UNIT_MACS, about UNITS_PER_THREAD per thread over the whole job.
   const unitMacs = Math.max(MIN_UNIT_MACS, macs / (threads * UNITS_PER_THREAD));
   const job = jobOf(k);
-  endPrefetch();
+  // A prefetch still running would take units of the job rewritten below.
+  stopBackground();
   usingPool = chosen;
   jobTag = (jobTag + 1) >>> 0;
   const t0 = performance.now();
@@ -116,7 +120,7 @@ export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratc
     if (split < rows) part(pt, split, rows - split, Math.max(4, Math.ceil(unitRows / 16) * 4));
   });
   const units = e['matmulArm']!(job, count, jobTag) as number;
-  if (parallel) postShared(k, 'matmulRun', job, threads - 1, chosen);
+  if (parallel) postShared(k, SHARED.run, job, threads - 1, chosen);
   const mine = e['matmulRun']!(job, 0) as number;
   // Also when not posted: a worker still in its loop from an earlier job (a prefetch, a late wake) may
   // have taken a unit of this one, and must finish it before the activations and the job are rewritten.
@@ -131,9 +135,6 @@ export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratc
 
 /** Whether the last job ran on the pool by choice (a prefetch only pays while the pool is in use). */
 let usingPool = false;
-/** Units of a prefetch job the workers may still be taking (0: none posted since the last job), and its space. */
-let prefetching = 0;
-let prefetchSpace: WasmKernels | null = null;
 /** Bytes of weight rows per prefetch unit: a cancel waits for at most one such unit (~5 us). */
 const PREFETCH_UNIT_BYTES = 64 << 10;
 
@@ -148,7 +149,7 @@ export function matmulPrefetch(group: readonly PackedWeight[]): void {
   if (!k || !usingPool || !jobs[k.index]) return;
   const job = jobs[k.index]!;
   const e = k.exports;
-  endPrefetch();
+  stopBackground();
   const mine = group.filter((w) => w.space === k);
   const most = Math.min(mine.length, e['matmulJobParts']!() as number);
   for (let i = 0; i < most; i++) {
@@ -157,28 +158,13 @@ export function matmulPrefetch(group: readonly PackedWeight[]): void {
     e['matmulPart']!(job, i, kernelId(k, 'touch'), w.type, w.ptr, w.rowBytes, w.rows, w.cols, 0, 0, 0, 0, 0, 0, unitRows, 0, 0);
   }
   jobTag = (jobTag + 1) >>> 0;
-  const units = e['matmulArm']!(job, most, jobTag) as number;
+  e['matmulArm']!(job, most, jobTag);
   const workers = Math.min(matmulConfig().threads, matmulCores()) - 1;
-  prefetching = postShared(k, 'matmulRun', job, workers) > 0 ? units : 0;
-  prefetchSpace = k;
-  if (prefetching) splitStats.prefetches++;
+  // The pool stops it before its next post (attention, the next matmul), so the workers take that at once.
+  const posted = postBackground(k, SHARED, job, workers) > 0;
+  if (posted) splitStats.prefetches++;
   // No worker to take it (the pool did not start): nothing may be left armed.
-  if (!prefetching) e['matmulCancel']!(job);
-}
-
-// The pool's own jobs (attention) stop a prefetch too, so the workers take them at once.
-beforePosts(() => endPrefetch());
-
-/** Stops a posted prefetch: no unit is taken after this, and the ones taken are waited for. */
-function endPrefetch(): void {
-  const k = prefetchSpace;
-  if (!prefetching || !k) return;
-  const e = k.exports;
-  const job = jobs[k.index]!;
-  const taken = e['matmulCancel']!(job) as number;
-  awaitShared(k, e['matmulJobDone']!(job) as number, taken);
-  splitStats.prefetchUnits += taken;
-  prefetching = 0;
+  else e[SHARED.cancel]!(job);
 }
 
 /**

@@ -41,6 +41,13 @@ export function allocInArena(name: string, bytes: number): { ptr: number; view: 
   return allocIn(kernels(), name, bytes);
 }
 
+/** `n` f32 values in the primary space when the kernels are loaded (norm weights, biases: the ops read them in place), else null. */
+export function arenaVector(name: string, n: number): Float32Array | null {
+  if (!wasmKernels()) return null;
+  const { view } = allocInArena(name, n * 4);
+  return new Float32Array(view.buffer, view.byteOffset, n);
+}
+
 function allocIn(k: WasmKernels, name: string, bytes: number): { ptr: number; view: Uint8Array } {
   let ptr: number;
   try {

@@ -226,15 +226,40 @@ export function stopPool(): void {
   pool = null;
 }
 
-/** Called before a post of the pool's own jobs (attention units, kernel calls); see beforePosts. */
-let beforePost: (() => void) | null = null;
+/**
+ * The exports of a shared job (assembly/matmul/run.ts): `run`(job, thread) takes units from the job's counter
+ * until none are left, `cancel`(job) stops the taking and returns the units taken, `done`(job) is the address
+ * of the count of units finished.
+ */
+export interface SharedKernel {
+  readonly run: string;
+  readonly cancel: string;
+  readonly done: string;
+}
+
+/** The shared job posted as background work (a weight prefetch), until the next post stops it. */
+let background: { k: WasmKernels; job: number; kernel: SharedKernel } | null = null;
+/** Units background jobs had run when they were stopped (the proof a prefetch did something). */
+let backgroundUnits = 0;
 
 /**
- * Registers `fn` to run before the pool posts an attention job or kernel calls: kernels/matmul/job.ts stops a
- * prefetch the workers may be running (a shared job), so they take the new job at once.
+ * Stops the background job, if one is posted: no unit is taken after this, and the ones taken are waited for.
+ * Every other post of the pool does this first, so its workers take the new job at once; a caller that
+ * rewrites the shared job's memory calls it before.
  */
-export function beforePosts(fn: () => void): void {
-  beforePost = fn;
+export function stopBackground(): void {
+  const b = background;
+  if (!b) return;
+  background = null;
+  const e = b.k.exports;
+  const taken = e[b.kernel.cancel]!(b.job) as number;
+  awaitShared(b.k, e[b.kernel.done]!(b.job) as number, taken);
+  backgroundUnits += taken;
+}
+
+/** Units run by background jobs before they were stopped, since start. */
+export function backgroundUnitsRun(): number {
+  return backgroundUnits;
 }
 
 /**
@@ -257,7 +282,7 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
     return;
   }
   const { ctl } = p;
-  beforePost?.();
+  stopBackground();
   shared.jobs++;
   p.jobBytes.set(text);
   Atomics.store(ctl, SPACE, k.index);
@@ -311,7 +336,7 @@ export function runCalls(k: WasmKernels, calls: readonly KernelCall[]): void {
   const sent = p ? Math.min(calls.length - 1, p.workers) : 0;
   if (p && sent > 0) {
     const { ctl } = p;
-    beforePost?.();
+    stopBackground();
     shared.calls += sent;
     for (let w = 0; w < p.workers; w++) {
       const slot = w * CALL_SLOT;
@@ -373,6 +398,17 @@ export function postShared(k: WasmKernels, name: string, job: number, workers: n
   announce(ctl, hold);
   // Each worker woken runs the shared kernel call (a threaded matmul): counted with the kernel calls.
   shared.calls += n;
+  return n;
+}
+
+/**
+ * Posts a shared job as background work (postShared, for at most `workers`): the next post of the pool, or
+ * stopBackground, stops it. Returns the workers woken (0: nothing runs it, and it stays armed for the caller to cancel).
+ */
+export function postBackground(k: WasmKernels, kernel: SharedKernel, job: number, workers: number): number {
+  stopBackground();
+  const n = postShared(k, kernel.run, job, workers);
+  if (n > 0) background = { k, job, kernel };
   return n;
 }
 

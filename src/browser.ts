@@ -2,10 +2,8 @@
 // into dist/browser/kvpack.js): formats, kernels, cache, GGUF reader, tokenizer, model and generate, with
 // byte sources for a page instead of paths. Model loading and generation block, so run them in a Worker;
 // threads need a cross-origin isolated page and `await startThreads(n)` first.
-import { startPool, setThreads as setAttendThreads } from './kernels/runtime/pool.js';
+import { startPool, setThreads } from './kernels/runtime/pool.js';
 import { wasmKernels } from './kernels/runtime/wasm.js';
-import { configureMatmul } from './kernels/matmul/config.js';
-
 export * from './exports-common.js';
 export { getThreads, poolFailure, poolStats, coreCount } from './kernels/runtime/pool.js';
 export { readGgufFrom } from './gguf/reader.js';
@@ -24,7 +22,7 @@ export async function startThreads(n: number): Promise<number> {
   const k = wasmKernels();
   const ok = n > 1 && k !== null && (await startPool(k, n - 1));
   const threads = ok ? n : 1;
-  configureMatmul({ threads });
-  setAttendThreads(threads);
+  // The one budget both read (kernels/runtime/threads.ts).
+  setThreads(threads);
   return threads;
 }

@@ -1,8 +1,7 @@
-// The -t/--threads flag `run` and `chat` share: one count for both thread pools, validated the same way.
+// The -t/--threads flag `run` and `chat` share: it sets the one thread budget (kernels/runtime/threads.ts)
+// that matmuls and attention both read, and wins over KVPACK_THREADS.
 import type { Command } from 'commander';
-import { setThreads } from '../kernels/runtime/pool.js';
-import { configureMatmul } from '../kernels/matmul/config.js';
-import { availableCores } from '../kernels/runtime/threads.js';
+import { availableCores, setThreadBudget, threadBudget } from '../kernels/runtime/threads.js';
 import { intArg } from './args.js';
 
 export interface ThreadsFlag {
@@ -10,13 +9,15 @@ export interface ThreadsFlag {
 }
 
 export function addThreadsFlag(cmd: Command): Command {
-  return cmd.option('-t, --threads <n>', `matmul and attention threads (default: available cores, ${availableCores()})`, intArg('-t', 1));
+  return cmd.option(
+    '-t, --threads <n>',
+    `matmul and attention threads (default: KVPACK_THREADS if set, else the available cores, ${availableCores()})`,
+    intArg('-t', 1),
+  );
 }
 
-/** -t drives both pools: matmul rows (kernels/runtime/threads.ts) and attention units (kernels/runtime/pool.ts). */
+/** The threads matmuls and attention use: -t when given, else KVPACK_THREADS, else every core (a bad KVPACK_THREADS throws). */
 export function applyThreads(o: ThreadsFlag): number {
-  const n = o.threads ?? availableCores();
-  configureMatmul({ threads: n });
-  setThreads(n);
-  return n;
+  if (o.threads !== undefined) setThreadBudget(Math.min(o.threads, availableCores()));
+  return threadBudget();
 }

@@ -1,14 +1,7 @@
-// The matmul settings (activation path, threads, how the pool is chosen) and the cores they may use.
+// The matmul settings (activation path, how the pool is chosen); their threads are the process's one thread
+// budget (kernels/runtime/threads.ts), which attention reads too.
 import { ArgumentError } from '../../errors.js';
-import { coreCount } from '../runtime/pool.js';
-
-/** Read once: every matmul call asks, and the platform's core count can cost a syscall (1.3% of a decode step). */
-let cores = 0;
-/** Cores this process may use (the pool's host: os.availableParallelism, navigator.hardwareConcurrency). */
-export function matmulCores(): number {
-  if (cores === 0) cores = coreCount();
-  return cores;
-}
+import { setThreadBudget, threadBudget } from '../runtime/threads.js';
 
 /**
  * How activations enter the integer weight types: 'q8' quantizes them per block to int8 (per 32 values, per
@@ -19,7 +12,7 @@ export type Activations = 'f32' | 'q8';
 
 export interface MatmulConfig {
   activations: Activations;
-  /** Threads including the caller's; capped at the cores available. */
+  /** Threads including the caller's: the one thread budget (setting it here sets attention's too); capped at the cores. */
   threads: number;
   /** 'measured': per size class, use the pool only while it is measured faster; 'always': every call of at least PARALLEL_MIN_MACS. */
   threadChoice: 'measured' | 'always';
@@ -37,15 +30,20 @@ export const DEFAULT_ACTIVATIONS: Activations = 'q8';
  */
 export const PARALLEL_MIN_MACS = 1 << 17;
 
-let config: MatmulConfig = { activations: DEFAULT_ACTIVATIONS, threads: matmulCores(), threadChoice: 'measured' };
+let config: Omit<MatmulConfig, 'threads'> = { activations: DEFAULT_ACTIVATIONS, threadChoice: 'measured' };
 export function configureMatmul(c: Partial<MatmulConfig>): void {
   if (c.activations !== undefined && c.activations !== 'f32' && c.activations !== 'q8')
     throw new ArgumentError(`activations must be 'f32' or 'q8', got '${c.activations}'`);
-  if (c.threads !== undefined && (!Number.isInteger(c.threads) || c.threads < 1))
-    throw new ArgumentError(`threads must be a positive integer, got ${c.threads}`);
-  config = { ...config, ...c };
+  const { threads, ...rest } = c;
+  if (threads !== undefined) setThreadBudget(threads);
+  config = { ...config, ...rest };
+  view = null;
 }
 
+/** The settings with the budget's threads, re-made only when either changed (every matmul call reads it). */
+let view: Readonly<MatmulConfig> | null = null;
 export function matmulConfig(): Readonly<MatmulConfig> {
-  return config;
+  const threads = threadBudget();
+  if (view?.threads !== threads) view = { ...config, threads };
+  return view;
 }

@@ -1,9 +1,10 @@
 // A matmul job: the weights of a group cut into units of 4-row strips, run by the caller and the pool's
 // workers taking units from a shared counter (assembly/matmul/run.ts), and the prefetch job that has idle
 // workers read the next weights into cache.
+import { threadBudget } from '../runtime/threads.js';
 import { awaitShared, backgroundUnitsRun, postBackground, postShared, stopBackground, type SharedKernel } from '../runtime/pool.js';
 import type { WasmKernels } from '../runtime/wasm.js';
-import { matmulConfig, matmulCores, PARALLEL_MIN_MACS } from './config.js';
+import { matmulConfig, PARALLEL_MIN_MACS } from './config.js';
 import { ThreadChooser } from './chooser.js';
 import type { Packed, Plan } from './plan.js';
 import type { MatmulKernel } from './table.js';
@@ -159,7 +160,7 @@ export function matmulPrefetch(group: readonly PackedWeight[]): void {
   }
   jobTag = (jobTag + 1) >>> 0;
   e['matmulArm']!(job, most, jobTag);
-  const workers = Math.min(matmulConfig().threads, matmulCores()) - 1;
+  const workers = threadBudget() - 1;
   // The pool stops it before its next post (attention, the next matmul), so the workers take that at once.
   const posted = postBackground(k, SHARED, job, workers) > 0;
   if (posted) splitStats.prefetches++;

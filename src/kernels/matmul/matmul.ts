@@ -5,7 +5,8 @@
 // worker pool (units taken from a counter, assembly/matmul/run.ts; job.ts).
 import { ArgumentError, ShapeError } from '../../errors.js';
 import { inWasm, type WasmKernels } from '../runtime/wasm.js';
-import { matmulConfig, matmulCores, type Activations } from './config.js';
+import { threadBudget } from '../runtime/threads.js';
+import { matmulConfig, type Activations } from './config.js';
 import { runJob, type Part } from './job.js';
 import { layoutBytes, plan, type Layout, type Packed } from './plan.js';
 import { workspace, type PackedWeight } from './weights.js';
@@ -136,7 +137,7 @@ function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, 
     if (y < xPtr + n * cols * 4 && xPtr < y + n * group[i]!.rows * 4) throw new ArgumentError(`matmul ${group[i]!.name}: the output overlaps the input`);
   }
   const plans = group.map((w) => plan(e, w, n, activations));
-  const maxThreads = Math.min(matmulConfig().threads, matmulCores());
+  const maxThreads = threadBudget();
   // One scratch per thread, 64-byte aligned apart; the one-token kernels need none.
   const stride = plans.every((p) => p.kernel === 'matmulVec') ? 0 : Math.ceil((e['matmulTileScratchBytes']!(cols) as number) / 64) * 64;
   // Workspace regions only: the kernels take addresses, so a memory grow here stales no view.

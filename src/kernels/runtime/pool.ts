@@ -35,6 +35,7 @@ import {
 } from './pool-control.js';
 import { onSpaceAdded, spaces } from './spaces.js';
 import { host } from './pool-host.js';
+import { setThreadBudget, threadBudget } from './threads.js';
 
 const cores = host.cores;
 
@@ -96,21 +97,19 @@ function scratchFor(k: WasmKernels, i: number): number {
 function poolFor(k: WasmKernels, p: Pool | null): Pool | null {
   return p && k.index < p.spaces ? p : null;
 }
-/** Threads attend may use (the calling thread included): default all cores, KVPACK_THREADS overrides. */
-let threads = Math.max(1, Number(typeof process !== 'undefined' ? (process.env?.['KVPACK_THREADS'] ?? cores) : 1) || 1);
-
 /** Cores the machine reports. */
 export function coreCount(): number {
   return cores;
 }
 
-/** Sets the thread budget (1 = never use workers). Never more spinning threads than cores. */
+/** Sets the one thread budget (threads.ts; 1 = never use workers), rounded down into 1..cores. */
 export function setThreads(n: number): void {
-  threads = Math.max(1, Math.min(Math.floor(n), cores));
+  setThreadBudget(Math.max(1, Math.min(Math.floor(n), cores)));
 }
 
+/** Threads a pool job may use: the thread budget, 1 when workers cannot run here. */
 export function getThreads(): number {
-  return host.unavailable ? 1 : Math.min(threads, cores);
+  return host.unavailable ? 1 : threadBudget();
 }
 
 /** Why the pool is unavailable ('' when it runs or was never needed). */

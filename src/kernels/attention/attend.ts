@@ -1,8 +1,8 @@
 // attend(): the entry point the cache and engine call. Over a view whose runs live in arena memory it runs
 // the fast path (registry kernels, wasm where registered); anything else goes to attendReference.
-import { attendReference, type AttendArgs } from './reference.js';
-import { checkView, exactFromOf, type MixedView } from './view.js';
-import { ArgumentError, ShapeError } from '../../errors.js';
+import { attendReference, checkAttendArgs, type AttendArgs } from './reference.js';
+import { exactFromOf, type MixedView } from './view.js';
+import { ShapeError } from '../../errors.js';
 import { rowBytes } from '../../formats/format.js';
 import { route, variantPrecisions, type Route } from './registry.js';
 import { inWasm, tableAddress, wasmKernels, MAX_WASM_HEAD_DIM, type WasmKernels } from '../runtime/wasm.js';
@@ -108,26 +108,6 @@ export function fastPathApplies(k: WasmKernels, view: MixedView): boolean {
   return true;
 }
 
-/** The same argument checks as attendReference, with the same errors. */
-function validate(args: AttendArgs): { nq: number; group: number } {
-  const { view, q, heads, out } = args;
-  const D = view.headDim;
-  checkView(view);
-  if (heads <= 0 || heads % view.kvHeads !== 0) {
-    throw new ShapeError(`attend: ${heads} query heads is not a multiple of ${view.kvHeads} kv heads`);
-  }
-  if (q.length % (heads * D) !== 0) throw new ShapeError(`attend: q length ${q.length} is not queries x ${heads} x ${D}`);
-  const nq = q.length / (heads * D);
-  if (out.length !== q.length) throw new ShapeError(`attend: out length ${out.length} != q length ${q.length}`);
-  if (args.positions && args.positions.length !== nq) throw new ShapeError(`attend: ${args.positions.length} positions for ${nq} queries`);
-  if (view.length === 0) throw new ArgumentError('attend: the cache is empty');
-  for (let i = 0; i < nq; i++) {
-    const pos = args.positions ? args.positions[i]! : view.length - 1;
-    if (!(pos >= 0 && pos < view.length)) throw new ArgumentError(`attend: query position ${pos} outside [0, ${view.length})`);
-  }
-  return { nq, group: heads / view.kvHeads };
-}
-
 /** Per space, scratch laid out [main thread's unit scratch | q | qi | qd | lohi | partials]; grown on demand. */
 const scratches = new Map<WasmKernels, { off: number; bytes: number }>();
 
@@ -176,7 +156,7 @@ function runPlan(k: WasmKernels, run: PackedRun, D: number, r: Route): BoundRun 
 
 function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   const { view, heads } = args;
-  const { nq, group: G } = validate(args);
+  const { nq, group: G } = checkAttendArgs(args);
   const D = view.headDim;
   const L = view.length;
   const H = view.kvHeads;

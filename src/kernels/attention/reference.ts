@@ -23,10 +23,10 @@ export interface AttendArgs {
 const TILE = 32;
 
 /**
- * Decode (one query) and causal prefill (many queries) with GQA head mapping: head h reads kv head
- * floor(h / (heads / kvHeads)). Packed K/V are read tile by tile; softmax and sums run in float64.
+ * The argument checks of every attention path (attendReference, attend's fast path), so both refuse the same
+ * calls with the same errors: queries and kv-head grouping, q/out lengths, positions inside the view.
  */
-export function attendReference(args: AttendArgs): void {
+export function checkAttendArgs(args: AttendArgs): { nq: number; group: number } {
   const { view, q, heads, out } = args;
   const D = view.headDim;
   checkView(view);
@@ -38,8 +38,22 @@ export function attendReference(args: AttendArgs): void {
   if (out.length !== q.length) throw new ShapeError(`attend: out length ${out.length} != q length ${q.length}`);
   if (args.positions && args.positions.length !== nq) throw new ShapeError(`attend: ${args.positions.length} positions for ${nq} queries`);
   if (view.length === 0) throw new ArgumentError('attend: the cache is empty');
+  for (let i = 0; i < nq; i++) {
+    const pos = args.positions ? args.positions[i]! : view.length - 1;
+    if (!(pos >= 0 && pos < view.length)) throw new ArgumentError(`attend: query position ${pos} outside [0, ${view.length})`);
+  }
+  return { nq, group: heads / view.kvHeads };
+}
+
+/**
+ * Decode (one query) and causal prefill (many queries) with GQA head mapping: head h reads kv head
+ * floor(h / (heads / kvHeads)). Packed K/V are read tile by tile; softmax and sums run in float64.
+ */
+export function attendReference(args: AttendArgs): void {
+  const { view, q, heads, out } = args;
+  const D = view.headDim;
+  const { nq, group } = checkAttendArgs(args);
   const scale = args.scale ?? 1 / Math.sqrt(D);
-  const group = heads / view.kvHeads;
   const tile = new Float32Array(TILE * D);
   const scratch = blockScratch();
   const scores = new Float64Array(view.length);
@@ -47,7 +61,6 @@ export function attendReference(args: AttendArgs): void {
 
   for (let i = 0; i < nq; i++) {
     const pos = args.positions ? args.positions[i]! : view.length - 1;
-    if (!(pos >= 0 && pos < view.length)) throw new ArgumentError(`attend: query position ${pos} outside [0, ${view.length})`);
     const lo = args.slidingWindow ? Math.max(0, pos - args.slidingWindow + 1) : 0;
     const hi = pos + 1; // exclusive
     const x = exactFromOf(view, pos);

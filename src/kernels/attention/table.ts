@@ -2,6 +2,7 @@
 // computes at, the module export and its calling convention (abi.ts), plus any per-format constant or
 // lookup table the kernel reads. The registry resolves every kernel from these rows, on the main thread
 // and in the pool workers alike: adding a kernel is one row here (and its export in assembly/index.ts).
+import { DefinitionError } from '../../errors.js';
 import type { Abi } from './abi.js';
 import { q2c_0 } from '../../formats/q2c_0.js';
 import { LLOYD_MAX_4 } from '../../numeric/lloydmax.js';
@@ -180,7 +181,7 @@ const byKey: ReadonlyMap<string, KernelRow> = (() => {
   const m = new Map<string, KernelRow>();
   for (const r of KERNEL_TABLE) {
     const k = kernelKey(r.format, r.op, r.precision, r.impl);
-    if (m.has(k)) throw new Error(`kernel table: two rows for ${k}`);
+    if (m.has(k)) throw new DefinitionError(`kernel table: two rows for ${k}`);
     m.set(k, r);
   }
   return m;

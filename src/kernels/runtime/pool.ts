@@ -128,7 +128,7 @@ function ensurePool(k: WasmKernels, want: number): Pool | null {
     const p = spawnPool(k, want);
     const t0 = Date.now();
     while (Atomics.load(p.ctl, READY) < want && Date.now() - t0 < START_TIMEOUT_MS) Atomics.wait(p.ctl, READY, Atomics.load(p.ctl, READY), 50);
-    if (Atomics.load(p.ctl, READY) < want) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
+    if (Atomics.load(p.ctl, READY) < want) throw new PoolError(`workers did not start within ${START_TIMEOUT_MS} ms`);
     pool = p;
     stale = false;
     return poolFor(k, pool);
@@ -151,7 +151,7 @@ export async function startPool(k: WasmKernels, want: number): Promise<boolean> 
     const p = spawnPool(k, want);
     const t0 = Date.now();
     while (Atomics.load(p.ctl, READY) < want) {
-      if (Date.now() - t0 > START_TIMEOUT_MS) throw new Error(`workers did not start within ${START_TIMEOUT_MS} ms`);
+      if (Date.now() - t0 > START_TIMEOUT_MS) throw new PoolError(`workers did not start within ${START_TIMEOUT_MS} ms`);
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     pool = p;

@@ -19,7 +19,7 @@ export { q4_1_encode, q5_0_encode, q5_1_encode, iq4_nl_encode } from './encode/g
 export { nf4_encode, sign_g32_encode, sign_g8_encode, sign_g4_encode } from './encode/codebook';
 export { tern_g32_encode, tern_g8_encode, tern_g4_encode } from './encode/tern';
 export { int2s_g8_encode, int2s_g4_encode } from './encode/int2s';
-export { tern_g32_decode, tern_g32_scores, tern_g32_accum, tern_g8_decode, tern_g8_scores, tern_g8_accum, tern_g4_decode, tern_g4_scores, tern_g4_accum } from './attention/tern';
-export { int2s_g8_decode, int2s_g8_scores, int2s_g8_accum, int2s_g4_decode, int2s_g4_scores, int2s_g4_accum } from './attention/int2s';
+export { tern_g32_decode, tern_g32_scores, tern_g32_accum, tern_g8_decode, tern_g8_scores, tern_g8_accum, tern_g4_decode, tern_g4_scores, tern_g4_accum } from './attention/tiled';
+export { int2s_g8_decode, int2s_g8_scores, int2s_g8_accum, int2s_g4_decode, int2s_g4_scores, int2s_g4_accum } from './attention/tiled';
 export { opRmsNorm, opRope, opSiluMul, opGeluMul, opAdd, opAddRows, opSoftcap, opScale, opExp, opFirstNonFinite } from './ops/ops';
 export { q4_0_accum_w16, q8_0_accum_w16 } from './attention/accum_w16';

@@ -1,9 +1,8 @@
 // int2s_g8/g4 (src/formats/int2s.ts): 32 values in 32/g sets of g, each set with an f16 scale; set membership
 // stored as combinatorial ranks (mixed-radix chunks < 2^53, so u64 integer math is exactly the reference's
-// double math). Decode a tile of rows to f32 (x = level[code] * s, the reference's float32 product), then
-// the shared G-head dots / weighted sums.
-import { dotRows, axpyRows, halfToFloat } from '../shared/common';
-import { tileTokens } from './tile';
+// double math). The exact dequantizer (x = level[code] * s, the reference's float32 product) for the tiled
+// kernels (tiled.ts), which decode a tile of rows and run the shared G-head dots / weighted sums.
+import { halfToFloat } from '../shared/common';
 
 const QK = 32;
 
@@ -56,7 +55,7 @@ const QK = 32;
 }
 
 /** nb blocks -> nb * 32 f32. Digits are taken `% radix`, so any bytes decode to a valid partition. */
-@inline function int2sBlocks(src: usize, nb: i32, dst: usize, g: i32): void {
+@inline export function int2sBlocks(src: usize, nb: i32, dst: usize, g: i32): void {
   const sets = QK / g;
   const grpBytes: usize = g == 8 ? 7 : 9;
   const bb = <usize>(2 * sets) + grpBytes + 8;
@@ -85,36 +84,3 @@ const QK = 32;
     }
   }
 }
-
-@inline function blockBytes(g: i32): usize {
-  return g == 8 ? 23 : 33;
-}
-
-@inline function int2sScores(g: i32, q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void {
-  const TT = tileTokens(D);
-  const bpr = D / QK;
-  const rb = <usize>bpr * blockBytes(g);
-  for (let t0 = 0; t0 < T; t0 += TT) {
-    const n = min(TT, T - t0);
-    int2sBlocks(k + <usize>t0 * rb, n * bpr, tile, g);
-    dotRows(q, G, D, tile, n, <usize>D << 2, out + (<usize>t0 << 2), outStride);
-  }
-}
-
-@inline function int2sAccum(g: i32, w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void {
-  const TT = tileTokens(D);
-  const bpr = D / QK;
-  const rb = <usize>bpr * blockBytes(g);
-  for (let t0 = 0; t0 < T; t0 += TT) {
-    const n = min(TT, T - t0);
-    int2sBlocks(v + <usize>t0 * rb, n * bpr, tile, g);
-    axpyRows(w + (<usize>t0 << 2), wStride, G, D, tile, n, <usize>D << 2, acc);
-  }
-}
-
-export function int2s_g8_decode(src: usize, T: i32, D: i32, dst: usize): void { int2sBlocks(src, T * (D / QK), dst, 8); }
-export function int2s_g8_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void { int2sScores(8, q, G, D, k, T, out, outStride, tile); }
-export function int2s_g8_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void { int2sAccum(8, w, wStride, G, D, v, T, acc, tile); }
-export function int2s_g4_decode(src: usize, T: i32, D: i32, dst: usize): void { int2sBlocks(src, T * (D / QK), dst, 4); }
-export function int2s_g4_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void { int2sScores(4, q, G, D, k, T, out, outStride, tile); }
-export function int2s_g4_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void { int2sAccum(4, w, wStride, G, D, v, T, acc, tile); }

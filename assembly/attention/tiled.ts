@@ -5,6 +5,8 @@ import { dotRows, axpyRows } from '../shared/common';
 import { tileTokens } from './tile';
 import { q4_1Blocks, q5_0Blocks, q5_1Blocks, iq4_nlBlocks } from './ggml4';
 import { nf4Blocks, int4Blocks, int2Blocks, signBlocks } from './codebook';
+import { ternBlocks } from './tern';
+import { int2sBlocks } from './int2s';
 
 const K_Q4_1: i32 = 0; // 32 values, 20 bytes
 const K_Q5_0: i32 = 1; // 32 values, 22 bytes
@@ -20,6 +22,11 @@ const K_INT2_G128: i32 = 10; // 128 values, 36 bytes
 const K_SIGN_G32: i32 = 11; // 32 values, 6 bytes
 const K_SIGN_G8: i32 = 12; // 32 values, 12 bytes
 const K_SIGN_G4: i32 = 13; // 32 values, 20 bytes
+const K_TERN_G32: i32 = 14; // 32 values, 9 bytes
+const K_TERN_G8: i32 = 15; // 32 values, 15 bytes
+const K_TERN_G4: i32 = 16; // 32 values, 23 bytes
+const K_INT2S_G8: i32 = 17; // 32 values, 23 bytes
+const K_INT2S_G4: i32 = 18; // 32 values, 33 bytes
 
 @inline function blockValues(kind: i32): i32 {
   if (kind == K_Q4_1) return 32; if (kind == K_Q5_0) return 32; if (kind == K_Q5_1) return 32; if (kind == K_IQ4_NL) return 32; if (kind == K_NF4) return 64; if (kind == K_INT4_G32) return 32; if (kind == K_INT4_G64) return 64; if (kind == K_INT4_G128) return 128; if (kind == K_INT2_G32) return 32; if (kind == K_INT2_G64) return 64; if (kind == K_INT2_G128) return 128;
@@ -30,6 +37,8 @@ const K_SIGN_G4: i32 = 13; // 32 values, 20 bytes
 @inline function blockBytes(kind: i32): usize {
   if (kind == K_Q4_1) return 20; if (kind == K_Q5_0) return 22; if (kind == K_Q5_1) return 24; if (kind == K_IQ4_NL) return 18; if (kind == K_NF4) return 34; if (kind == K_INT4_G32) return 20; if (kind == K_INT4_G64) return 36; if (kind == K_INT4_G128) return 68; if (kind == K_INT2_G32) return 12; if (kind == K_INT2_G64) return 20; if (kind == K_INT2_G128) return 36;
   if (kind == K_SIGN_G32) return 6; if (kind == K_SIGN_G8) return 12; if (kind == K_SIGN_G4) return 20;
+  if (kind == K_TERN_G32) return 9; if (kind == K_TERN_G8) return 15; if (kind == K_TERN_G4) return 23;
+  if (kind == K_INT2S_G8) return 23; if (kind == K_INT2S_G4) return 33;
   return 0;
 }
 
@@ -48,6 +57,11 @@ const K_SIGN_G4: i32 = 13; // 32 values, 20 bytes
   if (kind == K_SIGN_G32) { signBlocks(src, nb, dst, 32); return; }
   if (kind == K_SIGN_G8) { signBlocks(src, nb, dst, 8); return; }
   if (kind == K_SIGN_G4) { signBlocks(src, nb, dst, 4); return; }
+  if (kind == K_TERN_G32) { ternBlocks(src, nb, dst, 32); return; }
+  if (kind == K_TERN_G8) { ternBlocks(src, nb, dst, 8); return; }
+  if (kind == K_TERN_G4) { ternBlocks(src, nb, dst, 4); return; }
+  if (kind == K_INT2S_G8) { int2sBlocks(src, nb, dst, 8); return; }
+  if (kind == K_INT2S_G4) { int2sBlocks(src, nb, dst, 4); return; }
 }
 
 @inline function decodeRows(kind: i32, src: usize, T: i32, D: i32, dst: usize): void {
@@ -131,3 +145,18 @@ export function sign_g8_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, 
 export function sign_g4_decode(src: usize, T: i32, D: i32, dst: usize): void { decodeRows(K_SIGN_G4, src, T, D, dst); }
 export function sign_g4_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void { tiledScores(K_SIGN_G4, q, G, D, k, T, out, outStride, tile); }
 export function sign_g4_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void { tiledAccum(K_SIGN_G4, w, wStride, G, D, v, T, acc, tile); }
+export function tern_g32_decode(src: usize, T: i32, D: i32, dst: usize): void { decodeRows(K_TERN_G32, src, T, D, dst); }
+export function tern_g32_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void { tiledScores(K_TERN_G32, q, G, D, k, T, out, outStride, tile); }
+export function tern_g32_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void { tiledAccum(K_TERN_G32, w, wStride, G, D, v, T, acc, tile); }
+export function tern_g8_decode(src: usize, T: i32, D: i32, dst: usize): void { decodeRows(K_TERN_G8, src, T, D, dst); }
+export function tern_g8_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void { tiledScores(K_TERN_G8, q, G, D, k, T, out, outStride, tile); }
+export function tern_g8_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void { tiledAccum(K_TERN_G8, w, wStride, G, D, v, T, acc, tile); }
+export function tern_g4_decode(src: usize, T: i32, D: i32, dst: usize): void { decodeRows(K_TERN_G4, src, T, D, dst); }
+export function tern_g4_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void { tiledScores(K_TERN_G4, q, G, D, k, T, out, outStride, tile); }
+export function tern_g4_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void { tiledAccum(K_TERN_G4, w, wStride, G, D, v, T, acc, tile); }
+export function int2s_g8_decode(src: usize, T: i32, D: i32, dst: usize): void { decodeRows(K_INT2S_G8, src, T, D, dst); }
+export function int2s_g8_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void { tiledScores(K_INT2S_G8, q, G, D, k, T, out, outStride, tile); }
+export function int2s_g8_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void { tiledAccum(K_INT2S_G8, w, wStride, G, D, v, T, acc, tile); }
+export function int2s_g4_decode(src: usize, T: i32, D: i32, dst: usize): void { decodeRows(K_INT2S_G4, src, T, D, dst); }
+export function int2s_g4_scores(q: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32, tile: usize): void { tiledScores(K_INT2S_G4, q, G, D, k, T, out, outStride, tile); }
+export function int2s_g4_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void { tiledAccum(K_INT2S_G4, w, wStride, G, D, v, T, acc, tile); }

@@ -6,6 +6,7 @@
 // (vec.ts), in the same order, so a token's row has the same bits in a batch of any size: per
 // 32-value block (per 256 for K-quants) an exact integer dot, then the same float multiplies and adds.
 import { decodeRowI8, kScales, T_Q4_K, T_Q5_K, T_Q6_K } from './decode';
+import { actInverse, actScale, round4 } from './act';
 
 @inline function up16(n: usize): usize {
   return (n + 15) & ~(<usize>15);
@@ -65,21 +66,14 @@ export function packActQ8(x: usize, n: i32, cols: i32, qb: i32, xq: usize, xd: u
     const dr = xd + <usize>(t >> 2) * quadG + lane;
     const sr = xs + <usize>(t >> 2) * quadG + lane;
     for (let b0: usize = 0; b0 < <usize>cols; b0 += <usize>qb) {
-      let mx = f32x4.splat(0);
-      for (let i: usize = 0; i < <usize>qb; i += 4) mx = f32x4.max(mx, f32x4.abs(v128.load(xr + ((b0 + i) << 2))));
-      const amax = Mathf.max(Mathf.max(f32x4.extract_lane(mx, 0), f32x4.extract_lane(mx, 1)), Mathf.max(f32x4.extract_lane(mx, 2), f32x4.extract_lane(mx, 3)));
-      const d: f32 = amax / 127;
-      const id = f32x4.splat(d > 0 ? 1 / d : 0);
+      const d = actScale(xr + (b0 << 2), <usize>qb);
+      const id = actInverse(d);
       for (let i: usize = 0; i < <usize>qb; i += 16) {
         const p = xr + ((b0 + i) << 2);
-        const v0 = v128.load(p);
-        const v1 = v128.load(p, 16);
-        const v2 = v128.load(p, 32);
-        const v3 = v128.load(p, 48);
-        const i0 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v0, id)));
-        const i1 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v1, id)));
-        const i2 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v2, id)));
-        const i3 = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v3, id)));
+        const i0 = round4(p, id);
+        const i1 = round4(p + 16, id);
+        const i2 = round4(p + 32, id);
+        const i3 = round4(p + 48, id);
         const lo = i16x8.narrow_i32x4_s(i0, i1);
         const hi = i16x8.narrow_i32x4_s(i2, i3);
         // Column pair c/2 of this token sits at 16*(c/2) + 4*lane.

@@ -6,7 +6,8 @@
 // split with an and and a shift (no byte shuffles, no widening). Block dots stay exact integers
 // (i32x4.dot_i16x8_s). q8_0 / q4_0 run four rows at once, one per lane (measured 1.24x one row at a time:
 // each x load serves four rows, no horizontal sum per row).
-import { halfToFloat, hsum, hsum4i, round8 } from '../shared/common';
+import { halfToFloat, hsum, hsum4i } from '../shared/common';
+import { actInverse, actScale, round8 } from './act';
 import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
 import { dotOther, hasMin, otherBlockBytes, otherBlocks } from './vec_blocks';
 import { packActQ6K, rowQ6K } from './vec_q6k';
@@ -82,12 +83,9 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
   }
   const qb: i32 = order == ORDER_NIB256 ? 256 : 32;
   for (let b0: usize = 0; b0 < <usize>cols; b0 += <usize>qb) {
-    let mx = f32x4.splat(0);
-    for (let i: usize = 0; i < <usize>qb; i += 4) mx = f32x4.max(mx, f32x4.abs(v128.load(x + ((b0 + i) << 2))));
-    const amax = Mathf.max(Mathf.max(f32x4.extract_lane(mx, 0), f32x4.extract_lane(mx, 1)), Mathf.max(f32x4.extract_lane(mx, 2), f32x4.extract_lane(mx, 3)));
-    const d: f32 = amax / 127;
+    const d = actScale(x + (b0 << 2), <usize>qb);
     store<f32>(xd + ((b0 / <usize>qb) << 2), d);
-    const id = f32x4.splat(d > 0 ? 1 / d : 0);
+    const id = actInverse(d);
     if (qb == 32) {
       // q8_0 (natural) or q4_0 (per 32: values 2k, 2k+1, 16+2k, 17+2k for k < 8, as dotNib splits 16 qs bytes).
       const p = x + (b0 << 2);

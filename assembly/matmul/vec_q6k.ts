@@ -3,7 +3,8 @@
 // The 16-byte ql / qh loads split into 16-bit lanes by shifts and masks: lane k of a load holds values 2k
 // and 2k + 1 of its 16, so x comes per 16 values as the 8 even ones then the 8 odd ones (packActQ6K), with
 // its per-16 sums for the -32 (sum_g sc_g (q . x)_g - 32 sum_g sc_g sum(x)_g, all in integers).
-import { halfToFloat, hsum4i, round8 } from '../shared/common';
+import { halfToFloat, hsum4i } from '../shared/common';
+import { actInverse, actScale, round8 } from './act';
 import { keep, touch } from './touch';
 
 
@@ -13,12 +14,9 @@ import { keep, touch } from './touch';
  */
 export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize): void {
   for (let b0: usize = 0; b0 < <usize>cols; b0 += 256) {
-    let mx = f32x4.splat(0);
-    for (let i: usize = 0; i < 256; i += 4) mx = f32x4.max(mx, f32x4.abs(v128.load(x + ((b0 + i) << 2))));
-    const amax = Mathf.max(Mathf.max(f32x4.extract_lane(mx, 0), f32x4.extract_lane(mx, 1)), Mathf.max(f32x4.extract_lane(mx, 2), f32x4.extract_lane(mx, 3)));
-    const d: f32 = amax / 127;
+    const d = actScale(x + (b0 << 2), 256);
     store<f32>(xd + ((b0 >> 8) << 2), d);
-    const id = f32x4.splat(d > 0 ? 1 / d : 0);
+    const id = actInverse(d);
     for (let c = b0; c < b0 + 256; c += 16) {
       const a = round8(x + (c << 2), id), b = round8(x + (c << 2) + 32, id);
       v128.store(xq + (c << 1), i16x8.shuffle(a, b, 0, 2, 4, 6, 8, 10, 12, 14));

@@ -65,13 +65,6 @@ export function floatToHalf(value: f32): u32 {
   return i32x4.add(i32x4.shuffle(ab, cd, 0, 2, 4, 6), i32x4.shuffle(ab, cd, 1, 3, 5, 7));
 }
 
-/** Eight f32 values at p, times id, rounded to int16 lanes. */
-@inline export function round8(p: usize, id: v128): v128 {
-  const a = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p), id)));
-  const b = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p, 16), id)));
-  return i16x8.narrow_i32x4_s(a, b);
-}
-
 /** sum of 32 i16 products q[0..32) . (v0..v3) as i32x4 partial sums (exact for |q| <= 32767, |v| <= 128). */
 @inline export function idot4(q: usize, v0: v128, v1: v128, v2: v128, v3: v128): v128 {
   const a = i32x4.add(i32x4.dot_i16x8_s(v128.load(q), v0), i32x4.dot_i16x8_s(v128.load(q, 16), v1));

@@ -1,10 +1,10 @@
 // BulkTensor: one tensor's (K or V) bulk in one layer: the encoded stream plus float32 staging for the channel
-// group still filling.
+// group still filling; bulkPieces / mergePieces cut the K and V bulks into a view's packed segments.
 import type { LayerPlan } from './policy.js';
 import { RowStore } from './rows.js';
 import { BulkStream } from './stream.js';
 import type { Arena } from '../kernels/arena.js';
-import type { PackedRun } from '../attention/view.js';
+import type { PackedRun, Segment } from '../attention/view.js';
 import { f32 } from '../formats/f32.js';
 import { checkScratch } from '../formats/format.js';
 import type { StreamMeta } from './layer-state.js';
@@ -120,4 +120,41 @@ export class BulkTensor {
     const chunkEnd = (Math.floor(i / this.stream.chunkTokens) + 1) * this.stream.chunkTokens;
     return Math.min(this.stream.encoded, chunkEnd) - i;
   }
+}
+
+/** A run of positions [start, start + count) of one tensor: its packed run and the region it lives in. */
+export interface Piece {
+  start: number;
+  count: number;
+  run: PackedRun;
+  region: string;
+}
+
+/** Pieces of `b` covering positions [lo, hi) from stream index i0 on (one per chunk or staging run). */
+export function bulkPieces(b: BulkTensor, lo: number, hi: number, i0: number, bytes: Uint8Array, out: Piece[]): void {
+  for (let p = lo; p < hi; ) {
+    const i = i0 + (p - lo);
+    const m = Math.min(hi - p, b.span(i));
+    out.push({ start: p, count: m, run: b.run(i, bytes), region: i < b.stream.encoded ? 'bulk' : 'staging' });
+    p += m;
+  }
+}
+
+/** Cuts K and V piece lists (both starting at `start`) at the union of their boundaries into segments. */
+export function mergePieces(k: Piece[], v: Piece[], start: number): Segment[] {
+  const segs: Segment[] = [];
+  let i = 0;
+  let j = 0;
+  let p = start;
+  while (i < k.length && j < v.length) {
+    const a = k[i]!;
+    const b = v[j]!;
+    const end = Math.min(a.start + a.count, b.start + b.count);
+    const shift = (x: Piece) => ({ ...x.run, first: x.run.first + (p - x.start) });
+    segs.push({ start: p, count: end - p, k: shift(a), v: shift(b), region: a.region === b.region ? a.region : `${a.region}/${b.region}` });
+    p = end;
+    if (a.start + a.count === end) i++;
+    if (b.start + b.count === end) j++;
+  }
+  return segs;
 }

@@ -1,10 +1,10 @@
 // LayerCache: one layer's regions (sinks, anchors, window ring, staging, bulk streams) and its mixed view.
 import type { LayerPlan } from './policy.js';
 import { HeldRows, RowStore } from './rows.js';
-import { BulkTensor } from './bulk-tensor.js';
+import { BulkTensor, bulkPieces, mergePieces, type Piece } from './bulk-tensor.js';
 import type { Chunk } from './stream.js';
 import type { Arena } from '../kernels/arena.js';
-import type { MixedView, PackedRun, Segment } from '../attention/view.js';
+import type { MixedView, Segment } from '../attention/view.js';
 import { blockScratch } from '../formats/format.js';
 import type { RegionBytes } from './accounting.js';
 import { firstPositionOf, keptStreamStart, streamIndexOf } from './swa.js';
@@ -668,39 +668,4 @@ export class LayerCache {
     this.bulk.k.stream.free();
     this.bulk.v.stream.free();
   }
-}
-
-interface Piece {
-  start: number;
-  count: number;
-  run: PackedRun;
-  region: string;
-}
-
-function bulkPieces(b: BulkTensor, lo: number, hi: number, i0: number, bytes: Uint8Array, out: Piece[]): void {
-  for (let p = lo; p < hi; ) {
-    const i = i0 + (p - lo);
-    const m = Math.min(hi - p, b.span(i));
-    out.push({ start: p, count: m, run: b.run(i, bytes), region: i < b.stream.encoded ? 'bulk' : 'staging' });
-    p += m;
-  }
-}
-
-/** Cuts K and V piece lists (both starting at `start`) at the union of their boundaries into segments. */
-function mergePieces(k: Piece[], v: Piece[], start: number): Segment[] {
-  const segs: Segment[] = [];
-  let i = 0;
-  let j = 0;
-  let p = start;
-  while (i < k.length && j < v.length) {
-    const a = k[i]!;
-    const b = v[j]!;
-    const end = Math.min(a.start + a.count, b.start + b.count);
-    const shift = (x: Piece) => ({ ...x.run, first: x.run.first + (p - x.start) });
-    segs.push({ start: p, count: end - p, k: shift(a), v: shift(b), region: a.region === b.region ? a.region : `${a.region}/${b.region}` });
-    p = end;
-    if (a.start + a.count === end) i++;
-    if (b.start + b.count === end) j++;
-  }
-  return segs;
 }

@@ -2,24 +2,15 @@
 // and each twin exports the names its Node module exports (the build swaps one for the other).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fromRoot } from './paths.js';
+import { sourceFiles } from './source-files.js';
 
-function twins(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) twins(p, out);
-    else if (name.endsWith('.browser.ts'))
-      out.push(
-        relative(fromRoot('src'), p)
-          .split(sep)
-          .join('/')
-          .replace(/\.browser\.ts$/, ''),
-      );
-  }
-  return out.sort();
-}
+/** The modules with a browser twin, src-relative without extension (cache/file for src/cache/file.browser.ts). */
+const twins = (): string[] =>
+  sourceFiles('src')
+    .filter((f) => f.endsWith('.browser.ts'))
+    .map((f) => f.slice('src/'.length, -'.browser.ts'.length));
 
 /** Names a module exports: `export function|const|class|interface|type X`, and `export { X, type Y } from`. */
 function exportsOf(text: string): string[] {
@@ -39,7 +30,7 @@ function exportsOf(text: string): string[] {
 }
 
 test('the browser twins DESIGN.md names are the *.browser.ts files, and each exports what its Node module does', () => {
-  const code = twins(fromRoot('src'));
+  const code = twins();
   const design = readFileSync(fromRoot('docs', 'DESIGN.md'), 'utf8');
   const bullet = design.slice(design.indexOf('- Seams:'), design.indexOf('Everything else is shared code.'));
   const named = [...bullet.matchAll(/`([a-z][\w-]*(?:\/[\w-]+)+)`/g)].map((m) => m[1]!).sort();

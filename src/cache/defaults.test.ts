@@ -1,11 +1,11 @@
 // The one default context (defaults.ts): what run, chat, serve and the page size a cache at without -c.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { DEFAULT_CTX, defaultCapacity } from './defaults.js';
 import { ArgumentError } from '../errors.js';
 import { fromRoot } from '../../test/paths.js';
+import { sourceFiles } from '../../test/source-files.js';
 
 test('default capacity: the training context capped at 4096, raised to the need, never past the training context', () => {
   assert.equal(DEFAULT_CTX, 4096);
@@ -20,21 +20,10 @@ test('default capacity: the training context capped at 4096, raised to the need,
   );
 });
 
-function sources(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) sources(p, out);
-    else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) out.push(p);
-  }
-  return out;
-}
-
 test('the default context is declared once: no command or page keeps its own', () => {
   const own = /\b(?:const|let)\s+\w*CTX\w*\s*=\s*\d+|nCtxTrain,\s*4096|4096,\s*\w*\.nCtxTrain/;
   // Negative control: the pattern sees the copies this replaced.
   assert.ok(own.test('const DEFAULT_CTX = 4096;') && own.test('Math.min(model.hp.nCtxTrain, 4096)'));
-  const found = sources(fromRoot('src'))
-    .map((f) => relative(fromRoot(), f).split(sep).join('/'))
-    .filter((f) => f !== 'src/cache/defaults.ts' && own.test(readFileSync(fromRoot(f), 'utf8')));
+  const found = sourceFiles('src', false).filter((f) => f !== 'src/cache/defaults.ts' && own.test(readFileSync(fromRoot(f), 'utf8')));
   assert.deepEqual(found, []);
 });

@@ -2,8 +2,7 @@
 // are refused with CacheStateError before anything changes, and no code outside src/cache reaches a layer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { KvCache } from './kvcache.js';
 import { LayerCache } from './layer.js';
 import { arrayList, type LayerMeta, type LayerState } from './layer-state.js';
@@ -13,6 +12,7 @@ import { sharedArena } from '../kernels/arena.js';
 import { CacheStateError } from '../errors.js';
 import { Prng } from '../numeric/prng.js';
 import { fromRoot } from '../../test/paths.js';
+import { sourceFiles } from '../../test/source-files.js';
 
 const H = 2;
 const D = 64;
@@ -140,15 +140,6 @@ test('LayerCache.fromState checks the state of its own plan; a layer keeps its c
   src.dispose();
 });
 
-function sources(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) sources(p, out);
-    else if (name.endsWith('.ts')) out.push(p);
-  }
-  return out;
-}
-
 /** Layer internals (a layer, its regions, its streams) imported outside src/cache: only the invariance suite's negative-control switch. */
 const INTERNAL = /import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'[./]*(?:src\/)?cache\/(layer|bulk-tensor|stream|rows)\.js'/g;
 const ALLOWED: Record<string, readonly string[]> = { layer: ['batchDependentWindowForTests'] };
@@ -158,10 +149,9 @@ test('no code outside src/cache reaches a layer: no import of its internals, no 
   assert.equal([..."import { LayerCache } from '../cache/layer.js';".matchAll(INTERNAL)].length, 1);
   const found: string[] = [];
   for (const root of ['src', 'test', 'bench']) {
-    for (const file of sources(fromRoot(root))) {
-      const rel = relative(fromRoot(), file).split(sep).join('/');
+    for (const rel of sourceFiles(root)) {
       if (rel.startsWith('src/cache/')) continue;
-      const text = readFileSync(file, 'utf8');
+      const text = readFileSync(fromRoot(rel), 'utf8');
       for (const m of text.matchAll(INTERNAL)) {
         const names = m[1]!
           .split(',')

@@ -6,10 +6,12 @@ import { readFrame, writeFrame, type FrameSpec } from '../io/framed.js';
 import { readFrameFile, writeFrameFile } from '../io/framed-file.js';
 import type { KvCache, KvCacheOptions } from './kvcache.js';
 import type { CachePolicy } from './policy.js';
-import { arrayList, readArrays, type LayerMeta } from './layer-state.js';
+import { arrayList, readArrays, stateBytes, type LayerMeta } from './layer-state.js';
 import { CACHE_FILE_VERSION } from './file-version.js';
 
 export { CACHE_FILE_VERSION };
+/** Largest layer read in one piece (Node reads at most 2 GiB per call; a buffer is capped at 4 GiB). */
+const ONE_TAKE_MAX = 1 << 30;
 /** The frame (io/framed.ts); a header over 16 MiB is not a cache header (guards JSON.parse). */
 const FRAME: FrameSpec = { kind: 'cache file', magic: 'KVPK', versions: [1, 2, 3, 4], maxHeader: 16 << 20, checksum: true };
 
@@ -64,8 +66,7 @@ function bad(message: string): never {
 export function loadCache(path: string, make: (o: KvCacheOptions) => KvCache): KvCache {
   const f = readFrameFile<Header>(FRAME, path);
   try {
-    // take() reuses its buffer: each array is kept until its layer is built.
-    return build(f.version, f.header, f.bodyBytes, (n) => f.take(n).slice(), path, make);
+    return build(f.version, f.header, f.bodyBytes, (n) => f.take(n), path, make);
   } finally {
     f.close();
   }
@@ -115,7 +116,15 @@ function build(version: number, h: Header, payload: number, take: (n: number) =>
       return take(n);
     };
     if (!Array.isArray(h.state) || h.state.length !== h.layers) bad(`${path}: header has ${h.state?.length} layer states for ${h.layers} layers`);
-    cache.restoreState(h.state, (i, layout) => readArrays(layout, h.state[i]!, next));
+    // One take per layer (a view valid until the next take, i.e. until that layer is built), cut into its
+    // arrays; a layer too large for one read takes each array and keeps a copy.
+    cache.restoreState(h.state, (i, layout) => {
+      const total = stateBytes(layout, h.state[i]!);
+      if (total > ONE_TAKE_MAX) return readArrays(layout, h.state[i]!, (n) => next(n).slice());
+      const bytes = next(total);
+      let at = 0;
+      return readArrays(layout, h.state[i]!, (n) => bytes.subarray(at, (at += n)));
+    });
     if (off !== payload) bad(`${path}: ${payload - off} trailing payload bytes`);
   } catch (e) {
     cache.dispose();

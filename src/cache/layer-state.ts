@@ -111,6 +111,12 @@ export function arrayList(a: LayerArrays): Uint8Array[] {
   return [...regionList(a), ...a.chunks.k, ...a.chunks.v];
 }
 
+/** Bytes of a layer's arrays (its part of a cache file's payload): the regions and the chunks its counts hold. */
+export function stateBytes(layout: LayerLayout, meta: LayerMeta): number {
+  const regions = regionList(layout).reduce((s, r) => s + shapeBytes(r), 0);
+  return regions + meta.k.chunks * layout.chunkBytes.k + meta.v.chunks * layout.chunkBytes.v;
+}
+
 /** The arrays of a layer read in payload order: take(n) gives the next n bytes (kept as given). */
 export function readArrays(layout: LayerLayout, meta: LayerMeta, take: (n: number) => Uint8Array): LayerArrays {
   const kv = (s: KV<RowShape>) => ({ k: take(shapeBytes(s.k)), v: take(shapeBytes(s.v)) });

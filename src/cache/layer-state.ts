@@ -60,6 +60,17 @@ export function regionList<T>(r: Regions<T>): T[] {
   return out;
 }
 
+/** The inverse of regionList: the regions of `like` (the same ones present) from a list in regionList order. */
+export function regionsOf<T>(like: Regions<unknown>, list: readonly T[]): Regions<T> {
+  let i = 0;
+  const next = () => list[i++]!;
+  const sinks = { k: next(), v: next() };
+  const ring = { k: next(), v: next() };
+  const anchors = like.anchors ? { k: next(), v: next() } : null;
+  const staging = { k: like.staging.k !== null ? next() : null, v: like.staging.v !== null ? next() : null };
+  return { sinks, ring, anchors, staging };
+}
+
 /** A store's rows: bytes [heads][rows][rowBytes]. */
 export interface RowShape {
   readonly heads: number;
@@ -119,14 +130,13 @@ export function stateBytes(layout: LayerLayout, meta: LayerMeta): number {
 
 /** The arrays of a layer read in payload order: take(n) gives the next n bytes (kept as given). */
 export function readArrays(layout: LayerLayout, meta: LayerMeta, take: (n: number) => Uint8Array): LayerArrays {
-  const kv = (s: KV<RowShape>) => ({ k: take(shapeBytes(s.k)), v: take(shapeBytes(s.v)) });
-  const sinks = kv(layout.sinks);
-  const ring = kv(layout.ring);
-  const anchors = layout.anchors ? kv(layout.anchors) : null;
-  const staging = { k: layout.staging.k ? take(shapeBytes(layout.staging.k)) : null, v: layout.staging.v ? take(shapeBytes(layout.staging.v)) : null };
+  const regions = regionsOf(
+    layout,
+    regionList(layout).map((s) => take(shapeBytes(s))),
+  );
   const chunks = (w: 'k' | 'v') => Array.from({ length: meta[w].chunks }, () => take(layout.chunkBytes[w]));
   const k = chunks('k');
-  return { sinks, ring, anchors, staging, chunks: { k, v: chunks('v') } };
+  return { ...regions, chunks: { k, v: chunks('v') } };
 }
 
 const isCount = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 0;

@@ -10,7 +10,17 @@ import type { RegionBytes } from './accounting.js';
 import { firstPositionOf, keptStreamStart, streamIndexOf } from './swa.js';
 import { ArgumentError, CacheStateError, EvictedError } from '../errors.js';
 import { exactFrom, positionOfRingIndex, ringIndexOf } from './exact-from.js';
-import { checkLayerState, layerLayout, regionList, type KV, type LayerLayout, type LayerMeta, type LayerState, type Regions } from './layer-state.js';
+import {
+  checkLayerState,
+  layerLayout,
+  regionList,
+  regionsOf,
+  type KV,
+  type LayerLayout,
+  type LayerMeta,
+  type LayerState,
+  type Regions,
+} from './layer-state.js';
 
 /**
  * Negative control for the invariance suite (test/invariance): when on, every query of a view reads with the
@@ -158,16 +168,9 @@ export class LayerCache {
    * memory: use them before the layer changes. The spill (one batch's transient rows) is not part of it.
    */
   state(): LayerState {
-    const images = this.storeImages();
-    let i = 0;
-    const next = () => images[i++]!;
-    const kv = () => ({ k: next(), v: next() });
-    const sinks = kv();
-    const ring = kv();
-    const anchors = this.anchors ? kv() : null;
-    const staging = { k: this.bulk.k.staging ? next() : null, v: this.bulk.v.staging ? next() : null };
+    const regions = regionsOf(this.layout, this.storeImages());
     const chunks = (w: 'k' | 'v') => this.bulk[w].stream.held.map((_, c) => this.bulk[w].stream.chunkBytesAt(this.bulk[w].stream.dropped + c));
-    return { meta: this.meta(), arrays: { sinks, ring, anchors, staging, chunks: { k: chunks('k'), v: chunks('v') } } };
+    return { meta: this.meta(), arrays: { ...regions, chunks: { k: chunks('k'), v: chunks('v') } } };
   }
 
   /** Anchor positions [a0, a1) (empty before decoding began). */

@@ -8,7 +8,7 @@
 // load is recorded around every run and every ratio divides by the native figure of this run.
 import { performance } from 'node:perf_hooks';
 import { NonFiniteError } from '../src/errors.js';
-import { wasmKernels } from '../src/kernels/wasm.js';
+import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { loadModel, type Model } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { kvBytes } from '../src/cache/accounting.js';

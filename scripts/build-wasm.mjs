@@ -1,11 +1,11 @@
 // Builds assembly/index.ts with AssemblyScript (SIMD on) and embeds the binary as base64 in
-// src/kernels/wasm-binary.ts, so Node and browsers load it without a fetch.
+// src/kernels/runtime/wasm-binary.ts, so Node and browsers load it without a fetch.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 
 const entry = 'assembly/index.ts';
 const outWasm = 'build/kernels.wasm';
-const outTs = 'src/kernels/wasm-binary.ts';
+const outTs = 'src/kernels/runtime/wasm-binary.ts';
 mkdirSync('build', { recursive: true });
 let b64 = '';
 if (existsSync(entry)) {

@@ -3,8 +3,8 @@
 import type { LayerPlan } from './policy.js';
 import { RowStore } from './rows.js';
 import { BulkStream } from './stream.js';
-import type { Arena } from '../kernels/arena.js';
-import type { PackedRun, Segment } from '../attention/view.js';
+import type { Arena } from '../kernels/runtime/arena.js';
+import type { PackedRun, Segment } from '../kernels/attention/view.js';
 import { f32 } from '../formats/f32.js';
 import { checkScratch } from '../formats/format.js';
 import type { StreamMeta } from './layer-state.js';

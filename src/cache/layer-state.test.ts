@@ -8,7 +8,7 @@ import { LayerCache } from './layer.js';
 import { arrayList, type LayerMeta, type LayerState } from './layer-state.js';
 import { schemePolicy } from './schemes.js';
 import { planLayers, type CachePolicy } from './policy.js';
-import { sharedArena } from '../kernels/arena.js';
+import { sharedArena } from '../kernels/runtime/arena.js';
 import { CacheStateError } from '../errors.js';
 import { Prng } from '../numeric/prng.js';
 import { fromRoot } from '../../test/paths.js';

@@ -5,7 +5,7 @@
 // cache bytes to #kvpack-bytes, so a script (the browser tests) can read the result.
 import { schemes } from '../cache/schemes.js';
 import { ArgumentError, DefinitionError } from '../errors.js';
-import { hasRelaxedSimd } from '../kernels/features.js';
+import { hasRelaxedSimd } from '../kernels/runtime/features.js';
 import { isHfModelFile } from '../hf/model-files.js';
 import type { ServedFile } from '../hf/web-files.js';
 import type { CacheReadout, EngineEvent, EngineRequest, ModelRef } from './protocol.js';

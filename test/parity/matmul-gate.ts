@@ -5,10 +5,12 @@
 // `node dist-test/test/parity/matmul-gate.js --full` runs the full grid (npm run gate runs it after gate.ts).
 import { pathToFileURL } from 'node:url';
 import { Weight } from '../../src/model/forward-weights.js';
-import { matmulKernelFor, wasmMatmul, type Activations } from '../../src/model/matmul-wasm.js';
+import { matmulKernelFor } from '../../src/kernels/matmul/plan.js';
+import { wasmMatmul } from '../../src/kernels/matmul/matmul.js';
+import type { Activations } from '../../src/kernels/matmul/config.js';
 import { dequantize } from '../../src/kernels/matmul/dequant.js';
 import { ggmlType } from '../../src/gguf/types.js';
-import { wasmFailure, wasmKernels } from '../../src/kernels/wasm.js';
+import { wasmFailure, wasmKernels } from '../../src/kernels/runtime/wasm.js';
 import { weightType } from '../../src/kernels/matmul/table.js';
 import { Prng } from '../../src/numeric/prng.js';
 import type { GateResult } from '../../src/parity/gate.js';

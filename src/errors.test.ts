@@ -1,8 +1,7 @@
 // Typed errors: each kind of failure its own class and code, one code convention, causes passed through.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
 import * as errors from './errors.js';
 import { getFormat } from './formats/registry.js';
 import { schemePolicy } from './cache/schemes.js';
@@ -11,6 +10,7 @@ import { getProtocol } from './lab/protocol.js';
 import { getPreTokenizer } from './model/tokenizer/pretokenize.js';
 import { loadVocab } from './model/tokenizer/vocab.js';
 import { fromRoot } from '../test/paths.js';
+import { sourceFiles } from '../test/source-files.js';
 
 test('an unknown name throws the error of its registry: format, scheme, architecture, protocol, tokenizer', () => {
   const cases: [() => unknown, new (...a: never[]) => errors.KvpackError, string][] = [
@@ -38,19 +38,10 @@ test('an unknown name throws the error of its registry: format, scheme, architec
   }
 });
 
-function sources(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) sources(p, out);
-    else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) out.push(p);
-  }
-  return out;
-}
-
 test('error codes follow one convention: UPPER_SNAKE words, no E_ prefix; each error class has its own code', () => {
   const codes = new Map<string, string>();
-  for (const file of sources(fromRoot('src'))) {
-    const text = readFileSync(file, 'utf8');
+  for (const file of sourceFiles('src', false)) {
+    const text = readFileSync(fromRoot(file), 'utf8');
     for (const m of text.matchAll(/(?:new KvpackError|super)\(\s*'([^']*)'/g)) codes.set(m[1]!, file);
   }
   assert.ok(codes.size >= 10, `found only ${[...codes.keys()].join(', ')}`);
@@ -73,7 +64,6 @@ test('error codes follow one convention: UPPER_SNAKE words, no E_ prefix; each e
  * per file: files other helpers were changing when the rest became KvpackError subclasses. Shrink it.
  */
 const PLAIN_THROWS_LEFT: Record<string, number> = {
-  'src/lab/protocol.ts': 1,
 };
 
 const PLAIN_THROW = /\bthrow\s+(?:new\s+)?Error\s*\(/g;
@@ -82,10 +72,9 @@ test('library code throws KvpackError subclasses: no plain Error beyond the allo
   // Negative control: the pattern sees both spellings of a plain throw and not a subclass.
   assert.equal('throw new Error(x); throw Error(y); throw new ArgumentError(z);'.match(PLAIN_THROW)?.length, 2);
   const found: Record<string, number> = {};
-  for (const file of sources(fromRoot('src'))) {
-    const rel = relative(fromRoot(), file).split(sep).join('/');
-    if (rel.endsWith('.test.ts') || rel.startsWith('src/cli/')) continue;
-    const n = [...readFileSync(file, 'utf8').matchAll(PLAIN_THROW)].length;
+  for (const rel of sourceFiles('src', false)) {
+    if (rel.startsWith('src/cli/')) continue;
+    const n = [...readFileSync(fromRoot(rel), 'utf8').matchAll(PLAIN_THROW)].length;
     if (n) found[rel] = n;
   }
   const over = Object.entries(found)

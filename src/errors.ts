@@ -116,6 +116,16 @@ export class PolicyError extends KvpackError {
   }
 }
 
+/**
+ * A cache layer state (cache/layer-state.ts) that describes no possible layer: counts out of range, arrays of
+ * the wrong size. Readers of files and shared-store values wrap it in their FileFormatError.
+ */
+export class CacheStateError extends KvpackError {
+  constructor(message: string) {
+    super('BAD_CACHE_STATE', message);
+  }
+}
+
 /** A malformed, truncated or unsupported file (GGUF, checkpoint, cache file). */
 export class FileFormatError extends KvpackError {
   constructor(kind: string, message: string) {

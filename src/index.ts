@@ -60,11 +60,12 @@ export {
 export { defaultPrompts, readPromptsFile } from './lab/prompts.js';
 export type { EncodeOptions } from './model/tokenizer/index.js';
 export { renderChat, ChatTemplateError, type ChatMessage } from './model/chat.js';
-export { RedisChunkStore, type ChunkStore, type RedisStoreOptions } from './store/redis-store.js';
+export { RedisChunkStore, type RedisStoreOptions } from './store/redis-store.js';
+export type { ChunkStore } from './store/chunk-store.js';
 export { parseStoreUrl, type StoreTarget, type StoreNode } from './store/url.js';
 export { exportChunk, importChunks } from './store/cache-chunks.js';
 export { encodeChunk, decodeChunk, type ChunkLayers } from './store/chunk-codec.js';
 export { StoreCounters, registerStoreMetrics, type CounterValues, type StoreMetricsOptions } from './store/counters.js';
 export { STORE_FORMAT_VERSION, storeKey } from './store/value.js';
-export { RemotePrefixTier, type PrefixTierOptions } from './store/prefix-tier.js';
+export { RemotePrefixTier, type PrefixTierOptions } from './server/remote-prefix.js';
 export { MemoryChunkStore } from './store/memory-store.js';

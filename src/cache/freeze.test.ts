@@ -40,9 +40,7 @@ function attendAll(c: KvCache, slidingWindow?: number): number[] {
 
 /** Bytes of the bulk chunks a cache references (shared with its source, not the snapshot's own). */
 function chunkBytes(c: KvCache): number {
-  let n = 0;
-  for (let l = 0; l < c.layers; l++) for (const s of [c.layerCache(l).bulk.k.stream, c.layerCache(l).bulk.v.stream]) n += s.allocatedBytes;
-  return n;
+  return c.heldChunks().reduce((n, x) => n + x.bytes, 0);
 }
 
 /** Snapshots as the prefix cache makes them: a fork rewound to `at`, then frozen. */

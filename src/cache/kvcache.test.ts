@@ -159,8 +159,7 @@ test('a position leaving the window is encoded exactly once (residual), every po
     const { cache } = filled(policy, 300, { batch: 1 });
     const calls = cache.encodeCalls(0);
     // 300 - 4 sinks - 32 window = 264 positions in the bulk; channel formats encode whole groups of 32.
-    const k = cache.layerCache(0).bulk.k.stream.format;
-    const v = cache.layerCache(0).bulk.v.stream.format;
+    const { k, v } = cache.plans[0]!;
     assert.equal(calls.k, k.axis === 'token' ? 264 : Math.floor(264 / 32));
     assert.equal(calls.v, v.axis === 'token' ? 264 : Math.floor(264 / 32));
     cache.dispose();
@@ -392,7 +391,7 @@ test('fork shares frozen bulk chunks and diverges without touching the original'
   const before = attendOut(cache, 0, q);
   const f = cache.fork();
   assert.equal(f.length, 600);
-  assert.equal(f.layerCache(0).bulk.k.stream.chunks[0], cache.layerCache(0).bulk.k.stream.chunks[0], 'chunk shared, not copied');
+  assert.equal(f.heldChunks()[0]!.chunk, cache.heldChunks()[0]!.chunk, 'chunk shared, not copied');
   assert.deepEqual(attendOut(f, 0, q), before);
   f.trim(100);
   for (let l = 0; l < 2; l++) f.append(l, v[l]!.subarray(0, 50 * H * D), k[l]!.subarray(0, 50 * H * D));

@@ -8,8 +8,9 @@ import { attend, type AttendReport, type QPrecision, type VPrecision } from '../
 import type { MixedView } from '../kernels/attention/view.js';
 import { Rotation } from '../numeric/hadamard.js';
 import { ArgumentError, EvictedError, ShapeError, assertFinite } from '../errors.js';
+import { checkLayerMeta, type KV, type LayerArrays, type LayerLayout, type LayerMeta, type LayerState } from './layer-state.js';
 import { saveCache, loadCache } from './file.js';
-import { DEFAULT_CHUNK_TOKENS } from './stream.js';
+import { DEFAULT_CHUNK_TOKENS, type Chunk } from './stream.js';
 import { headPacking, type HeadPacking } from './head-packing.js';
 
 export interface KvCacheOptions {
@@ -145,11 +146,79 @@ export class KvCache {
 
   /** Positions every layer holds (layers are appended one after another during a forward pass). */
   get length(): number {
-    return Math.min(...this.layerCaches.map((l) => l.n));
+    return Math.min(...this.layerCaches.map((l) => l.length));
   }
 
   layerLength(layer: number): number {
-    return this.layer(layer).n;
+    return this.layer(layer).length;
+  }
+
+  /** Sizes of layer i's state arrays (its regions and chunks). */
+  layerLayout(layer: number): LayerLayout {
+    return this.layer(layer).layout;
+  }
+
+  /**
+   * Every layer as data (mlx-lm's state: LayerState per layer, layer-state.ts): what a cache file, a slot
+   * file and the shared store's chunks hold. Arrays of a live cache are views of its memory.
+   */
+  state(): LayerState[] {
+    return this.layerCaches.map((_, i) => this.layer(i).state());
+  }
+
+  /**
+   * Replaces every layer of this live cache by the state `meta` and arraysOf describe (mlx-lm's from_state):
+   * every layer's meta is checked first, then layer by layer its arrays are asked for (a file reads them
+   * then), checked and copied in (CacheStateError naming the layer). A state built from this cache's own
+   * arrays is fine: each layer is built before the one it replaces is freed. After an error during the
+   * arrays the cache is partly replaced: callers dispose it (or checked the arrays first).
+   */
+  restoreState(meta: readonly LayerMeta[], arraysOf: (layer: number, layout: LayerLayout) => LayerArrays): void {
+    this.live(0);
+    if (meta.length !== this.layers) throw new ArgumentError(`restoreState: ${meta.length} layer states for ${this.layers} layers`);
+    this.layerCaches.forEach((l, i) => checkLayerMeta(l.plan, l.layout, this.capacity, meta[i]!));
+    for (let i = 0; i < this.layers; i++) {
+      const old = this.layerCaches[i]!;
+      const state = { meta: meta[i]!, arrays: arraysOf(i, old.layout) };
+      this.layerCaches[i] = LayerCache.fromState(this.arenas[i]!, old.plan, old.heads, old.headDim, this.chunkTokens, this.capacity, state);
+      old.free();
+    }
+  }
+
+  /** The resume rows at r of every layer (LayerCache.resumeRange: the exact rows below r the queries from r on read). */
+  resumeRows(r: number): KV<Uint8Array>[] {
+    if (!Number.isInteger(r) || r < 0 || r > this.length) throw new ArgumentError(`resumeRows: position must be an integer in [0, ${this.length}], got ${r}`);
+    return this.layerCaches.map((_, i) => this.layer(i).resumeRows(r));
+  }
+
+  /** Byte sizes (K, V) of the resume rows at r, per layer. */
+  resumeBytes(r: number): [number, number][] {
+    return this.layerCaches.map((_, i) => this.layer(i).resumeBytes(r));
+  }
+
+  /** Writes resumeRows(r) of another cache like this one, holding r positions, so this one is resumableAt(r). */
+  setResumeRows(r: number, rows: readonly KV<Uint8Array>[]): void {
+    if (rows.length !== this.layers) throw new ArgumentError(`setResumeRows: ${rows.length} layers of rows for ${this.layers} layers`);
+    this.layerCaches.forEach((_, i) => this.live(i).setResumeRows(r, rows[i]!));
+  }
+
+  /** The bulk chunks every layer holds (shared between forks: equal handles), and their sizes. */
+  heldChunks(): { chunk: Readonly<Chunk>; bytes: number }[] {
+    return this.layerCaches.flatMap((_, i) => this.layer(i).heldChunks());
+  }
+
+  /** Where decoding began (beginDecode: the prompt length), or undefined. */
+  get decodeStart(): number | undefined {
+    return this.layer(0).decodeStart;
+  }
+
+  /**
+   * Forgets the decode start where it is at or past the length: positions appended next belong to a new
+   * prompt, not to the anchors of the last one (starts below the length stay: anchors written there are read).
+   */
+  dropDecodeStart(): void {
+    const n = this.length;
+    for (const l of this.layerCaches) if (l.decodeStart !== undefined && l.decodeStart >= n) l.setDecodeStart(undefined);
   }
 
   private layer(i: number): LayerCache {
@@ -191,13 +260,14 @@ export class KvCache {
       throw new ShapeError(`append: k (${k.length}) and v (${v.length}) must be equal, non-empty multiples of kvHeads*headDim = ${row}`);
     }
     const tokens = k.length / row;
-    if (l.n + tokens > this.capacity) throw new ArgumentError(`append: ${tokens} tokens would exceed capacity ${this.capacity} (layer ${layer} holds ${l.n})`);
+    if (l.length + tokens > this.capacity)
+      throw new ArgumentError(`append: ${tokens} tokens would exceed capacity ${this.capacity} (layer ${layer} holds ${l.length})`);
     assertFinite(`append(layer ${layer}) k`, k);
     assertFinite(`append(layer ${layer}) v`, v);
     const rot = this.rotations[layer]!;
     const kr = rot.k ? this.rotateRows(rot.k, k) : k;
     const vr = rot.v ? this.rotateRows(rot.v, v) : v;
-    const batchStart = l.n;
+    const batchStart = l.length;
     l.beginBatch(tokens);
     for (let t = 0; t < tokens; t++) l.append(kr, t * row, vr, t * row);
     l.evict(batchStart, this.chunkTokens);
@@ -249,7 +319,7 @@ export class KvCache {
   beginDecode(): void {
     this.live(0);
     const n = this.length;
-    for (const l of this.layerCaches) l.prompt = n;
+    for (const l of this.layerCaches) l.setDecodeStart(n);
   }
 
   /** Removes the last n positions (mlx-lm's trim contract); returns how many were removed. See rewind(). */
@@ -306,7 +376,7 @@ export class KvCache {
       arenas: this.arenas,
       attention: this.attention,
     });
-    c.layerCaches.forEach((l, i) => l.adoptFrom(this.layerCaches[i]!, this.chunkTokens));
+    c.layerCaches.forEach((l, i) => l.adoptFrom(this.layerCaches[i]!));
     return c;
   }
 
@@ -328,13 +398,7 @@ export class KvCache {
 
   /** Encoder invocations per layer and tensor (tokens for token axis, groups for channel axis). */
   encodeCalls(layer: number): { k: number; v: number } {
-    const l = this.layer(layer);
-    return { k: l.bulk.k.stream.encodeCalls, v: l.bulk.v.stream.encodeCalls };
-  }
-
-  /** Layer internals for save/restore and tests. */
-  layerCache(layer: number): LayerCache {
-    return this.layer(layer);
+    return this.layer(layer).encodeCalls();
   }
 
   save(path: string): void {
@@ -347,7 +411,7 @@ export class KvCache {
 
   /** First position each layer still holds (> 0 only on sliding-window layers that dropped chunks). */
   firstHeld(layer: number): number {
-    return this.layer(layer).evicted;
+    return this.layer(layer).firstHeld;
   }
 
   /** Frees this cache's wasm memory (shared chunks stay alive while a fork uses them). */

@@ -1,15 +1,26 @@
 // LayerCache: one layer's regions (sinks, anchors, window ring, staging, bulk streams) and its mixed view.
 import type { LayerPlan } from './policy.js';
 import { HeldRows, RowStore } from './rows.js';
-import { BulkStream } from './stream.js';
+import { BulkTensor, bulkPieces, mergePieces, type Piece } from './bulk-tensor.js';
+import type { Chunk } from './stream.js';
 import type { Arena } from '../kernels/runtime/arena.js';
-import type { MixedView, PackedRun, Segment } from '../kernels/attention/view.js';
-import { f32 } from '../formats/f32.js';
-import { blockScratch, checkScratch } from '../formats/format.js';
+import type { MixedView, Segment } from '../kernels/attention/view.js';
+import { blockScratch } from '../formats/format.js';
 import type { RegionBytes } from './accounting.js';
 import { firstPositionOf, keptStreamStart, streamIndexOf } from './swa.js';
-import { EvictedError } from '../errors.js';
-import { exactFrom, positionOfRingIndex, ringIndexOf, ringSlots } from './exact-from.js';
+import { ArgumentError, CacheStateError, EvictedError } from '../errors.js';
+import { exactFrom, positionOfRingIndex, ringIndexOf } from './exact-from.js';
+import {
+  checkLayerState,
+  layerLayout,
+  regionList,
+  regionsOf,
+  type KV,
+  type LayerLayout,
+  type LayerMeta,
+  type LayerState,
+  type Regions,
+} from './layer-state.js';
 
 /**
  * Negative control for the invariance suite (test/invariance): when on, every query of a view reads with the
@@ -23,98 +34,6 @@ interface Spill {
   readonly k: RowStore;
   readonly v: RowStore;
   readonly lo: number;
-}
-
-/** One tensor's bulk: the encoded stream plus exact float32 staging for channel groups not yet full. */
-export class BulkTensor {
-  readonly stream: BulkStream;
-  /** [heads][blockValues][headDim] float32; null for token-axis formats (encoded on arrival). */
-  readonly staging: RowStore | null;
-  /** Stream positions received (encoded + staged). */
-  length = 0;
-
-  constructor(arena: Arena, plan: LayerPlan, which: 'k' | 'v', heads: number, headDim: number, chunkTokens: number) {
-    const f = plan[which];
-    this.stream = new BulkStream(arena, f, heads, headDim, chunkTokens);
-    this.staging = f.axis === 'channel' ? new RowStore(arena, f32, heads, headDim, f.blockValues) : null;
-  }
-
-  get pending(): number {
-    return this.length - this.stream.encoded;
-  }
-
-  /** Appends one position (row [heads*headDim] at src[off..]); a full channel group is encoded atomically. */
-  push(src: Float32Array, off: number, stride: number): void {
-    if (!this.staging) {
-      this.stream.append(src, off, stride, 1);
-    } else {
-      this.staging.write(this.pending, src, off);
-      if (this.pending + 1 === this.staging.rows) {
-        // Encode from staging, never from the caller's rows, so batching cannot change the bytes.
-        this.encodeStaged(this.staging.f32());
-      }
-    }
-    this.length++;
-  }
-
-  private encodeStaged(staged: Float32Array): void {
-    const st = this.staging!;
-    // Staging is [heads][B][headDim]; the stream wants rows [B][heads*headDim]: transpose once per group.
-    const B = st.rows;
-    const D = st.headDim;
-    const rows = new Float32Array(B * st.heads * D);
-    for (let h = 0; h < st.heads; h++) for (let t = 0; t < B; t++) rows.set(staged.subarray((h * B + t) * D, (h * B + t + 1) * D), (t * st.heads + h) * D);
-    this.stream.append(rows, 0, st.heads * D, B);
-  }
-
-  /** Keeps stream positions < n. Trims inside the last encoded group re-stage its exact values; deeper trims re-stage decoded values. */
-  truncate(n: number, scratch: Float32Array): void {
-    if (n >= this.length) return;
-    const st = this.staging;
-    if (n === 0) {
-      // Nothing left to re-stage: free every chunk (and forget any dropped ones).
-      this.stream.free();
-    } else if (!st) {
-      this.stream.truncate(n);
-    } else {
-      const B = st.rows;
-      const groupStart = Math.floor(n / B) * B;
-      if (n < this.stream.encoded) {
-        const exactRestore = this.pending === 0 && groupStart === this.stream.encoded - B;
-        if (!exactRestore) this.restageDecoded(groupStart, scratch);
-        this.stream.truncate(groupStart);
-      }
-    }
-    this.length = n;
-  }
-
-  /** Decodes the encoded group starting at stream index g0 into staging (lossy: only for deep trims). */
-  private restageDecoded(g0: number, scratch: Float32Array): void {
-    const st = this.staging!;
-    const f = this.stream.format;
-    const staged = st.f32();
-    checkScratch(f, scratch);
-    const bytes = this.stream.chunkBytesAt(Math.floor(g0 / this.stream.chunkTokens));
-    const groupInChunk = (g0 % this.stream.chunkTokens) / f.blockValues;
-    for (let h = 0; h < st.heads; h++) {
-      for (let c = 0; c < st.headDim; c++) {
-        f.decodeBlock(bytes, h * this.stream.headStride + (groupInChunk * st.headDim + c) * f.blockBytes, scratch, 0);
-        for (let t = 0; t < f.blockValues; t++) staged[(h * f.blockValues + t) * st.headDim + c] = scratch[t]!;
-      }
-    }
-  }
-
-  /** PackedRun for stream index i: the chunk if encoded, else staging. */
-  run(i: number, bytes: Uint8Array): PackedRun {
-    return i < this.stream.encoded ? this.stream.run(i, bytes) : this.staging!.run(i - this.stream.encoded, bytes);
-  }
-
-  /** Positions readable from the run starting at stream index i. */
-  span(i: number): number {
-    if (i >= this.stream.encoded) return this.length - i;
-    const chunkEnd = (Math.floor(i / this.stream.chunkTokens) + 1) * this.stream.chunkTokens;
-    return Math.min(this.stream.encoded, chunkEnd) - i;
-  }
 }
 
 type Place = 'sinks' | 'anchors' | 'window' | 'bulk';
@@ -133,20 +52,23 @@ export class LayerCache {
   readonly plan: LayerPlan;
   readonly heads: number;
   readonly headDim: number;
+  /** Sizes of the regions and chunks (what a LayerState of this layer must hold). */
+  readonly layout: LayerLayout;
+  // The scalar state, private: LayerMeta lists it for state(), setMeta() is the one place it is set from one.
   /** Positions held. */
-  n = 0;
+  private n = 0;
   /** Prompt length once decoding began (anchors start here); undefined before. */
-  prompt: number | undefined;
+  private prompt: number | undefined;
   /** Lowest position whose ring copy is valid (every non-sink, non-anchor position in [ringLo, n) is in the ring). */
-  ringLo = 0;
+  private ringLo = 0;
   /** Residual mode: non-exact positions < streamEnd have left the window for the bulk. */
-  streamEnd = 0;
+  private streamEnd = 0;
   /** First position held: sliding-window layers dropped every position before it (0 elsewhere). */
-  evicted = 0;
-  readonly sinks: { k: RowStore; v: RowStore };
-  readonly anchors: { k: RowStore; v: RowStore } | null;
-  readonly ring: { k: RowStore; v: RowStore };
-  bulk: { k: BulkTensor; v: BulkTensor };
+  private evicted = 0;
+  private readonly sinks: KV<RowStore>;
+  private readonly anchors: KV<RowStore> | null;
+  private readonly ring: KV<RowStore>;
+  private readonly bulk: KV<BulkTensor>;
   /** Transient: exact rows of the current batch's early queries that its appends pushed out of the ring. */
   private spill: Spill | null = null;
   /** Set by freeze(): the rows still held, per store of stores() (the stores themselves are freed). */
@@ -160,12 +82,95 @@ export class LayerCache {
     this.plan = plan;
     this.heads = heads;
     this.headDim = headDim;
+    this.layout = layerLayout(plan, heads, headDim, chunkTokens);
     const rows = (f: LayerPlan['exact'], r: number) => ({ k: new RowStore(arena, f.k, heads, headDim, r), v: new RowStore(arena, f.v, heads, headDim, r) });
-    this.sinks = rows(plan.exact, plan.sinks);
+    this.sinks = rows(plan.exact, this.layout.sinks.k.rows);
     this.anchors = plan.anchors ? rows(plan.anchors, plan.anchors.count) : null;
-    this.ring = rows(plan.exact, ringSlots(plan));
+    this.ring = rows(plan.exact, this.layout.ring.k.rows);
     this.bulk = { k: new BulkTensor(arena, plan, 'k', heads, headDim, chunkTokens), v: new BulkTensor(arena, plan, 'v', heads, headDim, chunkTokens) };
     this.tmp = new Float32Array(2 * heads * headDim);
+  }
+
+  /**
+   * A layer rebuilt from a state (mlx-lm's from_state): checked first (CacheStateError naming the layer),
+   * then its regions and chunks copied in. The state's arrays are only read.
+   */
+  static fromState(arena: Arena, plan: LayerPlan, heads: number, headDim: number, chunkTokens: number, capacity: number, state: LayerState): LayerCache {
+    const l = new LayerCache(arena, plan, heads, headDim, chunkTokens);
+    try {
+      checkLayerState(plan, l.layout, capacity, state);
+      const src = regionList(state.arrays);
+      regionList(l.regions()).forEach((s, i) => s.raw().set(src[i]!));
+      for (const w of ['k', 'v'] as const) l.bulk[w].load(state.meta[w], state.arrays.chunks[w]);
+      l.setMeta(state.meta);
+    } catch (e) {
+      l.free();
+      throw e;
+    }
+    return l;
+  }
+
+  /** Positions held. */
+  get length(): number {
+    return this.n;
+  }
+
+  /** Where decoding began (the prompt length: anchors start here), or undefined. */
+  get decodeStart(): number | undefined {
+    return this.prompt;
+  }
+
+  /** Marks the end of the prompt at p (anchors cover the next positions), or forgets it (undefined). */
+  setDecodeStart(p: number | undefined): void {
+    this.prompt = p;
+  }
+
+  /** First position held (> 0 only on sliding-window layers that dropped chunks). */
+  get firstHeld(): number {
+    return this.evicted;
+  }
+
+  /** Encoder invocations of each tensor's stream. */
+  encodeCalls(): { k: number; v: number } {
+    return { k: this.bulk.k.stream.encodeCalls, v: this.bulk.v.stream.encodeCalls };
+  }
+
+  /** The bulk chunks held by both tensors (identity shows what forks share), and their size. */
+  heldChunks(): { chunk: Readonly<Chunk>; bytes: number }[] {
+    return [this.bulk.k.stream, this.bulk.v.stream].flatMap((s) => s.held.map((chunk) => ({ chunk, bytes: s.chunkBytes })));
+  }
+
+  /** Counts and positions (the scalar half of state()). */
+  meta(): LayerMeta {
+    return {
+      n: this.n,
+      prompt: this.prompt ?? null,
+      ringLo: this.ringLo,
+      streamEnd: this.streamEnd,
+      evicted: this.evicted,
+      k: this.bulk.k.meta(),
+      v: this.bulk.v.meta(),
+    };
+  }
+
+  /** Sets the scalar state from checked counts (the streams load theirs with their chunks). */
+  private setMeta(m: LayerMeta): void {
+    this.n = m.n;
+    this.prompt = m.prompt ?? undefined;
+    this.ringLo = m.ringLo;
+    this.streamEnd = m.streamEnd;
+    this.evicted = m.evicted;
+  }
+
+  /**
+   * The layer as data (mlx-lm's state + meta_state): counts, each region's raw bytes (a frozen layer's held
+   * rows in their slots, zero elsewhere) and the chunks held. Arrays of a live layer are views of its
+   * memory: use them before the layer changes. The spill (one batch's transient rows) is not part of it.
+   */
+  state(): LayerState {
+    const regions = regionsOf(this.layout, this.storeImages());
+    const chunks = (w: 'k' | 'v') => this.bulk[w].stream.held.map((_, c) => this.bulk[w].stream.chunkBytesAt(this.bulk[w].stream.dropped + c));
+    return { meta: this.meta(), arrays: { ...regions, chunks: { k: chunks('k'), v: chunks('v') } } };
   }
 
   /** Anchor positions [a0, a1) (empty before decoding began). */
@@ -326,10 +331,46 @@ export class LayerCache {
   }
 
   /**
-   * Raw exact rows of positions [lo, hi) (ring or spill; no sink or anchor among them), per tensor
-   * [heads][hi - lo][rowBytes]: a shared store's resume rows (store/cache-chunks.ts).
+   * Positions of the resume rows at r: [max(sinks, exactFrom(r)), r), the rows the query at r and later read
+   * exact below r. Recomputing positions cannot regenerate them (a row's K/V depend on exact rows further back
+   * at every lower layer), so a store that resumes at r keeps them beside the packed chunks.
    */
-  exactRows(lo: number, hi: number): { k: Uint8Array; v: Uint8Array } {
+  resumeRange(r: number): [number, number] {
+    return [Math.min(r, Math.max(this.plan.sinks, this.exactFrom(r))), r];
+  }
+
+  /** The resume rows at r (resumeRange), per tensor [heads][rows][rowBytes]; EvictedError when no longer held. */
+  resumeRows(r: number): KV<Uint8Array> {
+    const [lo, hi] = this.resumeRange(r);
+    const layer = this.plan.layer;
+    if (lo < hi && this.exactLo() > lo)
+      throw new EvictedError(
+        `layer ${layer} no longer holds the exact rows ${lo}..${hi - 1} (it holds from ${this.exactLo()}); export right after the batch that reached ${r}`,
+      );
+    const [a0, a1] = this.anchorRange();
+    if (lo < hi && a0 < hi && a1 > lo) throw new ArgumentError(`layer ${layer} holds anchors inside ${lo}..${hi - 1} (the cache began decoding)`);
+    return this.exactRows(lo, hi);
+  }
+
+  /** Byte sizes resumeRows(r) has in this layer (K, V). */
+  resumeBytes(r: number): [number, number] {
+    const [lo, hi] = this.resumeRange(r);
+    return [this.ring.k, this.ring.v].map((s) => s.heads * (hi - lo) * s.rowBytes) as [number, number];
+  }
+
+  /** Writes resumeRows(r) bytes (sizes resumeBytes(r)) of a layer holding r positions into its ring, so it is resumable at r. */
+  setResumeRows(r: number, rows: KV<Uint8Array>): void {
+    const [lo, hi] = this.resumeRange(r);
+    const [kb, vb] = this.resumeBytes(r);
+    if (this.n !== r || this.frozen)
+      throw new ArgumentError(`layer ${this.plan.layer} holds ${this.n} positions${this.frozen ? ' (frozen)' : ''}, the rows are for position ${r}`);
+    if (rows.k.length !== kb || rows.v.length !== vb)
+      throw new CacheStateError(`layer ${this.plan.layer}: resume rows of ${rows.k.length}/${rows.v.length} bytes, it needs ${kb}/${vb}`);
+    if (lo < hi) this.setExactRows(lo, hi, rows.k, rows.v);
+  }
+
+  /** Raw exact rows of positions [lo, hi) (ring or spill; no sink or anchor among them), per tensor [heads][hi - lo][rowBytes]. */
+  private exactRows(lo: number, hi: number): { k: Uint8Array; v: Uint8Array } {
     const out = { k: new Uint8Array(this.heads * (hi - lo) * this.ring.k.rowBytes), v: new Uint8Array(this.heads * (hi - lo) * this.ring.v.rowBytes) };
     const mem = this.arena.u8();
     for (let p = lo; p < hi; ) {
@@ -349,7 +390,7 @@ export class LayerCache {
   }
 
   /** Writes exactRows() bytes of positions [lo, hi) into their ring slots; the ring then holds [lo, n). */
-  setExactRows(lo: number, hi: number, k: Uint8Array, v: Uint8Array): void {
+  private setExactRows(lo: number, hi: number, k: Uint8Array, v: Uint8Array): void {
     const R = this.ring.k.rows;
     const mem = this.arena.u8();
     for (const [w, src] of [
@@ -544,12 +585,13 @@ export class LayerCache {
     return r;
   }
 
-  /** Every RowStore of this layer, in a fixed order (save/fork). */
-  stores(): RowStore[] {
-    const s = [this.sinks.k, this.sinks.v, this.ring.k, this.ring.v];
-    if (this.anchors) s.push(this.anchors.k, this.anchors.v);
-    for (const b of [this.bulk.k, this.bulk.v]) if (b.staging) s.push(b.staging);
-    return s;
+  private regions(): Regions<RowStore> {
+    return { sinks: this.sinks, ring: this.ring, anchors: this.anchors, staging: { k: this.bulk.k.staging, v: this.bulk.v.staging } };
+  }
+
+  /** Every RowStore of this layer, in regionList order (save/fork). */
+  private stores(): RowStore[] {
+    return regionList(this.regions());
   }
 
   /** Bytes actually allocated in wasm memory for this layer. */
@@ -604,30 +646,21 @@ export class LayerCache {
   }
 
   /** Each store's raw bytes in stores() order, as a cache file holds them (a frozen layer's unheld rows are zero). */
-  storeImages(): Uint8Array[] {
+  private storeImages(): Uint8Array[] {
     return this.held ? this.held.map((h) => h.image()) : this.stores().map((s) => s.raw());
   }
 
-  /** Copies scalar state and exact regions from `src` (live or frozen); shares its bulk chunks (fork). */
-  adoptFrom(src: LayerCache, chunkTokens: number): void {
-    this.dropSpill();
-    this.n = src.n;
-    this.prompt = src.prompt;
-    this.ringLo = src.ringLo;
-    this.streamEnd = src.streamEnd;
-    this.evicted = src.evicted;
+  /**
+   * fromState for a fork of `src` (live or frozen) into this empty layer: its meta, its exact regions copied
+   * store to store (a frozen source's held rows only), its bulk chunks shared (copy-on-write), not copied.
+   */
+  adoptFrom(src: LayerCache): void {
+    if (this.n !== 0 || this.frozen) throw new ArgumentError('LayerCache.adoptFrom: the layer must be empty and live');
     const mine = this.stores();
     if (src.held) src.held.forEach((h, i) => h.restore(mine[i]!));
     else src.stores().forEach((s, i) => mine[i]!.copyFrom(s));
-    for (const w of ['k', 'v'] as const) {
-      this.bulk[w].stream.free();
-      const shared = src.bulk[w].stream.share();
-      this.bulk[w].stream.chunks = shared.chunks;
-      this.bulk[w].stream.encoded = shared.encoded;
-      this.bulk[w].stream.dropped = shared.dropped;
-      this.bulk[w].length = src.bulk[w].length;
-    }
-    void chunkTokens;
+    for (const w of ['k', 'v'] as const) this.bulk[w].shareFrom(src.bulk[w]);
+    this.setMeta(src.meta());
   }
 
   free(): void {
@@ -638,39 +671,4 @@ export class LayerCache {
     this.bulk.k.stream.free();
     this.bulk.v.stream.free();
   }
-}
-
-interface Piece {
-  start: number;
-  count: number;
-  run: PackedRun;
-  region: string;
-}
-
-function bulkPieces(b: BulkTensor, lo: number, hi: number, i0: number, bytes: Uint8Array, out: Piece[]): void {
-  for (let p = lo; p < hi; ) {
-    const i = i0 + (p - lo);
-    const m = Math.min(hi - p, b.span(i));
-    out.push({ start: p, count: m, run: b.run(i, bytes), region: i < b.stream.encoded ? 'bulk' : 'staging' });
-    p += m;
-  }
-}
-
-/** Cuts K and V piece lists (both starting at `start`) at the union of their boundaries into segments. */
-function mergePieces(k: Piece[], v: Piece[], start: number): Segment[] {
-  const segs: Segment[] = [];
-  let i = 0;
-  let j = 0;
-  let p = start;
-  while (i < k.length && j < v.length) {
-    const a = k[i]!;
-    const b = v[j]!;
-    const end = Math.min(a.start + a.count, b.start + b.count);
-    const shift = (x: Piece) => ({ ...x.run, first: x.run.first + (p - x.start) });
-    segs.push({ start: p, count: end - p, k: shift(a), v: shift(b), region: a.region === b.region ? a.region : `${a.region}/${b.region}` });
-    p = end;
-    if (a.start + a.count === end) i++;
-    if (b.start + b.count === end) j++;
-  }
-  return segs;
 }

@@ -8,6 +8,11 @@ import { ArgumentError } from '../errors.js';
 /** Bulk chunk size in tokens when the caller gives none (a multiple of 32). */
 export const DEFAULT_CHUNK_TOKENS = 256;
 
+/** Bytes per head of one chunk: token axis [chunkTokens][rowBytes]; channel axis [chunkTokens / blockValues][headDim blocks]. */
+export function chunkHeadStride(format: KvFormat, headDim: number, chunkTokens: number): number {
+  return format.axis === 'token' ? chunkTokens * rowBytes(format, headDim) : (chunkTokens / format.blockValues) * headDim * format.blockBytes;
+}
+
 /** A chunk of packed bytes; shared between forked caches until one writes to it (copy-on-write). */
 export interface Chunk {
   offset: number;
@@ -26,14 +31,14 @@ export class BulkStream {
   readonly chunkTokens: number;
   readonly headStride: number;
   readonly chunkBytes: number;
-  /** Encoded stream positions (a multiple of blockValues for channel formats). */
-  encoded = 0;
   /** Times an encoder ran (tokens for token axis, groups for channel axis): lets tests prove each position is encoded once. */
   encodeCalls = 0;
+  /** Encoded stream positions (a multiple of blockValues for channel formats). */
+  private encodedCount = 0;
   /** Retained chunks, oldest first. */
-  chunks: Chunk[] = [];
+  private chunks: Chunk[] = [];
   /** Leading chunks freed by sliding-window eviction: stream indices < start are gone. */
-  dropped = 0;
+  private droppedCount = 0;
   private readonly arena: Arena;
 
   constructor(arena: Arena, format: KvFormat, heads: number, headDim: number, chunkTokens: number) {
@@ -42,8 +47,21 @@ export class BulkStream {
     this.heads = heads;
     this.headDim = headDim;
     this.chunkTokens = chunkTokens;
-    this.headStride = format.axis === 'token' ? chunkTokens * rowBytes(format, headDim) : (chunkTokens / format.blockValues) * headDim * format.blockBytes;
+    this.headStride = chunkHeadStride(format, headDim, chunkTokens);
     this.chunkBytes = heads * this.headStride;
+  }
+
+  get encoded(): number {
+    return this.encodedCount;
+  }
+
+  get dropped(): number {
+    return this.droppedCount;
+  }
+
+  /** Chunks held, oldest first (identity shows sharing between forks). */
+  get held(): readonly Readonly<Chunk>[] {
+    return this.chunks;
   }
 
   /** First stream index held. */
@@ -91,7 +109,7 @@ export class BulkStream {
     for (let h = 0; h < this.heads; h++) {
       encodeRows(f, src, srcOff + h * this.headDim, srcStride, tokens, this.headDim, mem, chunk.offset + h * this.headStride + at);
     }
-    this.encoded += tokens;
+    this.encodedCount += tokens;
     this.encodeCalls += f.axis === 'token' ? tokens : 1;
   }
 
@@ -100,7 +118,7 @@ export class BulkStream {
     if (n === 0) return this.free();
     // The layer refuses rewinds that need dropped chunks (EvictedError); reaching here is a bug.
     if (n < this.start) throw new ArgumentError(`BulkStream.truncate: ${n} is before the first index held (${this.start})`);
-    this.encoded = Math.min(this.encoded, n);
+    this.encodedCount = Math.min(this.encoded, n);
     const keep = Math.ceil(this.encoded / this.chunkTokens) - this.dropped;
     while (this.chunks.length > keep) this.release(this.chunks.pop()!);
   }
@@ -110,7 +128,7 @@ export class BulkStream {
     const upTo = Math.floor(Math.min(i, this.encoded) / this.chunkTokens);
     while (this.dropped < upTo) {
       this.release(this.chunks.shift()!);
-      this.dropped++;
+      this.droppedCount++;
     }
   }
 
@@ -120,16 +138,15 @@ export class BulkStream {
     return { format: this.format, bytes, offset: chunk.offset, headStride: this.headStride, first: i % this.chunkTokens };
   }
 
-  /** A second stream sharing every chunk (fork). */
-  share(): BulkStream {
-    const s = new BulkStream(this.arena, this.format, this.heads, this.headDim, this.chunkTokens);
-    s.encoded = this.encoded;
-    s.dropped = this.dropped;
-    s.chunks = this.chunks.map((c) => {
+  /** Frees this stream's chunks and shares every chunk of `src` instead (fork; copy-on-write). */
+  shareFrom(src: BulkStream): void {
+    this.free();
+    this.encodedCount = src.encoded;
+    this.droppedCount = src.dropped;
+    this.chunks = src.chunks.map((c) => {
       c.refs++;
       return c;
     });
-    return s;
   }
 
   /** Raw bytes of chunk c (absolute index, c >= dropped). */
@@ -138,18 +155,23 @@ export class BulkStream {
     return this.arena.u8().subarray(off, off + this.chunkBytes);
   }
 
-  /** Allocates the next chunk and fills it from bytes (restore; set `dropped` first). */
-  loadChunk(bytes: Uint8Array): void {
-    const chunk = { offset: this.arena.alloc(this.chunkBytes), refs: 1 };
-    this.arena.u8().set(bytes, chunk.offset);
-    this.chunks.push(chunk);
+  /** Replaces the stream by `chunks` (held chunks' bytes, copied) after `dropped` freed ones, `encoded` positions (a checked LayerState). */
+  load(encoded: number, dropped: number, chunks: readonly Uint8Array[]): void {
+    this.free();
+    this.droppedCount = dropped;
+    for (const bytes of chunks) {
+      const chunk = { offset: this.arena.alloc(this.chunkBytes), refs: 1 };
+      this.chunks.push(chunk);
+      this.arena.u8().set(bytes, chunk.offset);
+    }
+    this.encodedCount = encoded;
   }
 
   free(): void {
     for (const c of this.chunks) this.release(c);
     this.chunks = [];
-    this.encoded = 0;
-    this.dropped = 0;
+    this.encodedCount = 0;
+    this.droppedCount = 0;
   }
 
   private release(c: Chunk): void {

@@ -125,12 +125,11 @@ test('no attention ever reads freed memory: chunks poisoned on release leave eve
   feed(all, 0, 10, 10);
   feed(swa, 0, 10, 10);
   for (let t = 10; t < 260; t++) {
-    const held = swa.layerCache(0).bulk.k.stream.chunks.concat(swa.layerCache(0).bulk.v.stream.chunks);
-    const chunkBytes = swa.layerCache(0).bulk.k.stream.chunkBytes;
+    const held = swa.heldChunks();
     feed(swa, t, 1, 1);
     feed(all, t, 1, 1);
     // 0xff bytes decode to NaN scales: any read of a released chunk would poison the output.
-    for (const c of held) if (c.refs === 0) arena.u8().fill(0xff, c.offset, c.offset + chunkBytes);
+    for (const { chunk: c, bytes } of held) if (c.refs === 0) arena.u8().fill(0xff, c.offset, c.offset + bytes);
     const a = attendLast(swa, 0, W);
     assert.ok(a.every(Number.isFinite), `step ${t}`);
     assert.deepEqual(a, attendLast(all, 0, W), `step ${t}`);

@@ -3,6 +3,7 @@
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { ArgumentError, KvpackError } from '../errors.js';
+import { defaultCapacity } from '../cache/defaults.js';
 import type { KvCache } from '../cache/kvcache.js';
 import { chatPromptTokens, renderChat, type ChatMessage } from '../model/chat.js';
 import { generate, rewindForReuse, type GenerateResult } from '../model/generate.js';
@@ -15,7 +16,6 @@ import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.j
 import { addSamplingFlags, samplerFromFlags, type SamplingFlags } from './sampling-flags.js';
 
 /** llama.cpp's default context when -c is not given (capped by the training context). */
-const DEFAULT_CTX = 4096;
 
 export interface ChatSessionOptions {
   system?: string;
@@ -173,7 +173,7 @@ export function register(program: Command): void {
     .option('-n, --n-predict <n>', 'most tokens per reply', intArg('-n', 1), 512)
     .option('--system <text>', 'system prompt');
   addSamplingFlags(addThreadsFlag(addCacheFlags(cmd)))
-    .option('-c, --ctx-size <n>', 'cache capacity in positions (default min(training context, 4096))', intArg('-c', 1))
+    .option('-c, --ctx-size <n>', 'cache capacity in positions (default: the training context capped at 4096)', intArg('-c', 1))
     .action((o: ChatOpts) => chatCommand(o));
 }
 
@@ -183,7 +183,7 @@ async function chatCommand(o: ChatOpts): Promise<void> {
   applyThreads(o);
   const model = loadModel(o.model);
   if (!model.tokenizer) throw new ArgumentError(`${o.model}: ${model.tokenizerProblem ?? 'no tokenizer'}; chat needs a model with a tokenizer`);
-  const cache = model.createCache({ policy, capacity: o.ctxSize ?? Math.min(model.hp.nCtxTrain, DEFAULT_CTX), attention });
+  const cache = model.createCache({ policy, capacity: o.ctxSize ?? defaultCapacity(model.hp.nCtxTrain), attention });
   try {
     const session = new ChatSession(model, cache, {
       system: o.system,

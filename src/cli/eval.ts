@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { ArgumentError } from '../errors.js';
 import { schemePolicy } from '../cache/schemes.js';
+import { DEFAULT_EVAL_CTX } from '../cache/defaults.js';
 import { windowLabel } from '../cache/exact-from.js';
 import { loadModel } from '../model/model.js';
 import { runArm, scoreArm, evalTable, intervalNote, type EvalArm } from '../lab/eval.js';
@@ -53,7 +54,11 @@ export function register(program: Command): void {
     .option('--anchor-precision <p>', 'anchor precision: f16 | int8 | int4 (default f16)')
     .option('--prompts <file>', 'JSON lines: token ids ([1,2,3] or {"tokens": [...]}) or text ("..." or {"text": "..."})')
     .option('--id-prompts', 'default prompts from seeded random ids even when the model has a tokenizer (id-level work)')
-    .option('-c, --ctx-size <n>', 'positions per sequence: default prompts get ctx - horizon tokens (default 256)', intArg('-c', 2))
+    .option(
+      '-c, --ctx-size <n>',
+      "positions per measured sequence, not a cache size like run's -c: default prompts get ctx - horizon tokens (default min(256, training context))",
+      intArg('-c', 2),
+    )
     .option('--horizon <n>', 'greedy tokens per prompt (exact-match at 50 and 100 where the horizon reaches; n/a beyond)', intArg('--horizon', 1), 100)
     .option('--count <n>', 'default prompts: how many (held-out story openings with a tokenizer, else seeded ids)', intArg('--count', 1), 4)
     .option('--seed <n>', 'default prompts: seed (which openings, or which ids)', intArg('--seed', 0), 1);
@@ -68,7 +73,7 @@ function evalCommand(o: EvalOpts): void {
   const window = o.kvWindow ?? DEFAULT_WINDOW;
   const sinks = o.sinks ?? DEFAULT_SINKS;
   const model = loadModel(o.model);
-  const ctx = o.ctxSize ?? Math.min(256, model.hp.nCtxTrain);
+  const ctx = o.ctxSize ?? Math.min(DEFAULT_EVAL_CTX, model.hp.nCtxTrain);
   let prompts: EvalPrompt[];
   if (o.prompts) prompts = readPromptsFile(o.prompts, model);
   else {

@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ArgumentError } from '../errors.js';
 import type { AnchorPrecision } from '../cache/policy.js';
+import { DEFAULT_EVAL_CTX } from '../cache/defaults.js';
 import { loadModel } from '../model/model.js';
 import { runProbe, probeTable } from '../lab/probe.js';
 import { defaultPrompts, readPromptsFile } from '../lab/prompts.js';
@@ -56,7 +57,7 @@ function probeCommand(o: ProbeOpts): void {
   const sequences = o.prompts
     ? readPromptsFile(o.prompts, model)
     : defaultPrompts(model, { count: o.count, length: o.length, seedTokens: 8, seed: 1, set: 'calibration', source: o.idPrompts ? 'ids' : 'auto' });
-  const ctx = o.ctxSize ?? Math.min(256, model.hp.nCtxTrain);
+  const ctx = o.ctxSize ?? Math.min(DEFAULT_EVAL_CTX, model.hp.nCtxTrain);
   if (o.horizon >= ctx) throw new ArgumentError(`--horizon ${o.horizon} leaves no prompt in -c ${ctx}`);
   // As `kvpack eval` holds them: prompt = ctx - horizon tokens, then horizon - 1 decoded positions.
   const budgetAt = { positions: ctx - 1, prompt: ctx - o.horizon };

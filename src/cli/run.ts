@@ -1,15 +1,13 @@
 // `kvpack run`: load a model, prefill a prompt, generate with a compressed KV cache (llama.cpp-like flags).
 import type { Command } from 'commander';
 import { ArgumentError } from '../errors.js';
+import { defaultCapacity } from '../cache/defaults.js';
 import { loadModel } from '../model/model.js';
 import { generate, PREFILL_CHUNK } from '../model/generate.js';
 import { intArg, intListArg } from './args.js';
 import { addCacheFlags, attentionFromFlags, policyFromFlags, type CacheFlags } from './cache-flags.js';
 import { addThreadsFlag, applyThreads, type ThreadsFlag } from './threads-flag.js';
 import { addSamplingFlags, samplerFromFlags, type SamplingFlags } from './sampling-flags.js';
-
-/** llama.cpp's default context when -c is not given. */
-const DEFAULT_CTX = 4096;
 
 interface RunOpts extends CacheFlags, ThreadsFlag, SamplingFlags {
   model: string;
@@ -29,7 +27,11 @@ export function register(program: Command): void {
     .option('--tokens <ids>', 'prompt as comma-separated token ids', intListArg('--tokens', 0))
     .option('-n, --n-predict <n>', 'tokens to generate', intArg('-n', 0), 64);
   addSamplingFlags(addThreadsFlag(addCacheFlags(cmd)))
-    .option('-c, --ctx-size <n>', 'cache capacity in positions (default min(training context, 4096), at least prompt + n)', intArg('-c', 1))
+    .option(
+      '-c, --ctx-size <n>',
+      'cache capacity in positions (default: the training context capped at 4096, raised to prompt + n up to the training context)',
+      intArg('-c', 1),
+    )
     .option('--json', 'print ids, text, tokens/s and cache bytes as JSON')
     .action((o: RunOpts) => runCommand(o));
 }
@@ -49,8 +51,7 @@ function runCommand(o: RunOpts): void {
   }
   if (prompt.length === 0) throw new ArgumentError('the prompt is empty (no tokens)');
   const need = prompt.length + o.nPredict;
-  // Default like llama.cpp: the training context capped at 4096, never less than the run needs.
-  const capacity = o.ctxSize ?? Math.max(need, Math.min(model.hp.nCtxTrain, DEFAULT_CTX));
+  const capacity = o.ctxSize ?? defaultCapacity(model.hp.nCtxTrain, need);
   if (need > capacity) throw new ArgumentError(`-c ${capacity} is too small for ${prompt.length} prompt + ${o.nPredict} generated tokens`);
   const cache = model.createCache({ policy, capacity, attention });
 

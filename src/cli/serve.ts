@@ -47,7 +47,7 @@ export function register(program: Command): void {
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0 = any free one)', intArg('--port', 0, 65535), 8080)
     .option('--parallel <n>', 'slots: requests decoded at once (-np)', intArg('--parallel', 1, 256), 1)
-    .option('-c, --ctx-size <n>', 'positions per slot (default min(training context, 4096))', intArg('-c', 2))
+    .option('-c, --ctx-size <n>', 'positions per slot (default: the training context capped at 4096)', intArg('-c', 2))
     .option('--cache-ram <MiB>', 'prefix-cache budget in MiB of packed KV (-cram; 0 = off)', intArg('--cache-ram', 0), 8192)
     .option('--slot-save-path <dir>', 'directory for POST /slots/:id?action=save|restore files')
     .option('--api-key <key>', 'require "Authorization: Bearer KEY" (health and models stay public)')

@@ -1,7 +1,7 @@
 // The protocol registry: name -> frozen JSON + runner + auditor. A duplicate name throws at load.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ArgumentError, UnknownProtocolError } from '../errors.js';
+import { ArgumentError, DefinitionError, UnknownProtocolError } from '../errors.js';
 import { repoRoot } from './hash.js';
 import type { Protocol, RunOptions, RunResult } from './protocol-types.js';
 import { residualWindow } from './protocols/residual-window.js';
@@ -26,7 +26,7 @@ export const plannedProtocols: readonly PlannedProtocol[] = [];
 export const protocols: ReadonlyMap<string, Protocol> = (() => {
   const m = new Map<string, Protocol>();
   for (const p of [residualWindow, bitAllocation, windowSweep, anchors, needles, liveCache]) {
-    if (m.has(p.name)) throw new Error(`protocol '${p.name}' registered twice`);
+    if (m.has(p.name)) throw new DefinitionError(`protocol '${p.name}' registered twice`);
     m.set(p.name, p);
   }
   return m;

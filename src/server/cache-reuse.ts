@@ -6,18 +6,6 @@ import { rewindForReuse } from '../model/generate.js';
 import type { ResumeRule } from './resume-point.js';
 
 /**
- * Clears each layer's decode start when it is at or past the cache's length: positions appended next
- * belong to a new prompt. (Starts below the length stay: anchors already written there are still read.)
- */
-export function dropDecodeStart(cache: KvCache): void {
-  const n = cache.length;
-  for (let l = 0; l < cache.layers; l++) {
-    const lc = cache.layerCache(l);
-    if (lc.prompt !== undefined && lc.prompt >= n) lc.prompt = undefined;
-  }
-}
-
-/**
  * The positions of `cached` (the tokens `cache` holds) a request for `prompt` may keep: the common prefix, at
  * least one prompt token left to feed, with decode anchors never past the previous request's prompt
  * (`decodeStart`, whose anchors a new prompt must not continue), down to where `resume` says the cache is
@@ -32,7 +20,7 @@ export function reusable(
 ): { matched: number; keep: number } {
   let matched = commonPrefix(cached, prompt, Math.min(cache.length, prompt.length - 1));
   // The cache's own decode start counts too: a restored slot file carries its anchors but no decodeStart.
-  const anchored = decodeStart ?? cache.layerCache(0).prompt;
+  const anchored = decodeStart ?? cache.decodeStart;
   if (cache.policy.anchors && anchored !== undefined) matched = Math.min(matched, anchored);
   return { matched, keep: resume(cache, matched) };
 }
@@ -40,7 +28,7 @@ export function reusable(
 /** Rewinds a cache to `keep` for a new prompt (clears it when that fails: see rewindForReuse); returns what is kept. */
 export function rewindTo(cache: KvCache, keep: number): number {
   const kept = rewindForReuse(cache, keep);
-  dropDecodeStart(cache);
+  cache.dropDecodeStart();
   return kept;
 }
 

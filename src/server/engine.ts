@@ -5,12 +5,11 @@ import type { CachePolicy } from '../cache/policy.js';
 import { FileFormatError } from '../errors.js';
 import type { Model } from '../model/model.js';
 import { registerStoreMetrics } from '../store/counters.js';
-import { RemotePrefixTier } from '../store/prefix-tier.js';
-import type { ChunkStore } from '../store/redis-store.js';
+import type { ChunkStore } from '../store/chunk-store.js';
 import { ServerMetrics } from './metrics.js';
 import { PrefixCache } from './prefix-cache.js';
 import { prefixRoot } from './prefix-key.js';
-import { RemotePrefixes } from './remote-prefix.js';
+import { RemotePrefixTier } from './remote-prefix.js';
 import { deepestResumable, type ResumeRule } from './resume-point.js';
 import { Scheduler, type StepRunner } from './scheduler.js';
 
@@ -72,8 +71,7 @@ export class Engine {
       // Chunks are position-aligned only when the bulk holds every position (cache-chunks.ts).
       if (!overlay) this.remoteProblem = 'the remote store shares chunks of overlay window mode only; this residual-mode cache stays local';
       else {
-        const tier = new RemotePrefixTier(store, { log: o.storeLog });
-        this.scheduler.remote = new RemotePrefixes(tier, this.prefix, () => this.scheduler.newCache());
+        this.scheduler.remote = new RemotePrefixTier(store, { log: o.storeLog });
       }
     }
   }

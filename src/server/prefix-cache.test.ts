@@ -10,9 +10,8 @@ import { schemePolicy, schemes } from '../cache/schemes.js';
 import { modelFromLoaded, type Model } from '../model/model.js';
 import { tinyModel } from '../../test/e2e/tiny-models.js';
 import { MemoryChunkStore } from '../store/memory-store.js';
-import { RemotePrefixTier } from '../store/prefix-tier.js';
 import { PrefixCache } from './prefix-cache.js';
-import { RemotePrefixes } from './remote-prefix.js';
+import { RemotePrefixTier } from './remote-prefix.js';
 import { wholeMatchUnsafe } from './resume-point.js';
 import { prefixRoot } from './prefix-key.js';
 import { Prng } from '../numeric/prng.js';
@@ -195,28 +194,28 @@ test('remote tier: another instance imports the chain with its resume rows and c
   const at96 = filled(toks.slice(0, 96));
   const newCache = () => model.createCache({ policy: POLICY, capacity: 256, chunkTokens: C });
   const a = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C });
-  const ra = new RemotePrefixes(new RemotePrefixTier(store, { log: () => {} }), a, newCache);
+  const ra = new RemotePrefixTier(store, { log: () => {} });
   // Three chunks and the resume rows at their end.
-  assert.equal(ra.offer(KEY, toks, at96), 4);
+  assert.equal(ra.offerPrefill(KEY, toks, at96), 4);
   assert.equal(store.values.size, 4);
   // A fresh cache (another server) sees nothing locally, then pulls the chain in.
   const b = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C });
-  const rb = new RemotePrefixes(new RemotePrefixTier(store, { log: () => {} }), b, newCache);
+  const rb = new RemotePrefixTier(store, { log: () => {} });
   assert.equal(b.lookup(KEY, b.hashesFor(KEY, toks), toks).hit, null);
-  const f = await rb.fetch(KEY, toks);
+  const f = await rb.fetchEntry(b, newCache, KEY, toks);
   const e = f.entry!;
   assert.deepEqual([f.matched, e.hashes.length, e.cache.length, e.remote, e.pins], [96, 3, 96, true, 1]);
   b.unpin(e);
   // Another key asks the store for its own chain: nothing comes back.
   const other = prefixRoot('digest-a', POLICY, C, 'tenant');
-  assert.deepEqual(await rb.fetch(other, toks), { entry: null, matched: 0 });
+  assert.deepEqual(await rb.fetchEntry(b, newCache, other, toks), { entry: null, matched: 0 });
   // Nothing to fetch when the local cache already resumes as deep as the store could.
-  assert.equal((await rb.fetch(KEY, toks)).entry, null);
+  assert.equal((await rb.fetchEntry(b, newCache, KEY, toks)).entry, null);
   // A chain without resume rows is matched but not resumable.
   const bare = new MemoryChunkStore();
   for (const [k, v] of store.values) if (!k.endsWith(':resume')) bare.values.set(k, v);
-  const rc = new RemotePrefixes(new RemotePrefixTier(bare, { log: () => {} }), new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C }), newCache);
-  assert.deepEqual(await rc.fetch(KEY, toks), { entry: null, matched: 96 });
+  const rc = new RemotePrefixTier(bare, { log: () => {} });
+  assert.deepEqual(await rc.fetchEntry(new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C }), newCache, KEY, toks), { entry: null, matched: 96 });
   // The imported prefix continues with a cold prefill's logits.
   const hit = b.lookup(KEY, b.hashesFor(KEY, toks), toks).hit!;
   assert.equal(hit.keep, 96);
@@ -237,9 +236,9 @@ test('remote tier: resume rows at a boundary inside the first window (r < W + si
   const tier = new RemotePrefixTier(store, { log: () => {} });
   tier.offerResumable(new PrefixCache({ budgetBytes: 0, chunkTokens: C }).hashesFor(KEY, [...toks, 0]), a);
   const pc = new PrefixCache({ budgetBytes: 64 << 20, chunkTokens: C });
-  const b = new RemotePrefixes(new RemotePrefixTier(store, { log: () => {} }), pc, newCache);
+  const b = new RemotePrefixTier(store, { log: () => {} });
   const prompt = [...toks, 0];
-  return b.fetch(KEY, prompt).then((f) => {
+  return b.fetchEntry(pc, newCache, KEY, prompt).then((f) => {
     a.dispose();
     assert.equal(f.entry?.cache.length, 64);
     assert.equal(pc.lookup(KEY, pc.hashesFor(KEY, prompt), prompt).hit?.keep, 64);

@@ -5,9 +5,8 @@
 // so a snapshot costs its exact rows). A hit resumes where the entry's cache is resumable (resume-point.ts).
 // A remote tier (remote-prefix.ts) adds entries built from chunks and resume rows other instances computed.
 import type { KvCache } from '../cache/kvcache.js';
-import type { Chunk } from '../cache/stream.js';
 import { chunkHashes } from './prefix-key.js';
-import { commonPrefix, dropDecodeStart } from './cache-reuse.js';
+import { commonPrefix } from './cache-reuse.js';
 import { deepestResumable, type ResumeRule } from './resume-point.js';
 
 export interface PrefixEntry {
@@ -54,7 +53,7 @@ export class PrefixCache {
   private readonly entries = new Set<PrefixEntry>();
   private readonly index = new Map<string, Set<PrefixEntry>>();
   /** How many entries hold each shared bulk chunk, and its size. */
-  private readonly chunks = new Map<Chunk, { refs: number; bytes: number }>();
+  private readonly chunks = new Map<object, { refs: number; bytes: number }>();
   private chunkBytes = 0;
   private clock = 0;
   /** Positions served from entries and lookups that found nothing (for /metrics). */
@@ -146,7 +145,7 @@ export class PrefixCache {
     }
     const fork = cache.fork();
     if (fork.length > n) fork.rewind(n);
-    dropDecodeStart(fork);
+    fork.dropDecodeStart();
     this.add(key, hashes, tokens.slice(0, n), fork, false, false);
   }
 
@@ -162,7 +161,7 @@ export class PrefixCache {
     // Entries are only forked, saved and measured: frozen, their exact regions allocate only the rows they hold.
     cache.freeze();
     let shared = 0;
-    const chunks = bulkChunks(cache);
+    const chunks = cache.heldChunks();
     for (const c of chunks) shared += c.bytes;
     const nb = cache.nbytes();
     const e: PrefixEntry = {
@@ -211,7 +210,7 @@ export class PrefixCache {
       s?.delete(e);
       if (s?.size === 0) this.index.delete(h);
     }
-    for (const c of bulkChunks(e.cache)) {
+    for (const c of e.cache.heldChunks()) {
       const r = this.chunks.get(c.chunk)!;
       if (--r.refs === 0) {
         this.chunks.delete(c.chunk);
@@ -231,14 +230,4 @@ function samePrefix(a: readonly number[], b: readonly number[], n: number): bool
   if (a.length < n || b.length < n) return false;
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
   return true;
-}
-
-/** The bulk chunks a cache references (shared copy-on-write with forks) and their sizes. */
-function bulkChunks(cache: KvCache): { chunk: Chunk; bytes: number }[] {
-  const out: { chunk: Chunk; bytes: number }[] = [];
-  for (let l = 0; l < cache.layers; l++) {
-    const lc = cache.layerCache(l);
-    for (const s of [lc.bulk.k.stream, lc.bulk.v.stream]) for (const chunk of s.chunks) out.push({ chunk, bytes: s.chunkBytes });
-  }
-  return out;
 }

@@ -29,7 +29,7 @@ const frozenPoints = new WeakMap<KvCache, number[]>();
 function scan(cache: KvCache, top: number, all: boolean): number[] {
   const out: number[] = [];
   let floor = 0;
-  for (let l = 0; l < cache.layers; l++) floor = Math.max(floor, cache.layerCache(l).plan.sinks);
+  for (const plan of cache.plans) floor = Math.max(floor, plan.sinks);
   for (let r = top; r > floor && (all || out.length === 0); r--) if (cache.resumableAt(r)) out.push(r);
   return out;
 }

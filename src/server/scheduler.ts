@@ -9,11 +9,11 @@ import type { CachePolicy } from '../cache/policy.js';
 import { forwardBatch, type BatchSeq, type ForwardOptions } from '../model/forward.js';
 import { tokenLogprob } from '../model/logprobs.js';
 import type { Model } from '../model/model.js';
-import { commonPrefix, dropDecodeStart, reusable, rewindTo } from './cache-reuse.js';
+import { commonPrefix, reusable, rewindTo } from './cache-reuse.js';
 import { HttpError } from './http-error.js';
 import type { ServerMetrics } from './metrics.js';
 import type { PrefixCache } from './prefix-cache.js';
-import type { RemoteFetch, RemotePrefixes } from './remote-prefix.js';
+import type { RemoteFetch, RemotePrefixTier } from './remote-prefix.js';
 import { Slot } from './slot.js';
 import { Task, type ForkGroup, type TaskParams, type TaskSink } from './task.js';
 
@@ -50,7 +50,7 @@ export class Scheduler {
   /** What the remote tier found for queued tasks (its entry pinned) until the task starts (or ends unstarted). */
   private readonly held = new Map<Task, RemoteFetch>();
   /** Set once the engine wires a remote tier. */
-  remote: RemotePrefixes | null = null;
+  remote: RemotePrefixTier | null = null;
 
   constructor(
     readonly model: Model,
@@ -88,7 +88,7 @@ export class Scheduler {
       // Pull a deeper prefix from the remote tier before the task may take a slot.
       task.ready = false;
       this.remote
-        .fetch(params.key, params.prompt)
+        .fetchEntry(this.prefix, () => this.newCache(), params.key, params.prompt)
         .then((f) => {
           if (task.state === 'queued' && !task.cancelled) this.held.set(task, f);
           else if (f.entry) this.prefix.unpin(f.entry);
@@ -244,7 +244,7 @@ export class Scheduler {
       keep = hit.keep;
       const c = hit.entry.cache.fork();
       if (c.length > keep) c.rewind(keep);
-      dropDecodeStart(c);
+      c.dropDecodeStart();
       slot.replaceCache(c, prompt.slice(0, keep), key);
       this.prefix.pin(hit.entry);
       slot.entry = hit.entry;
@@ -413,7 +413,7 @@ export class Scheduler {
     const n = s.cache.length;
     if (!s.key) return;
     this.prefix.insert(s.key, s.tokens, n, s.cache);
-    if (this.remote && insidePrompt && n % this.o.chunkTokens === 0) this.remote.offer(s.key, s.tokens, s.cache);
+    if (this.remote && insidePrompt && n % this.o.chunkTokens === 0) this.remote.offerPrefill(s.key, s.tokens, s.cache);
   }
 
   /**

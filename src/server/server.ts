@@ -7,14 +7,15 @@ import { basename, join, resolve } from 'node:path';
 import { isHfModelFile } from '../hf/model-files.js';
 import type { FastifyInstance } from 'fastify';
 import { ArgumentError } from '../errors.js';
+import { defaultCapacity } from '../cache/defaults.js';
 import { loadModel, type Model } from '../model/model.js';
-import { RedisChunkStore, type ChunkStore } from '../store/redis-store.js';
+import { RedisChunkStore } from '../store/redis-store.js';
+import type { ChunkStore } from '../store/chunk-store.js';
 import { buildApp, type AppOptions } from './app.js';
 import { ServerContext } from './context.js';
 import { Engine, type EngineOptions } from './engine.js';
 
 /** llama.cpp's default context when -c is not given (capped by the training context). */
-export const DEFAULT_CTX = 4096;
 
 export interface ServeOptions extends AppOptions, Omit<EngineOptions, 'ctx'> {
   modelPath: string;
@@ -105,7 +106,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     const digest = await modelDigest(o.modelPath);
     const model = await (o.load ?? loadModel)(o.modelPath);
     if (!model.tokenizer) throw new ArgumentError(`${o.modelPath}: ${model.tokenizerProblem ?? 'no tokenizer'}; serve needs a model with a tokenizer`);
-    const ctxSize = o.ctx ?? Math.min(model.hp.nCtxTrain, DEFAULT_CTX);
+    const ctxSize = o.ctx ?? defaultCapacity(model.hp.nCtxTrain);
     ctx.engine = new Engine(model, digest, { ...o, ctx: ctxSize, chunkStore });
     if (ctx.state === 'loading') ctx.state = 'ready';
   })();

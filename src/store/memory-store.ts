@@ -1,7 +1,7 @@
 // A ChunkStore in process memory: the reference for RedisChunkStore's contract, and what tests share between
 // servers in one process when Redis itself is not the subject.
 import { StoreCounters } from './counters.js';
-import type { ChunkStore } from './redis-store.js';
+import type { ChunkStore } from './chunk-store.js';
 
 export class MemoryChunkStore implements ChunkStore {
   readonly values = new Map<string, Buffer>();

@@ -19,13 +19,11 @@ import {
   type Model,
 } from '../browser.js';
 import { ArgumentError } from '../errors.js';
+import { defaultCapacity } from '../cache/defaults.js';
 import { runGate, SMALL_GRID } from '../parity/gate.js';
 import { firstDivergence } from './divergence.js';
 import { pagePolicy } from './settings.js';
 import type { CacheReadout, EngineEvent, EngineRequest, ModelRef } from './protocol.js';
-
-/** Cache capacity when the run needs less: the training context capped like `kvpack run` (llama.cpp's 4096). */
-const DEFAULT_CTX = 4096;
 
 const post = (e: EngineEvent): void => postMessage(e);
 
@@ -45,9 +43,8 @@ async function handle(req: EngineRequest): Promise<void> {
   const prompt = model.tokenizer.encode(req.prompt);
   if (prompt.length === 0) throw new ArgumentError('the prompt is empty (no tokens)');
   const need = prompt.length + req.n;
-  if (need > model.hp.nCtxTrain)
-    throw new ArgumentError(`${prompt.length} prompt + ${req.n} generated tokens exceed the model's context of ${model.hp.nCtxTrain}`);
-  const capacity = Math.max(need, Math.min(model.hp.nCtxTrain, DEFAULT_CTX));
+  // `kvpack run`'s default (cache/defaults.ts); the page has no -c to go past the training context.
+  const capacity = defaultCapacity(model.hp.nCtxTrain, need);
   const arms = req.compare ? ['f16', req.scheme] : [req.scheme];
   const ids: number[][] = [];
   for (const [arm, scheme] of arms.entries()) {

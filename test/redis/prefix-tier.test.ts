@@ -6,7 +6,7 @@ import { KvCache } from '../../src/cache/kvcache.js';
 import { schemePolicy } from '../../src/cache/schemes.js';
 import { attendAll } from '../fixtures/attend-all.js';
 import { Prng } from '../../src/numeric/prng.js';
-import { RemotePrefixTier } from '../../src/store/prefix-tier.js';
+import { RemotePrefixTier } from '../../src/server/remote-prefix.js';
 import type { RedisChunkStore } from '../../src/store/redis-store.js';
 
 const skip = reportSkip('test/redis/prefix-tier.test.ts');

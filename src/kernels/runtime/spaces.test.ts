@@ -94,7 +94,7 @@ test('one cache whose layers need a space each: placed apart, attended in their 
     const rng = new Prng(21);
     const row = 8 * 128;
     for (let l = 0; l < 3; l++) cache.append(l, rng.normals(700 * row), rng.normals(700 * row));
-    const layerSpaces = [0, 1, 2].map((l) => spaceOf(cache.layerCache(l).bulk.k.stream.chunkBytesAt(0))!.index);
+    const layerSpaces = [0, 1, 2].map((l) => spaceOf(cache.state()[l]!.arrays.chunks.k[0]!)!.index);
     assert.equal(new Set(layerSpaces).size, 3, `layers in spaces ${layerSpaces}`);
     const q = rng.normals(32 * 128);
     const attendAll = (c: KvCache) =>

@@ -238,6 +238,7 @@ export function packedOutput(L: LayerInput, kFormat: string, vFormat: string, kB
   const run = (f: KvFormat, bytes: Uint8Array) => ({ format: f, bytes, offset: 0, headStride: bytesFor(f, N, D), first: 0 });
   const view: MixedView = { headDim: D, kvHeads, length: N, segments: [{ start: 0, count: N, k: run(K, kBytes), v: run(V, vBytes), region: 'bulk' }] };
   const out = new Float32Array(L.q.length);
+  // The definition, not attend(): the protocol measures the format, not a kernel (docs/DESIGN.md, Attention).
   attendReference({ view, q: L.q, heads: L.heads, out, positions: L.positions });
   return out;
 }

@@ -132,6 +132,7 @@ export function referenceOutput(a: InputArrays, N: number, D: number): Float32Ar
 export function blockwiseOutput(formats: WindowFormats, cache: Uint8Array, q: Float32Array): Float32Array {
   const c = readWindowCache(formats, cache);
   const out = new Float32Array(c.headDim);
+  // The definition, not attend(): the protocol measures the format, not a kernel (docs/DESIGN.md, Attention).
   attendReference({ view: c.view, q, heads: 1, out });
   return out;
 }

@@ -43,6 +43,14 @@ export interface ReferenceKey {
   readonly prompts: readonly EvalPrompt[];
 }
 
+/** A reference without its logits: what scoring from saved digests reads (reference-digest.ts saves it). */
+export interface ReferenceMeta {
+  readonly key: string;
+  readonly spec: ReferenceKey;
+  readonly vocab: number;
+  readonly entries: readonly Omit<ReferenceEntry, 'logits'>[];
+}
+
 export interface ReferenceSet {
   /** sha256 of the canonical key JSON: the artifact's name. */
   readonly key: string;

@@ -10,7 +10,18 @@ const kvpack = (...args: string[]) => spawnSync(process.execPath, [join(repoRoot
 test('study --help: own model (.gguf, .bin, HF directory), own texts (--text), the audit', () => {
   const r = kvpack('study', '--help');
   assert.equal(r.status, 0);
-  for (const s of ['Your own model', '--text FILE', 'Hugging Face', '--openings doc', 'study --audit', '--ctx', '--prompts', '--seed'])
+  for (const s of [
+    'Your own model',
+    '--text FILE',
+    'Hugging Face',
+    '--openings doc',
+    'study --audit',
+    '--ctx',
+    '--prompts',
+    '--seed',
+    '--questions',
+    'UNINFORMATIVE',
+  ])
     assert.ok(r.stdout.includes(s), s);
 });
 

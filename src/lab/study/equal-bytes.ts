@@ -23,6 +23,14 @@ export function fillWindow(arm: Split, budget: Split, shape: ModelShape, positio
   return best;
 }
 
+/** Relative tolerance of the equal-bytes check: half of one f16 window position spread over the run (the
+ * window's granularity), at least 0.1%. Exact (0 off) at a whole number of 32-position groups on the shared models. */
+export function equalBytesTolerance(shape: ModelShape, positions: number): number {
+  const budget = total({ k: 'q2c_0', v: 'q4_0' }, 0, shape, positions);
+  const onePosition = shape.layers * shape.kvHeads * shape.headDim * 2 * 2;
+  return Math.max(0.001, onePosition / 2 / budget);
+}
+
 /** The live-cache arms of a study: the natives, the two filled 2-bit pairs, every equal-bytes arm marked. */
 export function studyLiveArms(shape: ModelShape, positions: number): Record<string, unknown>[] {
   const q2k = { k: 'q2c_0', v: 'q4_0' };

@@ -44,9 +44,9 @@ export interface ShortAnswerRecord {
 
 export const F16_ARM = 'f16';
 
-/** The answer word: leading whitespace and reStructuredText markup dropped, then a dotted identifier. */
+/** The answer word: leading whitespace and reStructuredText markup (a :role:, quotes) dropped, then a dotted identifier. */
 export function answerWord(text: string): string {
-  return (text.replace(/^[\s`:~*'"(]+/, '').match(/^\w+(?:\.\w+)*/) ?? [''])[0]!;
+  return (text.replace(/^\s*(?::\w+:)?[\s`~*'"(]*/, '').match(/^\w+(?:\.\w+)*/) ?? [''])[0]!;
 }
 
 export const isCorrect = (q: ShortQuestion, text: string) => q.answers.some((a) => a.toLowerCase() === answerWord(text).toLowerCase());

@@ -14,7 +14,7 @@ import { modelSha256 } from '../reference-logits.js';
 import { CALIBRATION_OF, type StorySet } from '../story-openings.js';
 import { resolveVariantObject } from '../variant.js';
 import { DOC_NEEDLES } from './doc-needles.js';
-import { studyLiveArms } from './equal-bytes.js';
+import { equalBytesTolerance, studyLiveArms } from './equal-bytes.js';
 import { runShortAnswers, type ShortAnswerConfig, type ShortQuestion } from './short-answers.js';
 import { DOC_QUESTIONS, STORY_QUESTIONS } from './short-questions.js';
 import { schemePolicy } from '../../cache/schemes.js';
@@ -96,16 +96,18 @@ function variantSets(cfg: StudyConfig, prompts: DefaultPromptSpec): Record<Study
   const needles = JSON.parse(Buffer.from(loadProtocol('needles').bytes).toString('utf8')) as { text: Record<string, unknown>; horizon: number };
   const common = { prompts, horizon, horizons: [50, 100] };
   const shape = { layers: cfg.model.layers, kvHeads: cfg.model.kvHeads, headDim: cfg.model.headDim };
+  const whole = 32 * Math.floor(ctx / 32);
+  const groups = whole - horizon + 1 >= 8 ? whole : ctx;
   return {
-    // Runs end at exactly ctx positions (a whole number of 32-position groups: no f32 staging left at the end),
-    // where the filled 2-bit arms' windows make every equal-bytes arm's real bytes equal q2k's.
+    // Runs end at a whole number of 32-position groups (no f32 staging left at the end), where the filled 2-bit
+    // arms' windows make every equal-bytes arm's real bytes equal q2k's.
     'live-cache': {
       ...common,
-      prompts: { ...prompts, length: ctx - horizon + 1 },
+      prompts: { ...prompts, length: groups - horizon + 1 },
       shortTokens: Math.min(8, horizon),
-      arms: studyLiveArms(shape, ctx),
+      arms: studyLiveArms(shape, groups),
       budgetArm: 'q2k',
-      equalBytesTolerance: 0.005,
+      equalBytesTolerance: equalBytesTolerance(shape, groups),
     },
     // Seed 000's windows were for 5K-200K contexts: scaled so its 1024 is a quarter of this context.
     'window-sweep': { ...common, windowScale: Math.min(1, ctx / 4096), windowScaleNote: `the study scales seed 000's windows by ctx/4096 = ${ctx}/4096` },

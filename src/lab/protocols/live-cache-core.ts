@@ -1,5 +1,5 @@
 // live-cache (seed 000 on a real run): per-layer attention error of the live cache, the equal-bytes arms,
-// teacher-forced logits per text with prompt and decode rows apart, loops and short answers.
+// teacher-forced logits per text with prompt and decode rows apart, loops and first tokens vs f16.
 import { FileFormatError } from '../../errors.js';
 import { bootstrapCi } from '../bootstrap.js';
 import { exactCell, fmt, intervalNote, pct, scoreDigests, withCi, type ArmScore, type EvalArm, type ModelShape, type ScoredOutcome } from '../eval.js';
@@ -182,9 +182,9 @@ export function liveHeadline(
           .join(' | ')} |`,
     ),
     '',
-    `Behaviour (seed 000's A/B): loops = continuations whose last ${spec.loops.tail} tokens repeat with a period <= ${spec.loops.maxPeriod}; short answer = the first ${spec.shortTokens} greedy tokens equal f16's.`,
+    `Behaviour on these prompts: loops = continuations whose last ${spec.loops.tail} tokens repeat with a period <= ${spec.loops.maxPeriod}; first ${spec.shortTokens} = the first ${spec.shortTokens} greedy tokens equal f16's (a study's short-answer probe asks real questions).`,
     '',
-    '| arm | loops | short answers | decode tok/s |',
+    `| arm | loops | first ${spec.shortTokens} as f16 | decode tok/s |`,
     '|---|---:|---:|---:|',
     ...records.map((r) => {
       const loops = r.outcomes.filter((o) => endsInLoop(o.continuation, spec.loops.tail, spec.loops.maxPeriod)).length;

@@ -14,7 +14,7 @@ const MEMORY_FILE = 'memory.json';
 const SHORT_ANSWERS_FILE = 'short-answers/records.json';
 
 const SEED: Record<string, string> = {
-  'live-cache': 'Seed 000 on the live cache: per-layer attention error, equal-bytes arms, logits per text, loops and short answers',
+  'live-cache': 'Seed 000 on the live cache: per-layer attention error, equal-bytes arms, logits per text, loops',
   'window-sweep': 'Seed 000: the exact-window sweep',
   needles: 'Seed 000: needles at 25/50/90% depth, recalled exactly by greedy decode',
   anchors: 'Seed 002: exact-match at 50/100, anchors on all / probe-chosen / layer-0 layers, anchor precision, prompt protection vs decode-only anchors',
@@ -77,7 +77,7 @@ function header(cfg: StudyConfig, env: Environment): string[] {
     '',
     `Context ${o.ctx}: prompts of ${o.promptTokens} tokens + ${o.horizon} greedy tokens; prompts: ${prompts}. Environment: ${envLine(env)}.`,
     '',
-    'Every figure with [lo, hi] carries a bootstrap 95% interval over prompts; exact@h is n/a where the horizon does not reach h; bulk bits (the quantized stream alone) stand beside effective bits (every region, scales, padding, and the f32 "staged" positions of part-filled per-channel groups, which read exact). KL figures are exact over the full vocabulary. Each part is a variant of a built-in protocol (its patch and hash in its protocol.json); `kvpack protocol audit <this dir>` recomputes every number, re-renders this report and catches an edited file.',
+    'Every figure with [lo, hi] carries a bootstrap 95% interval over prompts; exact@h is n/a where the horizon does not reach h; bulk bits (the quantized stream alone) stand beside effective bits (every region, scales, padding, and the f32 "staged" positions of part-filled per-channel groups, which read exact). KL figures are exact over the full vocabulary: the KL of each row is computed at run time from the float32 logits and saved (`kl/`); the saved reference is its top-k digest (`inputs/reference.kvrefd`: top-k log-probs under the exact log-sum-exp, tail, target, argmax; the sha256 of the float32 logits recorded), which the audit uses to rescore top-1 and NLL and to bound every saved KL row from below. Each part is a variant of a built-in protocol (its patch and hash in its protocol.json); `kvpack protocol audit <this dir>` recomputes every number, re-renders this report and catches an edited file.',
     '',
   ];
 }

@@ -6,13 +6,12 @@
 //
 // Layout (framed.ts): 8 B magic "KVPKRFD1", u32 header length, JSON header, then each prompt's digest as
 // float32 [rows, k + 3] in header order (rows = prompt + horizon - 1).
-import { FileFormatError } from '../errors.js';
-import { readFrame, writeFrame, type FrameSpec } from '../io/framed.js';
+import { writeFrame, type FrameSpec } from '../io/framed.js';
 import { f32Bytes, readF32 } from './arrays.js';
 import { referenceDigests } from './eval.js';
 import { sha256 } from './hash.js';
 import { digestWidth } from './logit-digest.js';
-import { referenceKey, type ReferenceMeta, type ReferenceSet } from './reference-logits.js';
+import { keyedHeader, readKeyedFrame, type ReferenceMeta, type ReferenceSet } from './reference-logits.js';
 
 export const REFERENCE_DIGEST_MAGIC = 'KVPKRFD1';
 const FRAME: FrameSpec = { kind: 'reference digest', magic: REFERENCE_DIGEST_MAGIC, maxHeader: 64 << 20, pad: true };
@@ -26,17 +25,9 @@ export interface SavedReference extends ReferenceMeta {
   readonly logitsSha256: string;
 }
 
-interface Header {
-  format: 'kvpack-reference-digest';
-  version: 1;
-  key: string;
-  spec: ReferenceMeta['spec'];
-  vocab: number;
+interface Header extends ReturnType<typeof keyedHeader<'kvpack-reference-digest'>> {
   k: number;
-  continuations: number[][];
   logitsSha256: string;
-  /** sha256 of the digest bytes: the audit reads back exactly what was written. */
-  dataSha256: string;
 }
 
 /** The saved form of a full reference, and the top ids the arms' digests must use (run time only). */
@@ -56,26 +47,13 @@ export function savedReference(ref: ReferenceSet, topK: number): { saved: SavedR
 
 export function writeSavedReference(r: SavedReference): Uint8Array {
   const data = f32Bytes(...r.digests);
-  const header: Header = {
-    format: 'kvpack-reference-digest',
-    version: 1,
-    key: r.key,
-    spec: r.spec,
-    vocab: r.vocab,
-    k: r.k,
-    continuations: r.entries.map((e) => e.continuation),
-    logitsSha256: r.logitsSha256,
-    dataSha256: sha256(data),
-  };
+  const header: Header = { ...keyedHeader('kvpack-reference-digest', r, data), k: r.k, logitsSha256: r.logitsSha256 };
   return writeFrame(FRAME, header, [data]);
 }
 
 /** Parses a saved reference; the key is recomputed from the spec and the digest bytes' hash is checked. */
 export function readSavedReference(bytes: Uint8Array): SavedReference {
-  const { header: h, body: data } = readFrame<Header>(FRAME, bytes);
-  if (h.format !== 'kvpack-reference-digest' || h.version !== 1) throw new FileFormatError('reference digest', 'unsupported header');
-  if (referenceKey(h.spec) !== h.key) throw new FileFormatError('reference digest', 'key does not match the recorded spec');
-  if (sha256(data) !== h.dataSha256) throw new FileFormatError('reference digest', 'digests do not match the recorded sha256');
+  const { h, data } = readKeyedFrame<Header>(FRAME, 'kvpack-reference-digest', bytes);
   const W = digestWidth(h.k);
   const digests = readF32(data, ...h.spec.prompts.map((p) => (p.tokens.length + h.spec.horizon - 1) * W));
   return {

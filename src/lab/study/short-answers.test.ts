@@ -54,6 +54,8 @@ test('short answers: the answer word drops markup; correct, same-as-f16 and loop
     ],
   );
   assert.equal(informative(rows), true);
+  assert.deepEqual(rows[0]!.sameCi, [1, 1]);
+  assert.ok(rows[1]!.sameCi[0] < 0.5 && rows[1]!.sameCi[1] >= 0.5, JSON.stringify(rows[1]!.sameCi));
   assert.ok(!shortAnswerTable(cfg, records).join('\n').includes('UNINFORMATIVE'));
 });
 

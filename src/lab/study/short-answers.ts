@@ -11,6 +11,7 @@ import { endsInLoop } from '../protocols/live-cache-core.js';
 import { encodeOpening } from '../prompts.js';
 import { REFERENCE_POLICY } from '../reference-logits.js';
 import { runSequence } from '../sequence.js';
+import { bootstrapCi } from '../bootstrap.js';
 
 export interface ShortQuestion {
   readonly id: string;
@@ -80,6 +81,9 @@ export interface ShortAnswerRow {
   readonly correct: number;
   readonly sameAsF16: number;
   readonly loops: number;
+  /** Bootstrap 95% intervals over questions of the correct and same-as-f16 shares. */
+  readonly correctCi: [number, number];
+  readonly sameCi: [number, number];
   readonly n: number;
   readonly effectiveBits: number;
 }
@@ -90,16 +94,23 @@ export function shortAnswerRows(cfg: ShortAnswerConfig, records: readonly ShortA
   return arms.map((arm) => {
     const rs = records.filter((r) => r.arm === arm);
     const q = (id: string) => cfg.questions.find((x) => x.id === id)!;
+    const correct = rs.map((r) => (isCorrect(q(r.question), r.text) ? 1 : 0));
+    const same = rs.map((r) => (answerWord(r.text) === f16.get(r.question) ? 1 : 0));
     return {
       arm,
-      correct: rs.filter((r) => isCorrect(q(r.question), r.text)).length,
-      sameAsF16: rs.filter((r) => answerWord(r.text) === f16.get(r.question)).length,
+      correct: correct.reduce((a: number, b) => a + b, 0),
+      sameAsF16: same.reduce((a: number, b) => a + b, 0),
+      correctCi: bootstrapCi(correct),
+      sameCi: bootstrapCi(same),
       loops: rs.filter((r) => endsInLoop(r.continuation, cfg.loops.tail, cfg.loops.maxPeriod)).length,
       n: rs.length,
       effectiveBits: (rs.reduce((s, r) => s + r.bytes.total, 0) * 8) / rs.reduce((s, r) => s + r.elements, 0),
     };
   });
 }
+
+/** A bootstrap interval over questions, as percentages. */
+const share = ([lo, hi]: [number, number]) => `[${Math.round(100 * lo)}, ${Math.round(100 * hi)}]%`;
 
 /** The f16 model answers at least one question: otherwise the probe measures nothing. */
 export const informative = (rows: readonly ShortAnswerRow[]) => (rows.find((r) => r.arm === F16_ARM)?.correct ?? 0) > 0;
@@ -114,11 +125,14 @@ export function shortAnswerTable(cfg: ShortAnswerConfig, records: readonly Short
   const word = (arm: string, id: string) => answerWord(records.find((r) => r.arm === arm && r.question === id)?.text ?? '') || '-';
   const armsOf = rows.map((r) => r.arm);
   return [
-    `${cfg.questions.length} completion-style questions with one short answer each, asked after a ${lengths.length ? Math.min(...lengths) : 0}-${lengths.length ? Math.max(...lengths) : 0}-token prompt (filler passage + question; per-channel K/V formats hold their latest <= 31 positions exact in f32 staging, counted in the bits); greedy ${cfg.horizon} tokens; answer = the first word (markup dropped); loops = the last ${cfg.loops.tail} tokens repeat with a period <= ${cfg.loops.maxPeriod}. ${flag}`,
+    `${cfg.questions.length} completion-style questions with one short answer each, asked after a ${lengths.length ? Math.min(...lengths) : 0}-${lengths.length ? Math.max(...lengths) : 0}-token prompt (filler passage + question; per-channel K/V formats hold their latest <= 31 positions exact in f32 staging, counted in the bits); greedy ${cfg.horizon} tokens; answer = the first word (markup dropped); loops = the last ${cfg.loops.tail} tokens repeat with a period <= ${cfg.loops.maxPeriod}; [95%] = bootstrap interval over questions. ${flag}`,
     '',
-    '| arm | correct | same answer as f16 | loops | eff. bits |',
+    '| arm | correct [95%] | same answer as f16 [95%] | loops | eff. bits |',
     '|---|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.arm} | ${r.correct}/${r.n} | ${r.sameAsF16}/${r.n} | ${r.loops}/${r.n} | ${r.effectiveBits.toFixed(2)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.arm} | ${r.correct}/${r.n} ${share(r.correctCi)} | ${r.sameAsF16}/${r.n} ${share(r.sameCi)} | ${r.loops}/${r.n} | ${r.effectiveBits.toFixed(2)} |`,
+    ),
     '',
     `| question | expected | ${armsOf.join(' | ')} |`,
     `|---|---|${armsOf.map(() => '---').join('|')}|`,

@@ -69,7 +69,7 @@ test('study: a tiny run names the model, audits PASS, and its negative controls 
     'the part is a variant of the built-in',
   );
   assert.match(md, /short-answer probe and loops .*q\.json/);
-  assert.match(md, /\| f16 \| \d\/2 \| 2\/2 \| \d\/2 \| 16\.00 \|/);
+  assert.match(md, /\| f16 \| \d\/2 \[\d+, \d+\]% \| 2\/2 \[100, 100\]% \| \d\/2 \| 16\.00 \|/);
   assert.match(md, /PASS equal bytes: every equal-bytes arm's measured bytes per cell/);
   assert.match(md, /\| kivi2\+w\d+ \| int2c_g32 \| int2_g32 \| \d+ \+ 0 sinks \| yes \|/);
 });

@@ -6,6 +6,11 @@ import { auditRun } from '../lab/audit.js';
 import { Progress } from '../lab/progress.js';
 import { runStudy, STUDY_PARTS, type StudyPart } from '../lab/study/study.js';
 import { intArg } from './args.js';
+import { basename } from 'node:path';
+import { readWholeFile } from '../io/files.js';
+import { sha256 } from '../lab/hash.js';
+import { parseQuestions, type ShortQuestion } from '../lab/study/short-answers.js';
+import { studyParts, uninformative } from '../lab/study/study-report.js';
 
 interface StudyOpts {
   model?: string;
@@ -16,6 +21,7 @@ interface StudyOpts {
   seed: number;
   openings: string;
   parts?: string;
+  questions?: string;
   audit?: string;
 }
 
@@ -29,10 +35,15 @@ a shorter file is continued by the model's own greedy f16 text. Without --text, 
 held-out openings (--openings story: children's stories; --openings doc: CPython-docs-style reStructuredText,
 for a documentation model such as pydoc-6.8m) continued by the model's greedy f16 text.
 
+Your own short-answer questions: --questions FILE, a JSON array of {"prompt": "...", "answers": ["..."]}; each
+prompt is a completion whose first word is the answer (default: built-in CPython-docs or story questions).
+
 What it runs (each a variant of a built-in protocol, frozen by its hash): live-cache (per-layer attention
 error on the live cache, equal-bytes arms, logits per text, loops), window-sweep, needles (as long a
 document as the model's context allows), anchors (exact-match at 50/100, layer sets, precisions, prompt
-protection vs decode-only anchors), then negative controls that must fail and a memory table.
+protection vs decode-only anchors), then seed 000's short-answer probe and loops, negative controls that must
+fail and a memory table. A table the f16 model itself scores nothing on (needles, short answers) is flagged
+UNINFORMATIVE in the report instead of being read as a result.
 
 Examples:
   kvpack study -m ../shared/models/pydoc-6.8m.gguf --openings doc --out study-pydoc
@@ -56,6 +67,7 @@ export function register(program: Command): void {
     .option('--seed <n>', 'default prompts: which openings', intArg('--seed', 0), 1)
     .option('--openings <set>', 'default prompts: story | doc', 'story')
     .option('--parts <list>', `comma-separated subset of ${STUDY_PARTS.join(',')} (default all)`)
+    .option('--questions <file>', 'short-answer questions: JSON [{"prompt", "answers": [...]}] (default: built-in for --openings)')
     .option('--audit <dir>', 're-audit an existing study directory instead of running one')
     .addHelpText('after', HELP)
     .action((o: StudyOpts) => studyCommand(o));
@@ -78,6 +90,17 @@ function studyCommand(o: StudyOpts): void {
     .filter(Boolean);
   const bad = parts?.find((p) => !(STUDY_PARTS as readonly string[]).includes(p));
   if (bad) throw new ArgumentError(`--parts: unknown part ${bad} (${STUDY_PARTS.join(', ')})`);
+  let questions: { list: ShortQuestion[]; file: string; sha256: string } | undefined;
+  if (o.questions) {
+    const buf = readWholeFile(o.questions, '--questions file');
+    let json: unknown;
+    try {
+      json = JSON.parse(buf.toString('utf8'));
+    } catch (e) {
+      throw new ArgumentError(`--questions ${o.questions}: not JSON (${(e as Error).message})`);
+    }
+    questions = { list: parseQuestions(json, o.questions), file: basename(o.questions), sha256: sha256(buf) };
+  }
   const bar = new Progress();
   const t0 = Date.now();
   const r = runStudy({
@@ -89,11 +112,14 @@ function studyCommand(o: StudyOpts): void {
     seed: o.seed,
     openings: o.openings,
     parts: parts as StudyPart[] | undefined,
+    questions,
     onStart: (n, total) => bar.start(n, total),
     onProgress: (n, done) => bar.update(n, done),
   });
   bar.stop();
   for (const { name, result } of r.runs) console.log(`${name}: controls ${result.pass ? 'PASS' : 'FAIL'}`);
+  const u = uninformative(studyParts(r.dir, r.config));
+  if (u.length) console.log(`UNINFORMATIVE on this model (the f16 model scores nothing): ${u.join(', ')}`);
   console.log(`wrote ${r.dir}/report.md and report.html in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const a = auditRun(r.dir);
   console.log(`audit: ${a.lines().at(-1)}`);

@@ -7,7 +7,7 @@ import { bitsPerValue } from '../formats/format.js';
 import type { Model } from '../model/model.js';
 import { exactMatch, logSoftmax64 } from './metrics.js';
 import { digestRows, klDigest, nllDigest, top1Digest, topIds, type DigestRows } from './logit-digest.js';
-import type { ReferenceSet } from './reference-logits.js';
+import type { ReferenceMeta, ReferenceSet } from './reference-logits.js';
 import { runSequencePair } from './sequence.js';
 import type { LayerStoreError } from './stored-error.js';
 import type { CacheBytes } from '../cache/kvcache.js';
@@ -131,7 +131,7 @@ export function runArm(
 }
 
 /** Targets of every row of prompt i: row r predicts token r + 1 of prompt ++ reference continuation. */
-function rowTargets(ref: ReferenceSet, i: number): number[] {
+function rowTargets(ref: ReferenceMeta, i: number): number[] {
   const e = ref.entries[i]!;
   return [...e.prompt.tokens.slice(1), ...e.continuation.slice(0, ref.spec.horizon)];
 }
@@ -144,7 +144,7 @@ export function referenceDigests(ref: ReferenceSet, topK: number): { ids: Int32A
 }
 
 /** An arm's digest of prompt i's logits at the reference's ids. */
-export function armDigest(ref: ReferenceSet, ids: readonly Int32Array[], i: number, logits: Float32Array): Float32Array {
+export function armDigest(ref: ReferenceMeta, ids: readonly Int32Array[], i: number, logits: Float32Array): Float32Array {
   return digestRows(logits, ref.vocab, ids, rowTargets(ref, i));
 }
 
@@ -185,7 +185,7 @@ function pooled(ranges: readonly Range[], f: (i: number, from: number, to: numbe
  * saved digests). `refDigests` come from referenceDigests with the same k the arm's digests used.
  */
 export function scoreDigests(
-  ref: ReferenceSet,
+  ref: ReferenceMeta,
   refDigests: readonly Float32Array[],
   topK: number,
   arm: EvalArm,

@@ -43,6 +43,14 @@ export interface ReferenceKey {
   readonly prompts: readonly EvalPrompt[];
 }
 
+/** A reference without its logits: what scoring from saved digests reads (reference-digest.ts saves it). */
+export interface ReferenceMeta {
+  readonly key: string;
+  readonly spec: ReferenceKey;
+  readonly vocab: number;
+  readonly entries: readonly Omit<ReferenceEntry, 'logits'>[];
+}
+
 export interface ReferenceSet {
   /** sha256 of the canonical key JSON: the artifact's name. */
   readonly key: string;
@@ -64,37 +72,38 @@ export function computeReference(model: Model, spec: ReferenceKey): ReferenceSet
   return { key: referenceKey(spec), spec, vocab: model.nVocab, entries };
 }
 
-interface Header {
-  format: 'kvpack-reference';
-  version: 1;
-  key: string;
-  spec: ReferenceKey;
-  vocab: number;
-  continuations: number[][];
-  /** sha256 of the logits bytes: a reused artifact must be the one written. */
-  dataSha256: string;
-}
+type Header = ReturnType<typeof keyedHeader<'kvpack-reference'>>;
 
 export function writeReference(r: ReferenceSet): Uint8Array {
   const data = f32Bytes(...r.entries.map((e) => e.logits));
-  const header: Header = {
-    format: 'kvpack-reference',
-    version: 1,
+  return writeFrame(FRAME, keyedHeader('kvpack-reference', r, data), [data]);
+}
+
+/** The header fields every saved reference form shares: its key, spec, continuations and the body's sha256. */
+export function keyedHeader<F extends string>(format: F, r: ReferenceMeta, body: Uint8Array) {
+  return {
+    format,
+    version: 1 as const,
     key: r.key,
     spec: r.spec,
     vocab: r.vocab,
     continuations: r.entries.map((e) => e.continuation),
-    dataSha256: sha256(data),
+    dataSha256: sha256(body),
   };
-  return writeFrame(FRAME, header, [data]);
+}
+
+/** Reads a saved reference frame: format and version, the key recomputed from the spec, the body's sha256. */
+export function readKeyedFrame<H extends ReturnType<typeof keyedHeader>>(frame: FrameSpec, format: string, bytes: Uint8Array): { h: H; data: Uint8Array } {
+  const { header: h, body: data } = readFrame<H>(frame, bytes);
+  if (h.format !== format || h.version !== 1) throw new FileFormatError(frame.kind, 'unsupported header');
+  if (referenceKey(h.spec) !== h.key) throw new FileFormatError(frame.kind, 'key does not match the recorded spec');
+  if (sha256(data) !== h.dataSha256) throw new FileFormatError(frame.kind, 'body does not match the recorded sha256');
+  return { h, data };
 }
 
 /** Parses an artifact; the key is recomputed from the spec and the logits hash is checked. */
 export function readReference(bytes: Uint8Array): ReferenceSet {
-  const { header: h, body: data } = readFrame<Header>(FRAME, bytes);
-  if (h.format !== 'kvpack-reference' || h.version !== 1) throw new FileFormatError('reference', 'unsupported header');
-  if (referenceKey(h.spec) !== h.key) throw new FileFormatError('reference', 'key does not match the recorded spec');
-  if (sha256(data) !== h.dataSha256) throw new FileFormatError('reference', 'logits do not match the recorded sha256');
+  const { h, data } = readKeyedFrame<Header>(FRAME, 'kvpack-reference', bytes);
   const lengths = h.spec.prompts.map((p) => (p.tokens.length + h.spec.horizon - 1) * h.vocab);
   const logits = readF32(data, ...lengths);
   return {

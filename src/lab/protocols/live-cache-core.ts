@@ -1,10 +1,10 @@
 // live-cache (seed 000 on a real run): per-layer attention error of the live cache, the equal-bytes arms,
-// teacher-forced logits per text with prompt and decode rows apart, loops and short answers.
+// teacher-forced logits per text with prompt and decode rows apart, loops and first tokens vs f16.
 import { FileFormatError } from '../../errors.js';
 import { bootstrapCi } from '../bootstrap.js';
 import { exactCell, fmt, intervalNote, pct, scoreDigests, withCi, type ArmScore, type EvalArm, type ModelShape, type ScoredOutcome } from '../eval.js';
-import { obj, num, str, isPosInt, type Json } from '../spec.js';
-import type { ReferenceSet } from '../reference-logits.js';
+import { obj, num, str, isNonNegInt, isPosInt, type Json } from '../spec.js';
+import type { ReferenceMeta } from '../reference-logits.js';
 import { kvBytes } from '../../cache/accounting.js';
 import { CONTROL_ARM, parseModelEval, type ArmRecord, type ModelEvalSpec } from './model-runs.js';
 
@@ -13,6 +13,11 @@ export interface LiveArmSpec {
   readonly k: string;
   readonly v: string;
   readonly note: string;
+  /** An f16 window over the latest positions (a study fills a 2-bit arm up to the budget with it; default 0). */
+  readonly window: number;
+  readonly sinks: number;
+  /** Counted at the budget arm's bytes: the equal-bytes check holds it to them. */
+  readonly equalBytes: boolean;
 }
 
 export interface LiveCacheSpec extends ModelEvalSpec {
@@ -20,6 +25,9 @@ export interface LiveCacheSpec extends ModelEvalSpec {
   readonly arms: readonly LiveArmSpec[];
   readonly shortTokens: number;
   readonly loops: { readonly tail: number; readonly maxPeriod: number };
+  /** The arm whose real bytes the equalBytes arms must match (within equalBytesTolerance, relative). */
+  readonly budgetArm?: string;
+  readonly equalBytesTolerance: number;
 }
 
 export function parseLiveCache(json: unknown): LiveCacheSpec {
@@ -32,18 +40,52 @@ export function parseLiveCache(json: unknown): LiveCacheSpec {
     ...parseModelEval(o),
     arms: o.arms.map((x: unknown, i: number) => {
       const a = obj(x, `arms[${i}]`);
-      return { name: str(a, 'name'), k: str(a, 'k'), v: str(a, 'v'), note: typeof a.note === 'string' ? a.note : '' };
+      return {
+        name: str(a, 'name'),
+        k: str(a, 'k'),
+        v: str(a, 'v'),
+        note: typeof a.note === 'string' ? a.note : '',
+        window: a.window === undefined ? 0 : num(a, 'window', isNonNegInt),
+        sinks: a.sinks === undefined ? 0 : num(a, 'sinks', isNonNegInt),
+        equalBytes: a.equalBytes === true,
+      };
     }),
     shortTokens: num(o, 'shortTokens', isPosInt),
     loops: { tail: num(l, 'tail', isPosInt), maxPeriod: num(l, 'maxPeriod', isPosInt) },
+    ...(typeof o.budgetArm === 'string' && { budgetArm: o.budgetArm }),
+    equalBytesTolerance: o.equalBytesTolerance === undefined ? 0 : num(o, 'equalBytesTolerance', (x) => x >= 0 && x < 1),
   };
+  if (spec.budgetArm !== undefined && !spec.arms.some((a) => a.name === spec.budgetArm))
+    throw new FileFormatError('protocol', `field 'budgetArm' (${spec.budgetArm}) names no arm`);
   if (spec.shortTokens > spec.horizon) throw new FileFormatError('protocol', `field 'shortTokens' (${spec.shortTokens}) exceeds the horizon ${spec.horizon}`);
   return spec;
 }
 
-/** Every layer quantized: no window, no sinks (only per-channel staging stays exact, and is named). */
+/** Every layer quantized: no window or sinks unless the arm names them (per-channel staging stays exact, named). */
 export function liveArms(spec: LiveCacheSpec): EvalArm[] {
-  return spec.arms.map((a) => ({ name: a.name, policy: { k: a.k, v: a.v, window: 0, sinks: 0 } }));
+  return spec.arms.map((a) => ({ name: a.name, policy: { k: a.k, v: a.v, window: a.window, sinks: a.sinks } }));
+}
+
+/** Real cache bytes per cell (one position of one layer, all kv heads, K + V) over an arm's runs: cache.nbytes. */
+export function measuredBytesPerCell(r: ArmRecord, layers: number): number {
+  return r.outcomes.reduce((s, o) => s + o.bytes, 0) / r.outcomes.reduce((s, o) => s + o.positions * layers, 0);
+}
+
+/** Equal bytes: every equalBytes arm's measured bytes per cell within the tolerance of the budget arm's. */
+export function equalBytesRows(
+  spec: LiveCacheSpec,
+  records: readonly ArmRecord[],
+  layers: number,
+): { arm: string; bytes: number; budget: number; ok: boolean }[] {
+  const b = records.find((r) => r.arm.name === spec.budgetArm);
+  if (!b) return [];
+  const budget = measuredBytesPerCell(b, layers);
+  return spec.arms
+    .filter((a) => a.equalBytes)
+    .map((a) => {
+      const bytes = measuredBytesPerCell(records.find((r) => r.arm.name === a.name)!, layers);
+      return { arm: a.name, bytes, budget, ok: Math.abs(bytes - budget) <= spec.equalBytesTolerance * budget };
+    });
 }
 
 /** The continuation ends in a loop: its last `tail` tokens repeat with some period <= maxPeriod. */
@@ -64,6 +106,11 @@ function bytesPerCell(a: LiveArmSpec, kvHeads: number, headDim: number): number 
   return kvBytes({ ctx: 4096, layers: 1, kvHeads, headDim, policy: { k: a.k, v: a.v, window: 0, sinks: 0 } }).bulk / 4096;
 }
 
+function equalNote(spec: LiveCacheSpec): string {
+  if (!spec.budgetArm) return '';
+  return ` Equal bytes = measured B/cell within ${(100 * spec.equalBytesTolerance).toFixed(1)}% of ${spec.budgetArm}'s; an arm whose 2-bit pair costs less fills the difference with an f16 window of the latest positions (KIVI's full-precision residual), so the equality holds at this run's length, not per cell at every length.`;
+}
+
 const mean = (x: readonly number[]) => x.reduce((s, v) => s + v, 0) / x.length;
 const cell = (x: readonly number[], d: number, scale = 100) => {
   const [lo, hi] = bootstrapCi(x);
@@ -72,7 +119,7 @@ const cell = (x: readonly number[], d: number, scale = 100) => {
 
 /** Scores of one prompt alone (the per-text table). */
 function perPrompt(
-  ref: ReferenceSet,
+  ref: ReferenceMeta,
   refDigests: readonly Float32Array[],
   topK: number,
   arm: EvalArm,
@@ -81,7 +128,7 @@ function perPrompt(
   horizons: readonly number[],
   i: number,
 ): ArmScore {
-  const one: ReferenceSet = { ...ref, entries: [ref.entries[i]!] };
+  const one: ReferenceMeta = { ...ref, entries: [ref.entries[i]!] };
   return scoreDigests(one, [refDigests[i]!], topK, arm, [runs[i]!], shape, horizons);
 }
 
@@ -109,15 +156,16 @@ export function liveHeadline(
     `|---:|---:|${arms.map(() => '---:').join('|')}|`,
     ...Array.from({ length: L }, (_, l) => `| L${l} | ${cell(layerErr(control, l), 5)} | ${arms.map((r) => cell(layerErr(r, l), 3)).join(' | ')} |`),
     '',
-    `Equal-bytes arms (bit-allocation's splits on the live model): bytes per cell (one position, all kv heads, K + V) at this model (${shape.kvHeads} kv heads x ${shape.headDim}) and at seed 000's cell (2 x 256).`,
+    `Equal-bytes arms (bit-allocation's splits on the live model): bytes per cell = one position of one layer, all kv heads, K + V. "measured" = the cache's own real bytes (cache.nbytes at the end of each free run: bulk, scales, padding, f32 staging, window) / positions / layers; "bulk formula" = the bulk format alone at this model (${shape.kvHeads} kv heads x ${shape.headDim}) and at seed 000's cell (2 x 256).${equalNote(spec)}`,
     '',
-    `| arm | K | V | B/cell here | B/cell seed 000 | attention relRms (mean over layers) | KL prompt | KL decode | top-1 prompt | top-1 decode | ${spec.horizons.map((h) => `exact@${h}`).join(' | ')} | bulk bits | eff. bits | staged |`,
-    `|---|---|---|---:|---:|---:|---:|---:|---:|---:|${spec.horizons.map(() => '---:').join('|')}|---:|---:|---:|`,
+    `| arm | K | V | window | equal bytes | B/cell measured | bulk formula B/cell here | bulk formula B/cell seed 000 | attention relRms (mean over layers) | KL prompt | KL decode | top-1 prompt | top-1 decode | ${spec.horizons.map((h) => `exact@${h}`).join(' | ')} | bulk bits | eff. bits | staged |`,
+    `|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|${spec.horizons.map(() => '---:').join('|')}|---:|---:|---:|`,
     ...spec.arms.map((a) => {
       const s = by.get(a.name)!;
       const r = records.find((x) => x.arm.name === a.name)!;
       const perLayer = r.outcomes.map((o) => mean(o.attention!.map((x) => x.vsF16RelRms)));
-      return `| ${a.name} | ${a.k} | ${a.v} | ${bytesPerCell(a, shape.kvHeads, shape.headDim)} | ${bytesPerCell(a, 2, 256)} | ${cell(perLayer, 3)}% | ${withCi(s, 'klPrompt', s.klPrompt, 4)} | ${withCi(s, 'klDecode', s.klDecode, 4)} | ${pct(s, 'top1Prompt', s.top1Prompt, 1)} | ${pct(s, 'top1Decode', s.top1Decode, 1)} | ${spec.horizons.map((h) => exactCell(s, h)).join(' | ')} | ${fmt(s.bulkBits, 2)} | ${s.effectiveBits.toFixed(2)} | ${fmt(s.stagedPositions, 0)} |`;
+      const eq = a.name === spec.budgetArm ? 'budget' : a.equalBytes ? 'yes' : 'no';
+      return `| ${a.name} | ${a.k} | ${a.v} | ${a.window ? `${a.window} + ${a.sinks} sinks` : '0'} | ${eq} | ${measuredBytesPerCell(r, shape.layers).toFixed(1)} | ${bytesPerCell(a, shape.kvHeads, shape.headDim)} | ${bytesPerCell(a, 2, 256)} | ${cell(perLayer, 3)}% | ${withCi(s, 'klPrompt', s.klPrompt, 4)} | ${withCi(s, 'klDecode', s.klDecode, 4)} | ${pct(s, 'top1Prompt', s.top1Prompt, 1)} | ${pct(s, 'top1Decode', s.top1Decode, 1)} | ${spec.horizons.map((h) => exactCell(s, h)).join(' | ')} | ${fmt(s.bulkBits, 2)} | ${s.effectiveBits.toFixed(2)} | ${fmt(s.stagedPositions, 0)} |`;
     }),
     '',
     'Teacher-forced logits per text vs the f16 cache: top-1 agreement / mean KL over the prompt rows (p) and the decode rows (d).',
@@ -134,9 +182,9 @@ export function liveHeadline(
           .join(' | ')} |`,
     ),
     '',
-    `Behaviour (seed 000's A/B): loops = continuations whose last ${spec.loops.tail} tokens repeat with a period <= ${spec.loops.maxPeriod}; short answer = the first ${spec.shortTokens} greedy tokens equal f16's.`,
+    `Behaviour on these prompts: loops = continuations whose last ${spec.loops.tail} tokens repeat with a period <= ${spec.loops.maxPeriod}; first ${spec.shortTokens} = the first ${spec.shortTokens} greedy tokens equal f16's (a study's short-answer probe asks real questions).`,
     '',
-    '| arm | loops | short answers | decode tok/s |',
+    `| arm | loops | first ${spec.shortTokens} as f16 | decode tok/s |`,
     '|---|---:|---:|---:|',
     ...records.map((r) => {
       const loops = r.outcomes.filter((o) => endsInLoop(o.continuation, spec.loops.tail, spec.loops.maxPeriod)).length;

@@ -8,22 +8,12 @@ import { ArgumentError, FileFormatError } from '../../errors.js';
 import { loadModel, type Model } from '../../model/model.js';
 import { f32Bytes, readF32 } from '../arrays.js';
 import { CheckList, countFailures, near } from '../checks.js';
-import {
-  armDigest,
-  exactKlRows,
-  referenceDigests,
-  runArm,
-  scoreDigests,
-  type ArmScore,
-  type EvalArm,
-  type ModelShape,
-  type PromptOutcome,
-  type ScoredOutcome,
-} from '../eval.js';
+import { armDigest, exactKlRows, runArm, scoreDigests, type ArmScore, type EvalArm, type ModelShape, type PromptOutcome, type ScoredOutcome } from '../eval.js';
 import { RunWriter } from '../manifest.js';
 import type { RunOptions, RunResult } from '../protocol-types.js';
 import { defaultPromptSet, type DefaultPromptSpec, type PromptSource } from '../prompts.js';
-import { computeReference, modelSha256, readReference, writeReference, REFERENCE_POLICY, type EvalPrompt, type ReferenceSet } from '../reference-logits.js';
+import { computeReference, modelSha256, REFERENCE_POLICY, type EvalPrompt, type ReferenceMeta } from '../reference-logits.js';
+import { readSavedReference, savedReference, writeSavedReference, type SavedReference } from '../reference-digest.js';
 import { num, nums, obj, str, isNonNegInt, isPosInt, type Json } from '../spec.js';
 import { STORY_SETS, type StorySet } from '../story-openings.js';
 import { digestWidth, klDigest } from '../logit-digest.js';
@@ -105,7 +95,7 @@ export function promptsLine(read: (rel: string) => string, file = PROMPTS_FILE, 
 }
 
 /** Saved prompt sources must hold exactly the prompts the reference ran. */
-export function promptsCheck(ref: ReferenceSet, read: (rel: string) => string, checks: CheckList, file = PROMPTS_FILE): void {
+export function promptsCheck(ref: ReferenceMeta, read: (rel: string) => string, checks: CheckList, file = PROMPTS_FILE): void {
   checks.try(`prompts: ${file} holds the reference's prompts, token for token`, () => {
     const sources = JSON.parse(read(file)) as PromptSource[];
     if (sources.length !== ref.entries.length) return [false, `${sources.length} saved, ${ref.entries.length} run`];
@@ -119,7 +109,8 @@ export function promptsCheck(ref: ReferenceSet, read: (rel: string) => string, c
 
 /** The reference policy re-run as an arm: must reproduce the stored reference bit for bit. */
 export const CONTROL_ARM = 'control-f16';
-export const REFERENCE_FILE = 'inputs/reference.kvref';
+/** The reference's digests (reference-digest.ts), not its full-vocabulary logits. */
+export const REFERENCE_FILE = 'inputs/reference.kvrefd';
 export const MODEL_FILE = 'inputs/model.json';
 export const RUNS_FILE = 'runs.json';
 const safe = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '_');
@@ -153,7 +144,7 @@ export function sabotagedPolicy(p: CachePolicy, s: Sabotage, nLayer: number): Ca
 }
 
 /** An arm's saved outcomes with their digests and exact KL rows read back (for per-prompt tables). */
-export function savedOutcomes(ref: ReferenceSet, topK: number, r: ArmRecord, readBytes: (rel: string) => Uint8Array): ScoredOutcome[] {
+export function savedOutcomes(ref: ReferenceMeta, topK: number, r: ArmRecord, readBytes: (rel: string) => Uint8Array): ScoredOutcome[] {
   const width = digestWidth(Math.min(topK, ref.vocab));
   return r.outcomes.map((x, i) => {
     const rows = ref.entries[i]!.prompt.tokens.length + ref.spec.horizon - 1;
@@ -207,7 +198,7 @@ export function openModel(path: string | undefined, protocol: string): { model: 
 const DISABLED: CachePolicy = { k: 'f32', v: 'f32', exact: 'f32', window: 0, sinks: 0 };
 
 export interface ArmsRun {
-  readonly ref: ReferenceSet;
+  readonly ref: SavedReference;
   readonly records: ArmRecord[];
   readonly scores: ArmScore[];
   readonly checks: CheckList;
@@ -224,13 +215,13 @@ export function runModelArms(
   o: { sabotage?: Sabotage; progress?: () => void } = {},
 ): ArmsRun {
   const ref = computeReference(model, { model: info.sha256, policy: REFERENCE_POLICY, horizon: spec.horizon, prompts });
+  const { saved, ids } = savedReference(ref, spec.topK);
   w.writeJson(MODEL_FILE, info, 'input');
-  w.write(REFERENCE_FILE, writeReference(ref), 'input');
+  w.write(REFERENCE_FILE, writeSavedReference(saved), 'input');
   const all: EvalArm[] = [{ name: CONTROL_ARM, policy: REFERENCE_POLICY }, ...arms];
   if (new Set(all.map((a) => a.name)).size !== all.length) throw new ArgumentError('model protocol: arm names must be unique');
   const records: ArmRecord[] = [];
   const scores: ArmScore[] = [];
-  const refD = referenceDigests(ref, spec.topK);
   let control: Float32Array[] = [];
   let controlLogits: Float32Array[] = [];
   for (const arm of all) {
@@ -240,7 +231,7 @@ export function runModelArms(
     // Scored from the float32 digest and float64 KL rows as saved, so the audit reads back exactly the numbers the run used.
     const scored: ScoredOutcome[] = runs.map(({ logits, ...rest }, i) => ({
       ...rest,
-      digest: armDigest(ref, refD.ids[i]!, i, logits),
+      digest: armDigest(ref, ids[i]!, i, logits),
       klRows: exactKlRows(ref.entries[i]!.logits, logits, ref.vocab),
     }));
     for (const r of scored) {
@@ -252,7 +243,7 @@ export function runModelArms(
       controlLogits = runs.map((r) => r.logits);
     }
     records.push({ arm, outcomes: scored.map(({ digest: _digest, klRows: _kl, ...rest }) => rest) });
-    scores.push(scoreDigests(ref, refD.digests, spec.topK, arm, scored, info.shape, spec.horizons));
+    scores.push(scoreDigests(saved, saved.digests, spec.topK, arm, scored, info.shape, spec.horizons));
   }
   w.writeJson(RUNS_FILE, records, 'output');
   const checks = new CheckList();
@@ -265,8 +256,8 @@ export function runModelArms(
       ({ e }) => e.prompt.id,
     ),
   );
-  modelChecks(ref, refD.digests, records, control, spec, checks);
-  return { ref, records, scores, checks };
+  modelChecks(saved, saved.digests, records, control, spec, checks);
+  return { ref: saved, records, scores, checks };
 }
 
 function sameF32(a: Float32Array, b: Float32Array): boolean {
@@ -279,7 +270,7 @@ function sameF32(a: Float32Array, b: Float32Array): boolean {
  * real bytes equal the accounting formula.
  */
 export function modelChecks(
-  ref: ReferenceSet,
+  ref: ReferenceMeta,
   refDigests: readonly Float32Array[],
   records: readonly ArmRecord[],
   control: readonly Float32Array[],
@@ -398,7 +389,7 @@ export function bytesCheck(scores: readonly ArmScore[], checks: CheckList): void
 }
 
 export interface AuditedArms {
-  readonly ref: ReferenceSet;
+  readonly ref: SavedReference;
   readonly records: ArmRecord[];
   readonly scores: ArmScore[];
   readonly info: ModelInfo;
@@ -410,11 +401,11 @@ export interface AuditedArms {
 export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckList): AuditedArms | undefined {
   const read = (rel: string) => new Uint8Array(readFileSync(join(dir, rel)));
   const json = <T>(rel: string) => JSON.parse(readFileSync(join(dir, rel), 'utf8')) as T;
-  let ref: ReferenceSet | undefined;
+  let ref: SavedReference | undefined;
   if (
-    !checks.try('reference: the saved artifact parses, its key and logits hash hold', () => {
-      ref = readReference(read(REFERENCE_FILE));
-      return [true, ref.key.slice(0, 12)];
+    !checks.try('reference: the saved digest artifact parses, its key and digest hash hold, at the protocol top-k', () => {
+      ref = readSavedReference(read(REFERENCE_FILE));
+      return [ref.k === Math.min(spec.topK, ref.vocab), `${ref.key.slice(0, 12)} k ${ref.k}`];
     })
   )
     return undefined;
@@ -427,7 +418,7 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
   const records = json<ArmRecord[]>(RUNS_FILE);
   const scores: ArmScore[] = [];
   let control: Float32Array[] = [];
-  const refD = referenceDigests(ref!, spec.topK);
+  const refD = { digests: ref!.digests };
   const width = digestWidth(Math.min(spec.topK, ref!.vocab));
   const boundRows: { ok: boolean; what: string }[] = [];
   const ok = checks.try('results: every arm rescored from the saved logit digests and tokens', () => {
@@ -473,7 +464,7 @@ export function auditModelArms(dir: string, spec: ModelEvalSpec, checks: CheckLi
 
 /** Per arm and prompt: the exact KL rows bound from below by the digest's top-k + tail KL (rounding slack 1e-6). */
 function klRowsBound(
-  ref: ReferenceSet,
+  ref: ReferenceMeta,
   refDigests: readonly Float32Array[],
   topK: number,
   arm: string,
@@ -519,12 +510,12 @@ export interface ModelProtocolHooks<S extends ModelEvalSpec> {
     spec: S,
     scores: readonly ArmScore[],
     records: readonly ArmRecord[],
-    ref: ReferenceSet,
+    ref: SavedReference,
     read: (rel: string) => string,
     readBytes: (rel: string) => Uint8Array,
   ): string[];
   /** Protocol checks from saved data (run and audit both call it). */
-  checks?(spec: S, records: readonly ArmRecord[], ref: ReferenceSet, read: (rel: string) => string, checks: CheckList): void;
+  checks?(spec: S, records: readonly ArmRecord[], ref: SavedReference, read: (rel: string) => string, checks: CheckList): void;
 }
 
 export function runModelProtocol<S extends ModelEvalSpec & { name: string }>(

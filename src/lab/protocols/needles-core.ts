@@ -11,7 +11,7 @@ import type { Tokenizer } from '../../model/tokenizer/index.js';
 import { Prng } from '../../numeric/prng.js';
 import { klLabel, type ArmScore, type EvalArm } from '../eval.js';
 import { defaultPrompts } from '../prompts.js';
-import type { EvalPrompt, ReferenceSet } from '../reference-logits.js';
+import type { EvalPrompt, ReferenceMeta } from '../reference-logits.js';
 import { obj, num, nums, str, isNonNegInt, isPosInt, type Json } from '../spec.js';
 import type { ArmRecord, ModelEvalSpec } from './model-runs.js';
 import { parseModelEval } from './model-runs.js';
@@ -216,7 +216,7 @@ export interface RecallRow {
 }
 
 /** Per arm and depth: needles recalled exactly and up to the onset (the f16 reference first). */
-export function recallTable(spec: NeedlesSpec, needles: readonly Needle[], records: readonly ArmRecord[], ref: ReferenceSet): RecallRow[] {
+export function recallTable(spec: NeedlesSpec, needles: readonly Needle[], records: readonly ArmRecord[], ref: ReferenceMeta): RecallRow[] {
   const rows = [
     { arm: 'f16 reference', outcomes: ref.entries.map((e) => ({ prompt: e.prompt.id, continuation: e.continuation })) },
     ...records.map((r) => ({ arm: r.arm.name, outcomes: r.outcomes })),
@@ -234,6 +234,12 @@ export function recallTable(spec: NeedlesSpec, needles: readonly Needle[], recor
   });
 }
 
+/** The f16 reference (first row) recalls at least one needle exactly: otherwise the table measures nothing. */
+export function needlesInformative(rows: readonly RecallRow[]): boolean {
+  const f16 = rows[0];
+  return f16 !== undefined && Object.values(f16.exact).some((n) => n > 0);
+}
+
 /** What was planted, under the table (from the saved needles). */
 function needlesLine(spec: NeedlesSpec, needles: readonly Needle[]): string {
   const lengths = needles.map((n) => n.length);
@@ -247,16 +253,23 @@ export function needlesHeadline(
   spec: NeedlesSpec,
   needles: readonly Needle[],
   records: readonly ArmRecord[],
-  ref: ReferenceSet,
+  ref: ReferenceMeta,
   scores: readonly ArmScore[],
 ): string[] {
   const by = new Map(scores.map((s) => [s.arm, s]));
   const pct = (d: number) => `${Math.round(d * 100)}%`;
   const h = spec.horizons[spec.horizons.length - 1]!;
+  const rows = recallTable(spec, needles, records, ref);
+  const f16 = rows[0]!;
+  const recalled = spec.depths.reduce((s, d) => s + f16.exact[String(d)]!, 0);
   return [
+    needlesInformative(rows)
+      ? `f16 reference: ${recalled}/${needles.length} needles recalled exactly.`
+      : `**UNINFORMATIVE on this model: the f16 reference recalls none of the ${needles.length} needles exactly, so every arm's 0 is the model's limit and the table measures no scheme.**`,
+    '',
     `| arm | ${spec.depths.map((d) => `exact @${pct(d)}`).join(' | ')} | ${spec.depths.map((d) => `onset @${pct(d)}`).join(' | ')} | same answer as f16 | ${klLabel(scores, 'KL mean (context)')} | eff. bits |`,
     `|---|${spec.depths.map(() => '---:').join('|')}|${spec.depths.map(() => '---:').join('|')}|---:|---:|---:|`,
-    ...recallTable(spec, needles, records, ref).map((r) => {
+    ...rows.map((r) => {
       const s = by.get(r.arm);
       const cell = (x: Record<string, number>) => spec.depths.map((d) => `${x[String(d)]}/${r.perDepth}`).join(' | ');
       return `| ${r.arm} | ${cell(r.exact)} | ${cell(r.onset)} | ${s ? `${(100 * s.exactAt[h]!).toFixed(0)}%` : '-'} | ${s ? s.kl.toFixed(5) : '-'} | ${s ? s.effectiveBits.toFixed(2) : '16.00'} |`;

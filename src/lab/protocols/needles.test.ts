@@ -6,7 +6,7 @@ import { loadModel, modelFromLoaded } from '../../model/model.js';
 import { tinyModel } from '../../../test/e2e/tiny-models.js';
 import { repoRoot } from '../hash.js';
 import { runAndTamper } from '../../../test/fixtures/model-runs.js';
-import { parseNeedles, plantNeedles, storySentences } from './needles-core.js';
+import { needlesInformative, parseNeedles, plantNeedles, storySentences } from './needles-core.js';
 
 const SMALL = {
   arms: [{ name: 'q2k', scheme: 'q2k', window: 0, sinks: 0 }],
@@ -59,4 +59,10 @@ test('needles (ids): a model without a tokenizer gets id needles whose cue repea
     assert.deepEqual(p.slice(n.at, n.at + spec.ids.cue), p.slice(-spec.ids.cue));
     assert.deepEqual(p.slice(n.at + spec.ids.cue, n.at + spec.ids.needleTokens), n.answer);
   }
+});
+
+test('needles: the table is flagged UNINFORMATIVE when the f16 reference recalls no needle, not when it recalls one', () => {
+  const row = (arm: string, n: number) => ({ arm, exact: { '0.25': n, '0.5': 0 }, onset: { '0.25': n, '0.5': 0 }, perDepth: 2 });
+  assert.equal(needlesInformative([row('f16 reference', 0), row('q2k', 1)]), false);
+  assert.equal(needlesInformative([row('f16 reference', 1), row('q2k', 0)]), true);
 });

@@ -1,7 +1,7 @@
 // Audit of a study directory: every sub-run audited in turn (its variant re-resolved against the built-in
 // protocol), each sub-run's protocol.json hash as the study froze it, the negative controls re-derived from
 // the saved records, the memory table recomputed, and the report re-rendered byte for byte.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CheckList } from '../checks.js';
 import { near } from '../checks.js';
@@ -10,6 +10,7 @@ import { sha256File } from '../hash.js';
 import { memoryRows } from './memory.js';
 import { renderStudyHtml, renderStudyMarkdown, studyParts } from './study-report.js';
 import type { StudyConfig } from './study.js';
+import { F16_ARM, type ShortAnswerRecord } from './short-answers.js';
 
 export function auditStudy(dir: string, auditSub: (dir: string, checks: CheckList, prefix: string) => void, checks: CheckList): void {
   const cfg = JSON.parse(readFileSync(join(dir, PROTOCOL_COPY), 'utf8')) as StudyConfig;
@@ -25,6 +26,14 @@ export function auditStudy(dir: string, auditSub: (dir: string, checks: CheckLis
     const p = studyParts(dir, cfg);
     const bad = p.negative.checks.checks.filter((c) => !c.pass);
     return [bad.length === 0 && p.negative.checks.checks.length > 0, bad.length ? `first: ${bad[0]!.name}` : `${p.negative.checks.checks.length} cases`];
+  });
+  checks.try('short-answers/records.json: one record per frozen arm (f16 first) and question, nothing else', () => {
+    const f = join(dir, 'short-answers', 'records.json');
+    if (!existsSync(f)) return [cfg.shortAnswers.questions.length === 0, 'no records (a model without a tokenizer has no questions)'];
+    const records = JSON.parse(readFileSync(f, 'utf8')) as ShortAnswerRecord[];
+    const want = [F16_ARM, ...cfg.shortAnswers.arms.map((a) => a.name)].flatMap((a) => cfg.shortAnswers.questions.map((q) => `${a}/${q.id}`));
+    const got = records.map((r) => `${r.arm}/${r.question}`);
+    return [want.join() === got.join(), `${got.length} records, ${want.length} expected`];
   });
   checks.try('memory.json recomputed from the model shape and context', () => {
     const m = cfg.model;

@@ -38,7 +38,11 @@ let cached: string | undefined;
 function study(): string {
   if (cached) return cached;
   const out = join(mkdtempSync(join(tmpdir(), 'kvpack-study-')), 'run');
-  const r = runStudy({ model: MODEL, out, ctx: 48, prompts: 2, parts: ['live-cache'] });
+  const questions = [
+    { id: 'sky', prompt: 'The bird flew up into the', answers: ['sky'] },
+    { id: 'time', prompt: 'Once upon a', answers: ['time'] },
+  ];
+  const r = runStudy({ model: MODEL, out, ctx: 48, prompts: 2, parts: ['live-cache'], questions: { list: questions, file: 'q.json', sha256: 'x'.repeat(64) } });
   assert.ok(r.pass, r.runs.map((x) => x.result.checks.lines().join('\n')).join('\n'));
   cached = out;
   return out;
@@ -64,6 +68,10 @@ test('study: a tiny run names the model, audits PASS, and its negative controls 
     a.checks.some((c) => c.name.includes('variant: protocol.json equals the built-in base')),
     'the part is a variant of the built-in',
   );
+  assert.match(md, /short-answer probe and loops .*q\.json/);
+  assert.match(md, /\| f16 \| \d\/2 \[\d+, \d+\]% \| 2\/2 \[100, 100\]% \| \d\/2 \| 16\.00 \|/);
+  assert.match(md, /PASS equal bytes: every equal-bytes arm's measured bytes per cell/);
+  assert.match(md, /\| kivi2\+w\d+ \| int2c_g32 \| int2_g32 \| \d+ \+ 0 sinks \| yes \|/);
 });
 
 for (const [what, rel, edit] of [
@@ -74,6 +82,7 @@ for (const [what, rel, edit] of [
   ],
   ['an edited report.md', 'report.md', (s: string) => s.replace('| q2k |', '| q2k (best) |')],
   ['an edited memory table', 'memory.json', (s: string) => s.replace(/"bareBits": ([0-9.]+)/, '"bareBits": 1.5')],
+  ['a dropped short-answer record', 'short-answers/records.json', (s: string) => JSON.stringify(JSON.parse(s).slice(1))],
   [
     'a forged negative control (the destroyed cache marked as reading fine)',
     'negative-controls/records.json',

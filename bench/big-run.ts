@@ -14,7 +14,7 @@ import { schemePolicy } from '../src/cache/schemes.js';
 import { kvBytes } from '../src/cache/accounting.js';
 import { filledCache, longSteps, parseScheme } from './engine-long.js';
 import { median, printTable } from './harness.js';
-import { busyLoad, busyNote, checkNative, fmtLoad, llamaBench, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
+import { machineNote, checkNative, fmtLoad, llamaBench, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
 
 export interface BigRunOptions {
   path: string;
@@ -229,8 +229,8 @@ export function bigRun(o: BigRunOptions): void {
         fmtLoad(x.load),
       ]),
     );
-    const busy = busyLoad([...ours, ...theirs, ...natives].map((x) => x.load));
-    if (busy !== null) console.log(`  ! ${busyNote(busy)}`);
+    const busy = machineNote([...ours, ...theirs, ...natives].map((x) => x.load));
+    if (busy !== null) console.log(`  ! ${busy}`);
     if (natives.some(farTg) || ppRef?.farBelow)
       console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');
   }

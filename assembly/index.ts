@@ -13,7 +13,8 @@ export { packActQ8, matmulQ8Tiled, matmulTileScratchBytes } from './matmul_tile'
 export { matmulF32Tiled } from './matmul_tile_f32';
 export { halfNonFinite } from './matmul_decode';
 export { matmulVec, packActVec, packActVecN, vecOrder, vecScalesFinite } from './matmul_vec';
-export { matmulRun, matmulPart, matmulArm, matmulCancel, matmulJobBytes, matmulJobParts, matmulJobDone, K_VEC, K_Q8_TILED, K_F32_TILED, K_TOUCH } from './matmul_run';
+export { matmulRun, matmulPart, matmulArm, matmulCancel, matmulJobBytes, matmulJobParts, matmulJobDone, K_VEC, K_Q8_TILED, K_F32_TILED, K_Q8_RELAXED, K_TOUCH } from './matmul_run';
+export { matmulQ8Relaxed, narrowActQ8, relaxedTileType, relaxedDotCheck } from './matmul_relaxed';
 export { int4_g32_encode, int4_g64_encode, int4_g128_encode, int2_g32_encode, int2_g64_encode, int2_g128_encode, int4c_g32_encode, int2c_g32_encode } from './encode_affine';
 export { q4_1_encode, q5_0_encode, q5_1_encode, iq4_nl_encode } from './encode_ggml';
 export { nf4_encode, sign_g32_encode, sign_g8_encode, sign_g4_encode } from './encode_codebook';

@@ -359,7 +359,7 @@ export function matmulQ8Tiled(type: i32, w: usize, rowBytes: i32, rows: i32, col
 }
 
 /** Rows 0..nr-1 of a tile (one f32x4 of 4 tokens each) into y[t*yStride + r] for tokens t0.. < n. */
-@inline function storeTile(f0: v128, f1: v128, f2: v128, f3: v128, y: usize, yStride: i32, t0: i32, n: i32, nr: i32): void {
+@inline export function storeTile(f0: v128, f1: v128, f2: v128, f3: v128, y: usize, yStride: i32, t0: i32, n: i32, nr: i32): void {
   const ys = <usize>yStride << 2;
   const yt = y + <usize>t0 * ys;
   storeLanes(f0, yt, ys, t0, n);

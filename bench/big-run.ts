@@ -6,6 +6,7 @@
 // Native llama.cpp (bench/native-llama.ts) runs on the same file and threads alternated with it: prefill
 // round by round, decode after each context's kvpack rows (llama-bench -d refills the context per run); the
 // load is recorded around every run and every ratio divides by the native figure of this run.
+import { kernelBuild } from '../src/kernels/wasm.js';
 import { performance } from 'node:perf_hooks';
 import { NonFiniteError } from '../src/errors.js';
 import { wasmKernels } from '../src/kernels/wasm.js';
@@ -163,7 +164,7 @@ export function bigRun(o: BigRunOptions): void {
   const within = (r: number, want: number) => `${(r / want).toFixed(3)}${r <= 1.1 * want ? '' : ' (over 1.1x)'}`;
   const loads = (xs: { load: RunLoad }[]) => xs.map((x) => fmtLoad(x.load)).join(' ');
   console.log(
-    `\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads`,
+    `\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads; kvpack kernels: ${kernelBuild()?.note ?? 'none'}`,
   );
   console.log(
     `  native llama.cpp: ${native || theirs.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`,

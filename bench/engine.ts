@@ -17,6 +17,7 @@ import { loadModel, type Model } from '../src/model/model.js';
 import { Weight } from '../src/model/forward-weights.js';
 import { configureMatmul, TILE_MIN_TOKENS_F32, TILE_MIN_TOKENS_Q8, wasmMatmul, type Activations } from '../src/model/matmul-wasm.js';
 import { availableCores } from '../src/model/threads.js';
+import { kernelBuild } from '../src/kernels/wasm.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { benchLong, longSteps, type LongRow } from './engine-long.js';
 import type { CachePolicy } from '../src/cache/policy.js';
@@ -323,6 +324,7 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
 
 /** Prints the three tables, every ratio against a peer measured in this run. */
 export function printEngine(r: EngineBenchResult): void {
+  console.log(`kvpack kernels: ${kernelBuild()?.note ?? 'no wasm kernels'}`);
   if (r.matmul.length) {
     console.log(`\nmatmul kernels, one weight, median per call (threads available: ${r.threads})`);
     printTable(

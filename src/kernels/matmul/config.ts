@@ -23,6 +23,11 @@ export interface MatmulConfig {
   threads: number;
   /** 'measured': per size class, use the pool only while it is measured faster; 'always': every call of at least PARALLEL_MIN_MACS. */
   threadChoice: 'measured' | 'always';
+  /**
+   * Run the relaxed-SIMD tiles where the loaded module is the relaxed build (src/kernels/relaxed.ts) and the
+   * type has them; false runs the baseline tiles (same bits: for A/B runs and the gate).
+   */
+  relaxed: boolean;
 }
 
 /**
@@ -37,12 +42,13 @@ export const DEFAULT_ACTIVATIONS: Activations = 'q8';
  */
 export const PARALLEL_MIN_MACS = 1 << 17;
 
-let config: MatmulConfig = { activations: DEFAULT_ACTIVATIONS, threads: matmulCores(), threadChoice: 'measured' };
+let config: MatmulConfig = { activations: DEFAULT_ACTIVATIONS, threads: matmulCores(), threadChoice: 'measured', relaxed: true };
 export function configureMatmul(c: Partial<MatmulConfig>): void {
   if (c.activations !== undefined && c.activations !== 'f32' && c.activations !== 'q8')
     throw new ArgumentError(`activations must be 'f32' or 'q8', got '${c.activations}'`);
   if (c.threads !== undefined && (!Number.isInteger(c.threads) || c.threads < 1))
     throw new ArgumentError(`threads must be a positive integer, got ${c.threads}`);
+  if (c.relaxed !== undefined && typeof c.relaxed !== 'boolean') throw new ArgumentError(`relaxed must be true or false, got ${String(c.relaxed)}`);
   config = { ...config, ...c };
 }
 

@@ -1,0 +1,64 @@
+// In-process A/B of the relaxed-SIMD prefill tiles against the baseline tiles: the same module (the relaxed
+// build holds both), the same weights and activations, wasmMatmul with configureMatmul({ relaxed }) on and
+// off (activation packing included), one thread, batches alternated, median CPU time per call. The outputs
+// of both sides are compared bit for bit as they run (the gate's claim, re-checked on the bench shapes).
+// node dist-test/bench/relaxed-ab.js [--types q4_0,q8_0] [--shapes 2048x768,768x2048] [--n 16,64,128] [--budget 0.6]
+import { ggmlTypeByName } from '../src/gguf/types.js';
+import { Weight } from '../src/model/forward-weights.js';
+import { configureMatmul, matmulKernelFor, wasmMatmul } from '../src/model/matmul-wasm.js';
+import { kernelBuild } from '../src/kernels/wasm.js';
+import { Prng } from '../src/numeric/prng.js';
+import { randomWeight } from '../test/parity/matmul-weights.js';
+import { cpuAlternated, option, printTable } from './harness.js';
+import { fmtLoad, withLoad } from './native-llama.js';
+
+const build = kernelBuild();
+if (!build?.relaxed) {
+  console.log(`relaxed-ab: the kernels run ${build?.note ?? 'no wasm'}: nothing to compare`);
+  process.exit(0);
+}
+const types = (option('--types') ?? 'q4_0,q8_0,q4_1,q5_0,iq4_nl').split(',');
+const shapes = (option('--shapes') ?? '2048x768,768x2048').split(',').map((s) => s.split('x').map(Number) as [number, number]);
+const ns = (option('--n') ?? '16,64,128').split(',').map(Number);
+const budget = Number(option('--budget') ?? 0.6);
+configureMatmul({ threads: 1 });
+const rng = new Prng(11);
+const rows: string[][] = [];
+const { load } = withLoad(() => {
+  for (const name of types) {
+    const type = ggmlTypeByName(name).id;
+    for (const [r, c] of shapes) {
+      const w = new Weight(name, { type, dims: [c, r], data: randomWeight(type, r, c, rng) }).packedWeight!;
+      for (const n of ns) {
+        const x = rng.normals(n * c);
+        const yBase = new Float32Array(n * r);
+        const yRelaxed = new Float32Array(n * r);
+        const side = (relaxed: boolean, y: Float32Array) => () => {
+          configureMatmul({ relaxed });
+          wasmMatmul(w, x, n, y, 'q8');
+        };
+        const [tBase, tRelaxed] = cpuAlternated([side(false, yBase), side(true, yRelaxed)], budget) as [number, number];
+        const kernel = matmulKernelFor(w, n, 'q8');
+        configureMatmul({ relaxed: false });
+        const baseKernel = matmulKernelFor(w, n, 'q8');
+        configureMatmul({ relaxed: true });
+        const same = Buffer.compare(Buffer.from(yBase.buffer), Buffer.from(yRelaxed.buffer)) === 0;
+        rows.push([
+          name,
+          `${r}x${c}`,
+          `${n}`,
+          `${baseKernel} / ${kernel}`,
+          (tBase * 1e6).toFixed(1),
+          (tRelaxed * 1e6).toFixed(1),
+          (tRelaxed / tBase).toFixed(3),
+          ((r * c * n) / tRelaxed / 1e9).toFixed(1),
+          same ? 'same' : 'DIFFER',
+        ]);
+      }
+    }
+  }
+});
+console.log(
+  `relaxed tiles vs baseline tiles, ${build.note}; one thread, weights warm, CPU time per call, batches alternated (medians of 21); load ${fmtLoad(load)}`,
+);
+printTable(['type', 'shape', 'n', 'kernels (base / relaxed)', 'base us', 'relaxed us', 'relaxed/base', 'relaxed GMAC/s', 'bits'], rows);

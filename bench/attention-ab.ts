@@ -11,9 +11,9 @@
 //   [--kinds decode,prefill] [--budget 1] (prefill: the last 512 positions as one batch of queries)
 import { KvCache } from '../src/cache/kvcache.js';
 import { schemePolicy } from '../src/cache/schemes.js';
-import type { MixedView, Segment } from '../src/attention/view.js';
-import { attend } from '../src/kernels/attend.js';
-import { wasmKernels } from '../src/kernels/wasm.js';
+import type { MixedView, Segment } from '../src/kernels/attention/view.js';
+import { attend } from '../src/kernels/attention/attend.js';
+import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import { attendOld } from './baseline/attend-old.js';
 import { median, option, printTable } from './harness.js';

@@ -3,13 +3,13 @@
 // GFLOP/s are counted as llama.cpp's test-backend-ops counts flash attention: 2*(dk+dv)*kv*heads*queries.
 import { getFormat } from '../src/formats/registry.js';
 import { bytesFor, type KvFormat } from '../src/formats/format.js';
-import type { MixedView, PackedRun } from '../src/attention/view.js';
-import { attend, type QPrecision, type VPrecision } from '../src/kernels/attend.js';
+import type { MixedView, PackedRun } from '../src/kernels/attention/view.js';
+import { attend, type QPrecision, type VPrecision } from '../src/kernels/attention/attend.js';
 import { ArgumentError } from '../src/errors.js';
-import { encodeRows } from '../src/kernels/encode.js';
-import { hasKernel } from '../src/kernels/registry.js';
-import { sharedArena } from '../src/kernels/arena.js';
-import { wasmKernels } from '../src/kernels/wasm.js';
+import { encodeRows } from '../src/kernels/attention/encode.js';
+import { hasKernel } from '../src/kernels/attention/registry.js';
+import { sharedArena } from '../src/kernels/runtime/arena.js';
+import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import { median, timeInterleaved, timeMedian } from './harness.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { KvCache, type CacheBytes } from '../src/cache/kvcache.js';
 import { schemePolicy } from '../src/cache/schemes.js';
-import { attendReference } from '../src/attention/reference.js';
+import { attendReference } from '../src/kernels/attention/reference.js';
 import { nmse } from '../src/lab/metrics.js';
 import { Prng } from '../src/numeric/prng.js';
 import { TOLERANCES } from '../src/parity/gate.js';

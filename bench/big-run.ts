@@ -6,10 +6,10 @@
 // Native llama.cpp (bench/native-llama.ts) runs on the same file and threads alternated with it: prefill
 // round by round, decode after each context's kvpack rows (llama-bench -d refills the context per run); the
 // load is recorded around every run and every ratio divides by the native figure of this run.
-import { kernelBuild } from '../src/kernels/wasm.js';
+import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { performance } from 'node:perf_hooks';
 import { NonFiniteError } from '../src/errors.js';
-import { wasmKernels } from '../src/kernels/wasm.js';
+import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { loadModel, type Model } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { kvBytes } from '../src/cache/accounting.js';

@@ -2,7 +2,7 @@
 // decode tokens/s of a model over a cache scheme, and attention throughput over a synthetic cache (one
 // decode query against every position). Browser-safe imports only (this module is bundled for the page).
 import { KvCache } from '../src/cache/kvcache.js';
-import { poolStats } from '../src/kernels/pool.js';
+import { poolStats } from '../src/kernels/runtime/pool.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { generate } from '../src/model/generate.js';
 import type { Model } from '../src/model/model.js';

@@ -1,7 +1,7 @@
 // bench:browser's Chromium side: a module Worker (bundled by bench/browser.ts) that loads the model over
 // HTTP Range and runs the same cases as Node (browser-cases.ts) at each thread count.
 import { loadModelFrom, startThreads, urlSource } from '../src/browser.js';
-import { kernelBuild } from '../src/kernels/wasm.js';
+import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { runPlan, type BenchPlan } from './browser-cases.js';
 
 addEventListener('message', (e) => {

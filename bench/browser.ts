@@ -3,22 +3,22 @@
 // 1 and N threads; prints both and the Chromium/Node ratio from one run (Node first, then Chromium).
 // Flags: --model PATH (default ../shared/models/tinystories-656k.gguf), --synthetic (bench:engine's q8_0
 // dim-768 llama instead), --tokens N, --positions N, --threads N, --rounds N, --quick.
-// Kernel builds: each engine picks the relaxed-SIMD or the baseline build itself (src/kernels/relaxed.ts);
+// Kernel builds: each engine picks the relaxed-SIMD or the baseline build itself (src/kernels/runtime/relaxed.ts);
 // the run prints which each one ran.
 import { existsSync, rmSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { build } from 'esbuild';
 import { loadModel } from '../src/model/model.js';
-import { configureMatmul } from '../src/model/matmul-wasm.js';
-import { availableCores } from '../src/model/threads.js';
-import { setThreads } from '../src/kernels/pool.js';
+import { configureMatmul } from '../src/kernels/matmul/config.js';
+import { availableCores } from '../src/kernels/runtime/threads.js';
+import { setThreads } from '../src/kernels/runtime/pool.js';
 import { startWebServer } from '../src/web/server.js';
 import { chromiumMissing, launchChromium } from '../test/browser/harness.js';
 import { fromRoot } from '../test/paths.js';
 import { runPlan, type BenchPlan, type Row } from './browser-cases.js';
 import { syntheticModel } from './engine.js';
 import { flag, option, printTable } from './harness.js';
-import { kernelBuild } from '../src/kernels/wasm.js';
+import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 
 const log = (s: string) => console.log(s);
 const num = (name: string, dflt: number) => (option(name) === undefined ? dflt : Number(option(name)));

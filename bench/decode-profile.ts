@@ -7,11 +7,12 @@ import { performance } from 'node:perf_hooks';
 import { loadModel } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { ForwardBuffers } from '../src/model/forward-buffers.js';
-import { addInPlace, applyRope, gatedAct, rmsNorm } from '../src/model/forward-wasm.js';
+import { addInPlace, applyRope, gatedAct, rmsNorm } from '../src/kernels/ops/ops.js';
 import { matmulShared, prefetchWeights, type Weight } from '../src/model/forward-weights.js';
-import { configureMatmul, matmulSplitStats } from '../src/model/matmul-wasm.js';
-import { availableCores } from '../src/model/threads.js';
-import { holdWorkers, poolStats, releaseWorkers } from '../src/kernels/pool.js';
+import { configureMatmul } from '../src/kernels/matmul/config.js';
+import { matmulSplitStats } from '../src/kernels/matmul/job.js';
+import { availableCores } from '../src/kernels/runtime/threads.js';
+import { holdWorkers, poolStats, releaseWorkers } from '../src/kernels/runtime/pool.js';
 import { median, option, printTable, timeInterleaved } from './harness.js';
 import { syntheticModel } from './engine.js';
 

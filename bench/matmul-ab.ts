@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { ggmlTypeByName, GGML } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
-import { matmulKernelFor } from '../src/model/matmul-wasm.js';
-import { wasmKernels, type WasmExports } from '../src/kernels/wasm.js';
+import { matmulKernelFor } from '../src/kernels/matmul/plan.js';
+import { wasmKernels, type WasmExports } from '../src/kernels/runtime/wasm.js';
 import { weightType } from '../src/kernels/matmul/table.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomWeight } from '../test/parity/matmul-weights.js';

@@ -8,9 +8,12 @@
 import { encode } from '../src/formats/codec.js';
 import { GGML, ggmlTypeByName } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
-import { configureMatmul, matmulKernelFor, matmulSplitStats, wasmMatmul } from '../src/model/matmul-wasm.js';
-import { availableCores } from '../src/model/threads.js';
-import { wasmKernels } from '../src/kernels/wasm.js';
+import { configureMatmul } from '../src/kernels/matmul/config.js';
+import { matmulKernelFor } from '../src/kernels/matmul/plan.js';
+import { matmulSplitStats } from '../src/kernels/matmul/job.js';
+import { wasmMatmul } from '../src/kernels/matmul/matmul.js';
+import { availableCores } from '../src/kernels/runtime/threads.js';
+import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import os from 'node:os';
 import { median, option, printTable, timeInterleaved } from './harness.js';

@@ -5,8 +5,10 @@
 // node dist-test/bench/relaxed-ab.js [--types q4_0,q8_0] [--shapes 2048x768,768x2048] [--n 16,64,128] [--budget 0.6]
 import { ggmlTypeByName } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
-import { configureMatmul, matmulKernelFor, wasmMatmul } from '../src/model/matmul-wasm.js';
-import { kernelBuild } from '../src/kernels/wasm.js';
+import { configureMatmul } from '../src/kernels/matmul/config.js';
+import { matmulKernelFor } from '../src/kernels/matmul/plan.js';
+import { wasmMatmul } from '../src/kernels/matmul/matmul.js';
+import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomWeight } from '../test/parity/matmul-weights.js';
 import { cpuAlternated, option, printTable } from './harness.js';

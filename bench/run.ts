@@ -9,8 +9,8 @@ import os from 'node:os';
 import { benchAttention, benchEncode, measureBandwidth, probeThreshold } from './attention.js';
 import { flag, option, printTable } from './harness.js';
 import { ArgumentError } from '../src/errors.js';
-import { wasmFailure } from '../src/kernels/wasm.js';
-import { getThreads, poolFailure } from '../src/kernels/pool.js';
+import { wasmFailure } from '../src/kernels/runtime/wasm.js';
+import { getThreads, poolFailure } from '../src/kernels/runtime/pool.js';
 import { benchEngine, printEngine } from './engine.js';
 
 const full = flag('--full');

@@ -1,14 +1,14 @@
 // Builds assembly/index.ts with AssemblyScript (SIMD on; a second build with relaxed SIMD) and embeds both as base64 in
-// src/kernels/wasm-binary.ts, so Node and browsers load it without a fetch.
+// src/kernels/runtime/wasm-binary.ts, so Node and browsers load it without a fetch.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 
 const entry = 'assembly/index.ts';
 const outWasm = 'build/kernels.wasm';
 // The same source with relaxed SIMD on (ASC_FEATURE_RELAXED_SIMD selects its kernels): loaded instead of the
-// baseline build where the engine has relaxed SIMD and the load-time self-test passes (src/kernels/relaxed.ts).
+// baseline build where the engine has relaxed SIMD and the load-time self-test passes (src/kernels/runtime/relaxed.ts).
 const outRelaxed = 'build/kernels-relaxed.wasm';
-const outTs = 'src/kernels/wasm-binary.ts';
+const outTs = 'src/kernels/runtime/wasm-binary.ts';
 mkdirSync('build', { recursive: true });
 const compile = (features, out) => {
   execFileSync(

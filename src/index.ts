@@ -1,11 +1,11 @@
 // kvpack's public API.
 export * from './exports-common.js';
-export { readStored } from './attention/dequantize.js';
-export { attendNaive } from './attention/naive.js';
-export type { AttendReport } from './kernels/attend.js';
-export { unregisterKernel, type Precision as KernelPrecision } from './kernels/registry.js';
-export { KERNEL_TABLE, type KernelRow } from './kernels/table.js';
-export { setSpaceCap, spaceCap, spaces, usedBytes as spaceBytesUsed } from './kernels/spaces.js';
+export { readStored } from './kernels/attention/dequantize.js';
+export { attendNaive } from './kernels/attention/naive.js';
+export type { AttendReport } from './kernels/attention/attend.js';
+export { unregisterKernel, type Precision as KernelPrecision } from './kernels/attention/registry.js';
+export { KERNEL_TABLE, type KernelRow } from './kernels/attention/table.js';
+export { setSpaceCap, spaceCap, spaces, usedBytes as spaceBytesUsed } from './kernels/runtime/spaces.js';
 export { Rotation } from './numeric/hadamard.js';
 export { readGguf } from './gguf/reader.js';
 export { writeGguf, encodeGguf, type GgufWriteInput, type GgufTensorInput } from './gguf/writer.js';

@@ -3,11 +3,11 @@
 /* eslint-disable */
 import { getFormat } from '../../src/formats/registry.js';
 import { KernelError } from '../../src/errors.js';
-import { refKernel } from '../../src/../src/kernels/ref-ops.js';
-import { tableRow, type Op } from '../../src/../src/kernels/table.js';
-import type { Abi } from '../../src/../src/kernels/abi.js';
-import type { AccumulateKernel, ScoresKernel } from '../../src/../src/kernels/registry.js';
-import { TILE_BYTES } from '../../src/../src/kernels/wasm.js';
+import { refKernel } from '../../src/kernels/attention/ref-ops.js';
+import { tableRow, type Op } from '../../src/kernels/attention/table.js';
+import type { Abi } from '../../src/kernels/attention/abi.js';
+import type { AccumulateKernel, ScoresKernel } from '../../src/kernels/attention/registry.js';
+import { TILE_BYTES } from '../../src/kernels/runtime/wasm.js';
 
 /** Where one segment's K or V run lives and which kernel reads it. */
 export interface RunPlan {
@@ -276,13 +276,13 @@ function softcapRows(scores: Float32Array, rows: number, span: number, lohi: Int
   }
 }
 
-import type { AttendArgs } from '../../src/attention/reference.js';
-import { checkView, type MixedView } from '../../src/attention/view.js';
+import type { AttendArgs } from '../../src/kernels/attention/reference.js';
+import { checkView, type MixedView } from '../../src/kernels/attention/view.js';
 import { ArgumentError, ShapeError } from '../../src/errors.js';
 import { rowBytes } from '../../src/formats/format.js';
-import { route, variantPrecisions, type Route } from '../../src/../src/kernels/registry.js';
-import { inWasm, tableAddress, MAX_WASM_HEAD_DIM, type WasmKernels } from '../../src/../src/kernels/wasm.js';
-import type { PackedRun } from '../../src/attention/view.js';
+import { route, variantPrecisions, type Route } from '../../src/kernels/attention/registry.js';
+import { inWasm, tableAddress, MAX_WASM_HEAD_DIM, type WasmKernels } from '../../src/kernels/runtime/wasm.js';
+import type { PackedRun } from '../../src/kernels/attention/view.js';
 import type { KvFormat } from '../../src/formats/format.js';
 
 /**

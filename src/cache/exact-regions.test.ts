@@ -8,7 +8,7 @@ import { planLayers, type CachePolicy } from './policy.js';
 import { DEFAULT_SINKS, DEFAULT_WINDOW } from './defaults.js';
 import { schemes, schemePolicy } from './schemes.js';
 import { memoryTable } from '../cli/memory.js';
-import { readStored } from '../attention/dequantize.js';
+import { readStored } from '../kernels/attention/dequantize.js';
 import { getFormat } from '../formats/registry.js';
 import { rowBytes } from '../formats/format.js';
 import { Prng } from '../numeric/prng.js';

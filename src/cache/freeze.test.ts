@@ -6,7 +6,7 @@ import { KvCache } from './kvcache.js';
 import { decodeCache, encodeCache } from './file.js';
 import { schemes, schemePolicy } from './schemes.js';
 import type { CachePolicy } from './policy.js';
-import { sharedArena } from '../kernels/arena.js';
+import { sharedArena } from '../kernels/runtime/arena.js';
 import { Prng } from '../numeric/prng.js';
 import { ArgumentError } from '../errors.js';
 

@@ -12,8 +12,8 @@ import type { CachePolicy } from './policy.js';
 import { headPacking } from './head-packing.js';
 import { planLayers } from './policy.js';
 import { Prng } from '../numeric/prng.js';
-import { readStored } from '../attention/dequantize.js';
-import { attendNaive } from '../attention/naive.js';
+import { readStored } from '../kernels/attention/dequantize.js';
+import { attendNaive } from '../kernels/attention/naive.js';
 import { decode, encode } from '../formats/codec.js';
 
 const KV = 4;

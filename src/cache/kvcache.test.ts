@@ -9,9 +9,9 @@ import { kvBytes } from './accounting.js';
 import { schemes, schemePolicy } from './schemes.js';
 import type { CachePolicy } from './policy.js';
 import { Prng } from '../numeric/prng.js';
-import { readStored } from '../attention/dequantize.js';
-import { attendNaive } from '../attention/naive.js';
-import { attendReference } from '../attention/reference.js';
+import { readStored } from '../kernels/attention/dequantize.js';
+import { attendNaive } from '../kernels/attention/naive.js';
+import { attendReference } from '../kernels/attention/reference.js';
 import { roundFp16 } from '../numeric/half.js';
 import { FileAccessError, FileFormatError, NonFiniteError, PolicyError, ArgumentError } from '../errors.js';
 

@@ -2,10 +2,10 @@
 import { planLayers, type CachePolicy, type LayerPlan } from './policy.js';
 import { LayerCache } from './layer.js';
 import { layerBytes, regionCounts, type RegionBytes } from './accounting.js';
-import { sharedArena, type Arena } from '../kernels/arena.js';
-import { placeIn, pledge, spaces } from '../kernels/spaces.js';
-import { attend, type AttendReport, type QPrecision, type VPrecision } from '../kernels/attend.js';
-import type { MixedView } from '../attention/view.js';
+import { sharedArena, type Arena } from '../kernels/runtime/arena.js';
+import { placeIn, pledge, spaces } from '../kernels/runtime/spaces.js';
+import { attend, type AttendReport, type QPrecision, type VPrecision } from '../kernels/attention/attend.js';
+import type { MixedView } from '../kernels/attention/view.js';
 import { Rotation } from '../numeric/hadamard.js';
 import { ArgumentError, EvictedError, ShapeError, assertFinite } from '../errors.js';
 import { saveCache, loadCache } from './file.js';
@@ -29,7 +29,7 @@ export interface KvCacheOptions {
   attention?: AttentionPrecision;
 }
 
-/** The accuracy choices of the fast attention path (see kernels/attend.ts QPrecision / VPrecision). */
+/** The accuracy choices of the fast attention path (see kernels/attention/attend.ts QPrecision / VPrecision). */
 export interface AttentionPrecision {
   q?: QPrecision;
   v?: VPrecision;
@@ -41,9 +41,9 @@ export interface AttendOptions {
   scale?: number;
   slidingWindow?: number;
   softcap?: number;
-  /** How q meets packed K: 'f32' (default, exact dots) or llama.cpp-style 'int8' / 'int16' (see kernels/attend.ts). */
+  /** How q meets packed K: 'f32' (default, exact dots) or llama.cpp-style 'int8' / 'int16' (see kernels/attention/attend.ts). */
   qPrecision?: QPrecision;
-  /** How softmax weights meet packed V: 'f32' (default) or 'int16' (see kernels/attend.ts). */
+  /** How softmax weights meet packed V: 'f32' (default) or 'int16' (see kernels/attention/attend.ts). */
   vPrecision?: VPrecision;
 }
 

@@ -2,8 +2,8 @@
 import type { LayerPlan } from './policy.js';
 import { HeldRows, RowStore } from './rows.js';
 import { BulkStream } from './stream.js';
-import type { Arena } from '../kernels/arena.js';
-import type { MixedView, PackedRun, Segment } from '../attention/view.js';
+import type { Arena } from '../kernels/runtime/arena.js';
+import type { MixedView, PackedRun, Segment } from '../kernels/attention/view.js';
 import { f32 } from '../formats/f32.js';
 import { blockScratch, checkScratch } from '../formats/format.js';
 import type { RegionBytes } from './accounting.js';

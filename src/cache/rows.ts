@@ -1,8 +1,8 @@
 // RowStore: a fixed block of per-head token rows in wasm memory (sinks, window ring, anchors, staging).
 import { checkScratch, rowBytes, type KvFormat } from '../formats/format.js';
-import type { Arena } from '../kernels/arena.js';
-import type { PackedRun } from '../attention/view.js';
-import { encodeRows } from '../kernels/encode.js';
+import type { Arena } from '../kernels/runtime/arena.js';
+import type { PackedRun } from '../kernels/attention/view.js';
+import { encodeRows } from '../kernels/attention/encode.js';
 
 export class RowStore {
   readonly format: KvFormat;

@@ -1,8 +1,8 @@
 // BulkStream: the append-only quantized bulk of one tensor (K or V) of one layer, in chunks of wasm memory.
 import { rowBytes, type KvFormat } from '../formats/format.js';
-import type { Arena } from '../kernels/arena.js';
-import type { PackedRun } from '../attention/view.js';
-import { encodeRows } from '../kernels/encode.js';
+import type { Arena } from '../kernels/runtime/arena.js';
+import type { PackedRun } from '../kernels/attention/view.js';
+import { encodeRows } from '../kernels/attention/encode.js';
 import { ArgumentError } from '../errors.js';
 
 /** Bulk chunk size in tokens when the caller gives none (a multiple of 32). */

@@ -12,8 +12,8 @@ import { kvBytes } from './accounting.js';
 import { schemePolicy } from './schemes.js';
 import { planLayers, type CachePolicy } from './policy.js';
 import { withSlidingWindows } from './swa.js';
-import { checkView } from '../attention/view.js';
-import { sharedArena } from '../kernels/arena.js';
+import { checkView } from '../kernels/attention/view.js';
+import { sharedArena } from '../kernels/runtime/arena.js';
 import { Prng } from '../numeric/prng.js';
 import { ArgumentError, EvictedError, FileFormatError, PolicyError } from '../errors.js';
 

@@ -6,7 +6,7 @@ import { ArgumentError } from '../errors.js';
 import type { AnchorPrecision, CachePolicy } from '../cache/policy.js';
 import { schemePolicy } from '../cache/schemes.js';
 import type { AttentionPrecision } from '../cache/kvcache.js';
-import type { QPrecision, VPrecision } from '../kernels/attend.js';
+import type { QPrecision, VPrecision } from '../kernels/attention/attend.js';
 import { intArg, intListArg } from './args.js';
 import { DEFAULT_SINKS, DEFAULT_WINDOW } from '../cache/defaults.js';
 
@@ -62,7 +62,7 @@ export function addCacheFlags(cmd: Command): Command {
 const Q_CHOICES: readonly QPrecision[] = ['f32', 'int8', 'int16'];
 const V_CHOICES: readonly VPrecision[] = ['f32', 'int16'];
 
-/** The attention accuracy choices the flags name (kernels/attend.ts); unknown values are an error. */
+/** The attention accuracy choices the flags name (kernels/attention/attend.ts); unknown values are an error. */
 export function attentionFromFlags(o: CacheFlags): AttentionPrecision {
   const pick = <T extends string>(flag: string, v: string | undefined, choices: readonly T[]): T | undefined => {
     if (v === undefined) return undefined;

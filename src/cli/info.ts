@@ -1,8 +1,8 @@
 // `kvpack info`: what this process runs on: the runtime, the wasm kernels and which build of them (relaxed or
 // baseline SIMD, and why), and the cores the matmul pool may use.
 import type { Command } from 'commander';
-import { kernelBuild, wasmFailure } from '../kernels/wasm.js';
-import { availableCores } from '../model/threads.js';
+import { kernelBuild, wasmFailure } from '../kernels/runtime/wasm.js';
+import { availableCores } from '../kernels/runtime/threads.js';
 
 export function register(program: Command): void {
   program

@@ -15,7 +15,7 @@ import { readGguf } from './reader.js';
 import { memorySource } from './source.js';
 import { GGML } from './types.js';
 import { schemePolicy } from '../cache/schemes.js';
-import { wasmFailure } from '../kernels/wasm.js';
+import { wasmFailure } from '../kernels/runtime/wasm.js';
 import { modelFromLoaded } from '../model/model.js';
 import { Prng } from '../numeric/prng.js';
 import { spy } from '../../test/fixtures/spy-source.js';

@@ -3,8 +3,8 @@
 // back (a cache destroyed at read time fails this, though its storage reads back fine), and (b) the appended
 // K/V rounded to f16 (seed 000's "attention relative RMS vs FP16" on every layer of a real run).
 // Also: which positions each exact region (sinks, anchors, window) covers, read back from the cache's view.
-import { readStored } from '../attention/dequantize.js';
-import type { MixedView, PackedRun } from '../attention/view.js';
+import { readStored } from '../kernels/attention/dequantize.js';
+import type { MixedView, PackedRun } from '../kernels/attention/view.js';
 import type { AttendOptions, KvCache } from '../cache/kvcache.js';
 import { rowBytes } from '../formats/format.js';
 import { roundFp16 } from '../numeric/half.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readStored } from '../attention/dequantize.js';
+import { readStored } from '../kernels/attention/dequantize.js';
 import { modelFromLoaded } from '../model/model.js';
 import { tinyModel } from '../../test/e2e/tiny-models.js';
 import { captureModel, CAPTURE_POLICY } from './capture-model.js';

@@ -1,7 +1,7 @@
 // Negative control on the live cache: what each layer stores vs what was appended to it. The check that
 // catches seed 002's retraction (quantization hooked to the wrong layers): error must be visible exactly on
 // the layers meant to be quantized, and zero (after the exact format's own rounding) on the others.
-import { readStored } from '../attention/dequantize.js';
+import { readStored } from '../kernels/attention/dequantize.js';
 import type { KvCache } from '../cache/kvcache.js';
 import { planLayers, type CachePolicy } from '../cache/policy.js';
 import { encode, decode } from '../formats/codec.js';

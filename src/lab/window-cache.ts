@@ -9,7 +9,7 @@
 import { encode } from '../formats/codec.js';
 import { bytesFor } from '../formats/format.js';
 import { getFormat } from '../formats/registry.js';
-import type { MixedView, Segment } from '../attention/view.js';
+import type { MixedView, Segment } from '../kernels/attention/view.js';
 import { ArgumentError, FileFormatError } from '../errors.js';
 
 export const WINDOW_HEADER_BYTES = 16;

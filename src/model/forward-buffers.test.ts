@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ForwardBuffers, KEEP_BYTES, type BufferSizes } from './forward-buffers.js';
 import { ArgumentError } from '../errors.js';
-import { inWasm, wasmFailure, wasmKernels } from '../kernels/wasm.js';
+import { inWasm, wasmFailure, wasmKernels } from '../kernels/runtime/wasm.js';
 
 const skip = wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false;
 

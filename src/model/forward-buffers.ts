@@ -1,7 +1,7 @@
 // One forward call's activations. With the wasm kernels they share one arena region, so the ops
-// (forward-wasm.ts) and the matmuls (matmul-wasm.ts) read and write them in place; without, plain arrays.
+// (kernels/ops/ops.ts) and the matmuls (kernels/matmul/matmul.ts) read and write them in place; without, plain arrays.
 import { ArgumentError, OutOfMemoryError } from '../errors.js';
-import { inWasm, wasmKernels, type WasmKernels } from '../kernels/wasm.js';
+import { inWasm, wasmKernels, type WasmKernels } from '../kernels/runtime/wasm.js';
 
 const NAMES = ['x', 'xb', 'q', 'k', 'v', 'att', 'gate', 'up', 'logits', 'cosG', 'sinG', 'cosL', 'sinL'] as const;
 export type BufferName = (typeof NAMES)[number];

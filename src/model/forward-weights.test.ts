@@ -5,9 +5,9 @@ import { dequantize } from '../kernels/matmul/dequant.js';
 import { GGML, ggmlType } from '../gguf/types.js';
 import { Prng } from '../numeric/prng.js';
 import { FileFormatError } from '../errors.js';
-import { configureMatmul } from './matmul-wasm.js';
+import { configureMatmul } from '../kernels/matmul/config.js';
 
-// These tests check float-level agreement: pin f32 activations (q8 activations are tested in matmul-wasm.test.ts).
+// These tests check float-level agreement: pin f32 activations (q8 activations are tested in kernels/matmul/matmul.test.ts).
 configureMatmul({ activations: 'f32' });
 
 /** Random blocks with their f16 scale fields set to finite values (offsets per ggml's block structs). */

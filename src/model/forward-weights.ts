@@ -1,5 +1,5 @@
 // Weight matrices for the forward pass. Quantized tensors stay quantized in memory. With the wasm kernels
-// (the default) the packed bytes live in the shared arena and matmul runs there (matmul-wasm.ts); the
+// (the default) the packed bytes live in the shared arena and matmul runs there (kernels/matmul/); the
 // plain TS path below is the reference: it dequantizes a block of rows into a small float32 scratch and
 // multiplies every token by it, so a Q4_K model never exists as float32 in memory.
 import { FileFormatError, ShapeError } from '../errors.js';
@@ -7,19 +7,11 @@ import { readTensor, tensorBytes, type ModelTensor } from '../gguf/model.js';
 import { GGML, ggmlType, ggmlTypeName } from '../gguf/types.js';
 import { blockDecoderOf, type BlockDecoder } from '../kernels/matmul/table.js';
 import { dequantTypes } from '../kernels/matmul/dequant.js';
-import { wasmKernels } from '../kernels/wasm.js';
-import { addRows } from './forward-wasm.js';
-import {
-  allocInArena,
-  allocWeight,
-  arenaHalfNonFinite,
-  freeInArena,
-  matmulPrefetch,
-  wasmMatmul,
-  wasmMatmulGroup,
-  wasmMatmulSupports,
-  type PackedWeight,
-} from './matmul-wasm.js';
+import { wasmKernels } from '../kernels/runtime/wasm.js';
+import { addRows } from '../kernels/ops/ops.js';
+import { allocInArena, allocWeight, arenaHalfNonFinite, freeInArena, wasmMatmulSupports, type PackedWeight } from '../kernels/matmul/weights.js';
+import { matmulPrefetch } from '../kernels/matmul/job.js';
+import { wasmMatmul, wasmMatmulGroup } from '../kernels/matmul/matmul.js';
 
 /** Scratch of about this many float32 values per row block: 64 KiB stays in L2 while the batch reuses it. */
 const ROW_BLOCK_VALUES = 16384;

@@ -6,11 +6,11 @@
 import { ArgumentError } from '../errors.js';
 import type { KvCache } from '../cache/kvcache.js';
 import type { ArchSpec } from './arch/spec.js';
-import type { Rope } from './forward-ops.js';
+import type { Rope } from '../kernels/ops/reference.js';
 import { ForwardBuffers } from './forward-buffers.js';
-import { addInPlace, applyRope, assertFinite, gatedAct, rmsNorm, scale, softcap } from './forward-wasm.js';
+import { addInPlace, applyRope, assertFinite, gatedAct, rmsNorm, scale, softcap } from '../kernels/ops/ops.js';
 import { matmulShared, prefetchWeights, type Weight } from './forward-weights.js';
-import { holdWorkers, releaseWorkers } from '../kernels/pool.js';
+import { holdWorkers, releaseWorkers } from '../kernels/runtime/pool.js';
 import type { Hparams } from './hparams.js';
 
 /** One block's weights; optional fields exist only for the architectures that have them. */
@@ -77,7 +77,7 @@ export function forward(w: ForwardWeights, tokens: readonly number[], cache: KvC
  * Runs every sequence's tokens at positions cache.length.. of its own cache and appends their K/V there.
  * Returns each sequence's logits as forward() does, in order. Each row goes through the same ops as a call
  * of its own would give it; results equal those up to the matmul kernel the batch size picks (see
- * matmul-wasm.ts TILE_MIN_TOKENS_*). On an error every cache is rewound to where it was.
+ * kernels/matmul/plan.ts TILE_MIN_TOKENS_*). On an error every cache is rewound to where it was.
  */
 export function forwardBatch(w: ForwardWeights, seqs: readonly BatchSeq[], opts: ForwardOptions = {}): Float32Array[] {
   if (seqs.length === 0) return [];
@@ -161,7 +161,7 @@ function run(w: ForwardWeights, seqs: readonly BatchSeq[], pos0: readonly number
     cosL: n * halfL, // [n, ropeDim/2] local RoPE table (when its base differs)
     sinL: n * halfL,
   });
-  // The pool's workers stay awake through the pass's gaps between parallel jobs (kernels/pool.ts).
+  // The pool's workers stay awake through the pass's gaps between parallel jobs (kernels/runtime/pool.ts).
   holdWorkers();
   try {
     blocks(w, seqs, R, opts, B);

@@ -3,26 +3,10 @@
 import { FileFormatError } from '../errors.js';
 import type { LoadedModel, ModelHparams } from '../gguf/model.js';
 import { getF32, getInt, getString, type Metadata } from '../gguf/metadata.js';
+import type { RopeScaling, RopeStyle } from '../kernels/ops/reference.js';
 
-/**
- * How RoPE pairs dimensions: `norm` rotates (2i, 2i+1) (llama GGUF, whose q/k rows llama.cpp's converter
- * permuted into that order); `neox` rotates (i, i + dims/2) (qwen2, qwen3, gemma3).
- */
-export type RopeStyle = 'norm' | 'neox';
-
-/** Context extension as the metadata says (`rope.scaling.*`); llama3 scaling arrives as `rope_freqs.weight`. */
-export interface RopeScaling {
-  readonly type: 'none' | 'linear' | 'yarn';
-  /** Context multiplier (positions are divided by it under linear scaling); 1 for none. */
-  readonly factor: number;
-  /** Training context before extension (YaRN's correction dims need it). */
-  readonly origCtx: number;
-  /** YaRN magnitude factor (llama.cpp's attn_factor), default 1. */
-  readonly attnFactor: number;
-  /** YaRN ramp bounds in rotations (llama.cpp defaults 32 and 1). */
-  readonly betaFast: number;
-  readonly betaSlow: number;
-}
+// RoPE's pairing and scaling types live with the op that reads them (kernels/ops/reference.ts).
+export type { RopeScaling, RopeStyle };
 
 export interface Hparams extends ModelHparams {
   readonly arch: string;

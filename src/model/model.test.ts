@@ -8,7 +8,7 @@ import { parseGguf, readGgufFrom } from '../gguf/reader.js';
 import { tinyLlama } from '../../test/fixtures/tiny.js';
 import { encodeGguf } from '../gguf/writer.js';
 import { schemePolicy } from '../cache/schemes.js';
-import { wasmFailure } from '../kernels/wasm.js';
+import { wasmFailure } from '../kernels/runtime/wasm.js';
 import { modelFromLoaded } from './model.js';
 import { spy } from '../../test/fixtures/spy-source.js';
 

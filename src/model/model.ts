@@ -1,6 +1,6 @@
 // A runnable model: loads a GGUF file, a llama2.c checkpoint (told apart by magic) or a Hugging Face
 // directory (config.json + safetensors), binds its tensors to an architecture's layer weights, and runs forward passes over a KvCache.
-import { wasmMatmulSupports } from './matmul-wasm.js';
+import { wasmMatmulSupports } from '../kernels/matmul/weights.js';
 import { FileFormatError } from '../errors.js';
 import { KvCache, type AttentionPrecision } from '../cache/kvcache.js';
 import type { CachePolicy } from '../cache/policy.js';
@@ -15,7 +15,7 @@ import { loadedFromPath } from './model-path.js';
 import { createTokenizer, type Tokenizer } from './tokenizer/index.js';
 import { getArchitecture, type ArchSpec } from './arch/registry.js';
 import { forward, type ForwardOptions, type ForwardWeights, type LayerWeights } from './forward.js';
-import { Rope } from './forward-ops.js';
+import { Rope } from '../kernels/ops/reference.js';
 import { vectorF32, Weight } from './forward-weights.js';
 import { engineHparams, NO_ROPE_SCALING, type Hparams } from './hparams.js';
 
@@ -36,7 +36,7 @@ export interface CacheOptions {
   /** Positions the cache holds; default the training context. */
   capacity?: number;
   chunkTokens?: number;
-  /** Accuracy choices of the attention kernels (default exact float32); see kernels/attend.ts. */
+  /** Accuracy choices of the attention kernels (default exact float32); see kernels/attention/attend.ts. */
   attention?: AttentionPrecision;
 }
 

@@ -1,9 +1,9 @@
 // Builds MixedViews whose runs live in arena memory, the way the cache lays them out: one allocation per
 // run, kv heads back to back (headStride = bytes of one head), encoded through encodeRows.
 import { bytesFor, type KvFormat } from '../formats/format.js';
-import type { MixedView, PackedRun, Segment } from '../attention/view.js';
-import { encodeRows } from '../kernels/encode.js';
-import { sharedArena } from '../kernels/arena.js';
+import type { MixedView, PackedRun, Segment } from '../kernels/attention/view.js';
+import { encodeRows } from '../kernels/attention/encode.js';
+import { sharedArena } from '../kernels/runtime/arena.js';
 
 /** A run being built: values are [kvHeads, tokens, headDim] f32. */
 export interface RunSpec {

@@ -5,15 +5,15 @@
 // (test/parity/gate-cli.ts), test/parity/gate.test.ts a small one in every test run.
 import { formats } from '../formats/registry.js';
 import { bytesFor, rowBytes, type KvFormat } from '../formats/format.js';
-import { attendReference, type AttendArgs } from '../attention/reference.js';
-import type { MixedView } from '../attention/view.js';
-import { attend, hasIntegerV, integerQPrecisions, setForceReference, type QPrecision, type VPrecision } from '../kernels/attend.js';
+import { attendReference, type AttendArgs } from '../kernels/attention/reference.js';
+import type { MixedView } from '../kernels/attention/view.js';
+import { attend, hasIntegerV, integerQPrecisions, setForceReference, type QPrecision, type VPrecision } from '../kernels/attention/attend.js';
 import { KvCache } from '../cache/kvcache.js';
-import { hasKernel, lookupKernel, registeredKernels, type Op, type Precision } from '../kernels/registry.js';
-import { KERNEL_TABLE, kernelKey } from '../kernels/table.js';
-import { abiFits } from '../kernels/abi.js';
-import { wasmKernels, wasmFailure } from '../kernels/wasm.js';
-import { sharedArena } from '../kernels/arena.js';
+import { hasKernel, lookupKernel, registeredKernels, type Op, type Precision } from '../kernels/attention/registry.js';
+import { KERNEL_TABLE, kernelKey } from '../kernels/attention/table.js';
+import { abiFits } from '../kernels/attention/abi.js';
+import { wasmKernels, wasmFailure } from '../kernels/runtime/wasm.js';
+import { sharedArena } from '../kernels/runtime/arena.js';
 import { Prng } from '../numeric/prng.js';
 import { buildView, freeAll, type Allocations, type RunSpec, type SegmentSpec } from './build-view.js';
 
@@ -63,7 +63,7 @@ export const TOLERANCES = {
   /**
    * vPrecision 'int16': softmax weight x V block scale rounded to 16 bits per 32 tokens (relative step 2^-15
    * of the sub-block's largest weight) before exact integer sums: at most 32 / (12 * 32767^2) = 2.5e-9 per
-   * block (assembly/accum_w16.ts), x8 for headroom.
+   * block (assembly/attention/accum_w16.ts), x8 for headroom.
    */
   'int16-v': 2e-8,
 } as const;

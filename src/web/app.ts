@@ -5,7 +5,7 @@
 // cache bytes to #kvpack-bytes, so a script (the browser tests) can read the result.
 import { schemes } from '../cache/schemes.js';
 import { ArgumentError, DefinitionError } from '../errors.js';
-import { hasRelaxedSimd } from '../kernels/features.js';
+import { hasRelaxedSimd } from '../kernels/runtime/features.js';
 import { isHfModelFile } from '../hf/model-files.js';
 import type { ServedFile } from '../hf/web-files.js';
 import type { CacheReadout, EngineEvent, EngineRequest, ModelRef } from './protocol.js';
@@ -296,7 +296,7 @@ async function init(): Promise<void> {
   const { settings, problems } = readSettings(new URLSearchParams(location.search));
   fillForm(settings);
   const iso = $('isolation');
-  // The engine worker picks its kernel build itself (src/kernels/relaxed.ts: relaxed only where its self-test passes).
+  // The engine worker picks its kernel build itself (src/kernels/runtime/relaxed.ts: relaxed only where its self-test passes).
   const simd = hasRelaxedSimd()
     ? ' Relaxed SIMD available: the engine runs its relaxed-SIMD kernels if their self-test passes.'
     : ' Relaxed SIMD absent: the kernels use baseline SIMD.';

@@ -6,7 +6,7 @@ import { modelFromLoaded, type Model } from '../../src/model/model.js';
 import { UnknownArchitectureError } from '../../src/errors.js';
 import type { CachePolicy } from '../../src/cache/policy.js';
 import { TINY, TINY_SLIDING_WINDOW, tinyModel } from './tiny-models.js';
-import { configureMatmul } from '../../src/model/matmul-wasm.js';
+import { configureMatmul } from '../../src/kernels/matmul/config.js';
 
 // Float-level agreement (1e-4, 1e-6) is the point here: pin f32 activations. The default q8 activations
 // (llama.cpp's choice) round each activation block, so tiny input differences can flip a rounding.

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { KvCache } from '../../src/cache/kvcache.js';
 import { schemePolicy } from '../../src/cache/schemes.js';
 import type { CachePolicy } from '../../src/cache/policy.js';
-import { attend, type FastAttendArgs } from '../../src/kernels/attend.js';
-import { wasmKernels } from '../../src/kernels/wasm.js';
-import { getThreads } from '../../src/kernels/pool.js';
+import { attend, type FastAttendArgs } from '../../src/kernels/attention/attend.js';
+import { wasmKernels } from '../../src/kernels/runtime/wasm.js';
+import { getThreads } from '../../src/kernels/runtime/pool.js';
 import { Prng } from '../../src/numeric/prng.js';
 
 const H = 2;

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { serve } from '../server/harness.js';
 import { fromRoot } from '../paths.js';
-import { configureMatmul } from '../../src/model/matmul-wasm.js';
-import { setThreads } from '../../src/kernels/pool.js';
+import { configureMatmul } from '../../src/kernels/matmul/config.js';
+import { setThreads } from '../../src/kernels/runtime/pool.js';
 import { schemePolicy } from '../../src/cache/schemes.js';
 import { answer, ids, same, suiteModels, REGIONS } from './harness.js';
 

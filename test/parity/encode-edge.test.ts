@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getFormat } from '../../src/formats/registry.js';
 import { bytesFor, type KvFormat } from '../../src/formats/format.js';
-import { hasKernel, lookupKernel } from '../../src/kernels/registry.js';
-import { wasmKernels } from '../../src/kernels/wasm.js';
+import { hasKernel, lookupKernel } from '../../src/kernels/attention/registry.js';
+import { wasmKernels } from '../../src/kernels/runtime/wasm.js';
 import { Prng } from '../../src/numeric/prng.js';
 
 const ENCODERS = [

@@ -4,9 +4,9 @@
 // so NaN payloads reach both encoders unchanged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hasKernel, lookupKernel } from '../../src/kernels/registry.js';
-import { wasmKernels } from '../../src/kernels/wasm.js';
-import { sharedArena } from '../../src/kernels/arena.js';
+import { hasKernel, lookupKernel } from '../../src/kernels/attention/registry.js';
+import { wasmKernels } from '../../src/kernels/runtime/wasm.js';
+import { sharedArena } from '../../src/kernels/runtime/arena.js';
 import { F16_MAX } from '../../src/formats/scale16.js';
 import { Prng } from '../../src/numeric/prng.js';
 

@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getFormat } from '../../src/formats/registry.js';
 import { bytesFor } from '../../src/formats/format.js';
-import { hasKernel, lookupKernel } from '../../src/kernels/registry.js';
-import { wasmKernels } from '../../src/kernels/wasm.js';
-import { sharedArena } from '../../src/kernels/arena.js';
+import { hasKernel, lookupKernel } from '../../src/kernels/attention/registry.js';
+import { wasmKernels } from '../../src/kernels/runtime/wasm.js';
+import { sharedArena } from '../../src/kernels/runtime/arena.js';
 import { Prng } from '../../src/numeric/prng.js';
 
 const FORMATS = ['tern_g32', 'tern_g8', 'tern_g4', 'int2s_g8', 'int2s_g4'];

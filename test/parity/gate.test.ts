@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runGate, SMALL_GRID, nmse } from '../../src/parity/gate.js';
-import { wasmKernels, wasmFailure } from '../../src/kernels/wasm.js';
+import { wasmKernels, wasmFailure } from '../../src/kernels/runtime/wasm.js';
 
 test('gate: the wasm kernel module loaded (only KVPACK_NO_WASM=1 runs the suite without it)', (t) => {
   if (process.env['KVPACK_NO_WASM'] === '1') return t.skip('KVPACK_NO_WASM=1: the reference-only configuration was asked for');

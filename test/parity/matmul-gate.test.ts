@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { runMatmulGate, SMALL_MATMUL_GRID, worstError } from './matmul-gate.js';
 import { matmulTolerance } from './matmul-weights.js';
 import { Prng } from '../../src/numeric/prng.js';
-import { wasmFailure } from '../../src/kernels/wasm.js';
+import { wasmFailure } from '../../src/kernels/runtime/wasm.js';
 
 test('matmul gate: every weight type x token path on the small grid matches the reference, every fast kernel ran', {
   skip: wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false,

@@ -5,11 +5,13 @@
 // `node dist-test/test/parity/matmul-gate.js --full` runs the full grid (npm run gate runs it after gate.ts).
 import { pathToFileURL } from 'node:url';
 import { Weight } from '../../src/model/forward-weights.js';
-import { matmulKernelFor, wasmMatmul, type Activations } from '../../src/model/matmul-wasm.js';
+import { matmulKernelFor } from '../../src/kernels/matmul/plan.js';
+import { wasmMatmul } from '../../src/kernels/matmul/matmul.js';
+import type { Activations } from '../../src/kernels/matmul/config.js';
 import { dequantize } from '../../src/kernels/matmul/dequant.js';
 import { ggmlType } from '../../src/gguf/types.js';
 import { encode } from '../../src/formats/codec.js';
-import { kernelBuild, wasmFailure, wasmKernels } from '../../src/kernels/wasm.js';
+import { kernelBuild, wasmFailure, wasmKernels } from '../../src/kernels/runtime/wasm.js';
 import { configureMatmul } from '../../src/kernels/matmul/config.js';
 import { weightType } from '../../src/kernels/matmul/table.js';
 import { Prng } from '../../src/numeric/prng.js';

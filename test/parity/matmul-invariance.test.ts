@@ -4,10 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { matmulShared, Weight } from '../../src/model/forward-weights.js';
-import { configureMatmul, matmulConfig, matmulKernelFor, type Activations } from '../../src/model/matmul-wasm.js';
-import { availableCores } from '../../src/model/threads.js';
+import { configureMatmul, matmulConfig, type Activations } from '../../src/kernels/matmul/config.js';
+import { matmulKernelFor } from '../../src/kernels/matmul/plan.js';
+import { availableCores } from '../../src/kernels/runtime/threads.js';
 import { GGML, ggmlType } from '../../src/gguf/types.js';
-import { wasmFailure } from '../../src/kernels/wasm.js';
+import { wasmFailure } from '../../src/kernels/runtime/wasm.js';
 import { Prng } from '../../src/numeric/prng.js';
 import { FLOAT_TYPES, MATMUL_TYPES, randomWeight } from './matmul-weights.js';
 

@@ -1,5 +1,5 @@
 // Random weights of every ggml type the matmuls read, and the error bound of int8 ('q8') activations: the
-// matmul parity checks (test/parity/matmul-gate.ts, src/model/matmul-wasm.test.ts) share them.
+// matmul parity checks (test/parity/matmul-gate.ts, src/kernels/matmul/matmul.test.ts) share them.
 import { encode } from '../../src/formats/codec.js';
 import { GGML, ggmlType } from '../../src/gguf/types.js';
 import { WEIGHT_TYPES } from '../../src/kernels/matmul/table.js';

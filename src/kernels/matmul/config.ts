@@ -1,6 +1,6 @@
 // The matmul settings (activation path, threads, how the pool is chosen) and the cores they may use.
 import { ArgumentError } from '../../errors.js';
-import { coreCount } from '../pool.js';
+import { coreCount } from '../runtime/pool.js';
 
 /** Read once: every matmul call asks, and the platform's core count can cost a syscall (1.3% of a decode step). */
 let cores = 0;
@@ -24,7 +24,7 @@ export interface MatmulConfig {
   /** 'measured': per size class, use the pool only while it is measured faster; 'always': every call of at least PARALLEL_MIN_MACS. */
   threadChoice: 'measured' | 'always';
   /**
-   * Run the relaxed-SIMD tiles where the loaded module is the relaxed build (src/kernels/relaxed.ts) and the
+   * Run the relaxed-SIMD tiles where the loaded module is the relaxed build (src/kernels/runtime/relaxed.ts) and the
    * type has them; false runs the baseline tiles (same bits: for A/B runs and the gate).
    */
   relaxed: boolean;
@@ -32,7 +32,7 @@ export interface MatmulConfig {
 
 /**
  * Default 'q8': bench/engine.ts measured it ~1.9x faster than 'f32' on q8_0 / q4_0 weights at decode, with
- * a relative output error of ~4e-3 (the bound is half an activation step per value; see matmul-wasm.test.ts).
+ * a relative output error of ~4e-3 (the bound is half an activation step per value; see matmul.test.ts).
  */
 export const DEFAULT_ACTIVATIONS: Activations = 'q8';
 

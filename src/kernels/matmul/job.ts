@@ -1,8 +1,8 @@
 // A matmul job: the weights of a group cut into units of 4-row strips, run by the caller and the pool's
-// workers taking units from a shared counter (assembly/matmul_run.ts), and the prefetch job that has idle
+// workers taking units from a shared counter (assembly/matmul/run.ts), and the prefetch job that has idle
 // workers read the next weights into cache.
-import { awaitShared, beforePosts, postShared } from '../pool.js';
-import type { WasmKernels } from '../wasm.js';
+import { awaitShared, beforePosts, postShared } from '../runtime/pool.js';
+import type { WasmKernels } from '../runtime/wasm.js';
 import { matmulConfig, matmulCores, PARALLEL_MIN_MACS } from './config.js';
 import { ThreadChooser } from './chooser.js';
 import type { Packed, Plan } from './plan.js';
@@ -11,7 +11,7 @@ import type { PackedWeight } from './weights.js';
 
 const chooser = new ThreadChooser();
 
-/** The module's global of each job kernel id (assembly/matmul_run.ts K_*, exported: one definition). */
+/** The module's global of each job kernel id (assembly/matmul/run.ts K_*, exported: one definition). */
 const KERNEL_GLOBALS: Readonly<Record<MatmulKernel | 'touch', string>> = {
   matmulVec: 'K_VEC',
   matmulQ8Tiled: 'K_Q8_TILED',
@@ -185,6 +185,6 @@ function endPrefetch(): void {
 
 /**
  * Kept for callers that used to stop the matmul threads: they are now the process's one worker pool
- * (kernels/pool.ts), shared with attention, whose idle workers never keep the process alive.
+ * (kernels/runtime/pool.ts), shared with attention, whose idle workers never keep the process alive.
  */
 export function closeMatmulThreads(): void {}

@@ -2,9 +2,9 @@
 // the file at load), activations are read where they live in the arena (or copied into an arena workspace)
 // and laid out once per call (or once for a group of weights sharing the input), one token runs the fused
 // one-token kernels, batches the tiled ones, and big calls split their output rows dynamically across the
-// worker pool (units taken from a counter, assembly/matmul_run.ts; job.ts).
+// worker pool (units taken from a counter, assembly/matmul/run.ts; job.ts).
 import { ArgumentError, ShapeError } from '../../errors.js';
-import { inWasm, type WasmKernels } from '../wasm.js';
+import { inWasm, type WasmKernels } from '../runtime/wasm.js';
 import { matmulConfig, matmulCores, type Activations } from './config.js';
 import { runJob, type Part } from './job.js';
 import { layoutBytes, plan, type Layout, type Packed } from './plan.js';

@@ -1,5 +1,5 @@
 // The kernel and activation layout a matmul of n tokens runs for one weight, from the weight-type table.
-import type { WasmKernels } from '../wasm.js';
+import type { WasmKernels } from '../runtime/wasm.js';
 import { matmulConfig, type Activations } from './config.js';
 import { weightType, type MatmulKernel } from './table.js';
 import type { PackedWeight } from './weights.js';
@@ -13,7 +13,7 @@ export const TILE_MIN_TOKENS_F32 = 2;
 
 /**
  * Activation layouts a call may need; one weight group packs each at most once. vec*: one token in the order
- * a type's one-token kernel reads (assembly/matmul_vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32
+ * a type's one-token kernel reads (assembly/matmul/vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32
  * for f16 / bf16, which the f32 tile reads too; int16 even/odd per 16 for q6_K); tiles*: token quads for the
  * int8 tile, tiles32b the same int8 narrowed to bytes per 4 columns (the relaxed tile; the int16 quads follow
  * them in q as its staging); raw: x as it is (the f32 tile of f32 and quantized weights).
@@ -53,7 +53,7 @@ function relaxedIn(e: WasmKernels['exports'], type: number): boolean {
   return r;
 }
 
-/** packActVec's order for f16 / bf16 (assembly/matmul_vec.ts ORDER_HALVES). */
+/** packActVec's order for f16 / bf16 (assembly/matmul/vec.ts ORDER_HALVES). */
 const ORDER_HALVES = 3;
 
 /**

@@ -10,7 +10,7 @@ import { GGML, ggmlType } from '../../gguf/types.js';
 /** Decodes one block at src[srcOff..] into dst[dstOff..] (blockValues floats). */
 export type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
 
-/** Kernels of assembly/matmul_run.ts by name (ids: its K_* constants, read from the module at dispatch). */
+/** Kernels of assembly/matmul/run.ts by name (ids: its K_* constants, read from the module at dispatch). */
 export type MatmulKernel = 'matmulVec' | 'matmulQ8Tiled' | 'matmulF32Tiled' | 'matmulQ8Relaxed';
 
 export interface WeightTypeRow {
@@ -23,7 +23,7 @@ export interface WeightTypeRow {
   /** Whether the wasm kernels read this type in its packed bytes. */
   readonly wasm: boolean;
   /**
-   * The one-token kernel (assembly/matmul_vec.ts matmulVec), or null: the activation order it reads
+   * The one-token kernel (assembly/matmul/vec.ts matmulVec), or null: the activation order it reads
    * (packActVec ORDER_*) and the most tokens a call runs through it (once per token, re-reading the rows)
    * before the tiles pay. Bits never depend on it: every kernel of a type sums in the same order. Measured
    * on [2048, 768] and [768, 2048], one core, CPU time (against the row kernels since removed, and the
@@ -43,14 +43,14 @@ export interface WeightTypeRow {
   /** Column counts the matmul gate draws: any ('float'), whole 32-value blocks, whole 256-value blocks. */
   readonly gateCols: 'float' | 'block32' | 'block256';
   /**
-   * Whether a relaxed-SIMD build runs this type's tiles as matmulQ8Relaxed (assembly/matmul_relaxed.ts, same
+   * Whether a relaxed-SIMD build runs this type's tiles as matmulQ8Relaxed (assembly/matmul/relaxed_tile.ts, same
    * bits as matmulQ8Tiled): the 4- and 5-bit block types, 0.69-0.88x the baseline tiles' time; 8-bit ones
    * would split each weight in two dots, 1.4-1.7x (bench/relaxed-ab.ts). relaxedTileType must agree (the gate checks).
    */
   readonly relaxedTile: boolean;
 }
 
-// packActVec orders (assembly/matmul_vec.ts ORDER_*).
+// packActVec orders (assembly/matmul/vec.ts ORDER_*).
 const NATURAL = 0,
   NIB32 = 1,
   NIB256 = 2,

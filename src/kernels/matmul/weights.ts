@@ -1,8 +1,8 @@
 // Packed weights in the arena: where a weight's bytes go at load (the first memory space with room), the
 // activation workspaces per space, and the loaded kernels' handle.
 import { OutOfMemoryError, WasmUnavailableError } from '../../errors.js';
-import { inWasm, wasmKernels, type WasmKernels } from '../wasm.js';
-import { placeIn } from '../spaces.js';
+import { inWasm, wasmKernels, type WasmKernels } from '../runtime/wasm.js';
+import { placeIn } from '../runtime/spaces.js';
 import { weightType } from './table.js';
 
 /** A [rows, cols] weight whose packed bytes start at address `ptr` of memory space `space` (spaces.ts). */

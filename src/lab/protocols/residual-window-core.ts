@@ -3,7 +3,7 @@ import { synthesize, attentionWeights, FOCI, type Focus } from '../synthetic.js'
 import { relL2, massInWindow } from '../metrics.js';
 import { attendDense } from '../dense.js';
 import { readWindowCache, packWindowCache, windowCacheBytes, type WindowFormats } from '../window-cache.js';
-import { attendReference } from '../../attention/reference.js';
+import { attendReference } from '../../kernels/attention/reference.js';
 import { decode } from '../../formats/codec.js';
 import { obj, num, nums, str, strs, isPosInt, isNonNegInt } from '../spec.js';
 import { FileFormatError } from '../../errors.js';

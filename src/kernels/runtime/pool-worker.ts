@@ -1,0 +1,106 @@
+// Pool worker: instantiates the kernel module over every memory space (spaces.ts), then loops: wait for a job
+// (spin briefly, then Atomics.wait); attention units: take them from the shared counter until none are
+// left; kernel calls: run the one in this worker's slot. Report each through the DONE word.
+import { workerData } from './pool-worker-init.js';
+import type { PoolInit as Init } from './pool-host-api.js';
+import { bindJob, runUnit, scratchAt, unitKernel, type BoundJob, type UnitKernel } from '../attention/attend-unit.js';
+import { unpackJob } from '../attention/job-pack.js';
+import {
+  CALL_SLOT,
+  DONE,
+  GEN,
+  HOLD,
+  JOB_CALLS,
+  JOB_LEN,
+  JOB_SHARED,
+  KIND,
+  QUIT,
+  READY,
+  SHARED_FN,
+  SHARED_WORKERS,
+  SPACE,
+  recordError,
+  sleepOnGen,
+  takeUnit,
+} from './pool-control.js';
+
+const init = workerData as Init;
+const { ctl, jobBytes, memories } = init;
+/** One instance per space, each over its memory; a job's SPACE word says which one its addresses mean. */
+const spaces = memories.map((memory, i) => {
+  const ex = new WebAssembly.Instance(init.module, { env: { memory } }).exports as Record<string, unknown>;
+  // Registry keys -> kernels, resolved from the kernel table as the main thread does (kept across jobs).
+  const kernels = new Map<string, UnitKernel>();
+  const resolve = (key: string): UnitKernel => {
+    let kn = kernels.get(key);
+    if (!kn) kernels.set(key, (kn = unitKernel(key, ex)));
+    return kn;
+  };
+  // Export list order: the index pool.ts's runCalls puts in a call slot.
+  return { memory, ex, fns: Object.values(ex) as ((...a: number[]) => void)[], resolve, scratch: scratchAt(init.scratch[i]!) };
+});
+const slot = init.id * CALL_SLOT;
+const args: number[] = [];
+// Read the generation before announcing readiness: a job posted right after the caller sees READY must count as new.
+let seen = Atomics.load(ctl, GEN);
+Atomics.add(ctl, READY, 1);
+Atomics.notify(ctl, READY);
+
+for (;;) {
+  // Wait for the next job: spin for spinMs (all along while a caller holds the workers), then sleep on the generation word.
+  const spinUntil = performance.now() + init.spinMs;
+  let gen = Atomics.load(ctl, GEN);
+  while (gen === seen) {
+    if (performance.now() > spinUntil && Atomics.load(ctl, HOLD) === 0) sleepOnGen(ctl, seen);
+    gen = Atomics.load(ctl, GEN);
+  }
+  seen = gen;
+  if (Atomics.load(ctl, QUIT)) break;
+  const kind = Atomics.load(ctl, KIND);
+  const space = Atomics.load(ctl, SPACE);
+  const sp = spaces[space]!;
+  if (kind === JOB_SHARED) {
+    // export(job, this worker's thread number); the job hands out and counts its own units (nothing goes to
+    // DONE), so a worker that wakes late, even for a newer job, just finds less or nothing to do.
+    if (init.id >= Atomics.load(ctl, SHARED_WORKERS)) continue;
+    try {
+      sp.fns[Atomics.load(ctl, SHARED_FN)]!(Atomics.load(init.sharedJobs, space) >>> 0, init.id + 1);
+    } catch (e) {
+      recordError(ctl, init.errText, e);
+    }
+    continue;
+  }
+  if (kind === JOB_CALLS) {
+    const idx = init.calls[slot]!;
+    args.length = init.calls[slot + 1]!;
+    for (let i = 0; i < args.length; i++) args[i] = init.calls[slot + 2 + i]!;
+    // A newer job replaced this one while we read it (we woke late): serve that one instead.
+    if (Atomics.load(ctl, GEN) !== gen) continue;
+    if (idx < 0) continue;
+    try {
+      sp.fns[idx]!(...args);
+    } catch (e) {
+      recordError(ctl, init.errText, e);
+    }
+    Atomics.add(ctl, DONE, 1);
+    Atomics.notify(ctl, DONE);
+    continue;
+  }
+  let job: BoundJob;
+  try {
+    job = bindJob(unpackJob(init.jobNums, JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as string[]), sp.resolve);
+  } catch {
+    continue; // rewritten by a newer job while we read it: that job's units carry a newer generation tag
+  }
+  for (;;) {
+    const u = takeUnit(ctl, gen, job.units);
+    if (u < 0) break;
+    try {
+      runUnit(sp.ex, sp.memory, job, u, sp.scratch);
+    } catch (e) {
+      recordError(ctl, init.errText, e);
+    }
+    Atomics.add(ctl, DONE, 1);
+    Atomics.notify(ctl, DONE);
+  }
+}

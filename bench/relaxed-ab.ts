@@ -2,7 +2,10 @@
 // build holds both), the same weights and activations, wasmMatmul with configureMatmul({ relaxed }) on and
 // off (activation packing included), one thread, batches alternated, median CPU time per call. The outputs
 // of both sides are compared bit for bit as they run (the gate's claim, re-checked on the bench shapes).
+// With --model PATH: prefill of --prompt tokens on that GGUF instead, relaxed tiles on and off alternated
+// (a fresh f16 cache per call), --threads threads, median CPU time per prefill and the logits compared.
 // node dist-test/bench/relaxed-ab.js [--types q4_0,q8_0] [--shapes 2048x768,768x2048] [--n 16,64,128] [--budget 0.6]
+// node dist-test/bench/relaxed-ab.js --model /tmp/kvpack-bench-llama-d768-l12-v32000-c33280-q4_0.gguf [--prompt 128] [--threads 1]
 import { ggmlTypeByName } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
 import { configureMatmul } from '../src/kernels/matmul/config.js';
@@ -12,6 +15,8 @@ import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomWeight } from '../test/parity/matmul-weights.js';
 import { cpuAlternated, option, printTable } from './harness.js';
+import { loadModel } from '../src/model/model.js';
+import { schemePolicy } from '../src/cache/schemes.js';
 import { fmtLoad, withLoad } from './native-llama.js';
 
 const build = kernelBuild();
@@ -19,6 +24,38 @@ if (!build?.relaxed) {
   console.log(`relaxed-ab: the kernels run ${build?.note ?? 'no wasm'}: nothing to compare`);
   process.exit(0);
 }
+const modelPath = option('--model');
+if (modelPath) {
+  prefillAB(modelPath);
+  process.exit(0);
+}
+
+/** Prefill A/B on a model: relaxed tiles on / off, alternated, median CPU seconds per prefill. */
+function prefillAB(path: string): void {
+  const threads = Number(option('--threads') ?? 1);
+  const prompt = Number(option('--prompt') ?? 128);
+  configureMatmul({ threads });
+  const model = loadModel(path, { expand: false });
+  const tokens = Array.from({ length: prompt }, (_, i) => 300 + ((i * 7919) % Math.max(1, model.nVocab - 300)));
+  const logits: Float32Array[] = [new Float32Array(0), new Float32Array(0)];
+  const side = (relaxed: boolean, i: number) => () => {
+    configureMatmul({ relaxed });
+    const cache = model.createCache({ policy: schemePolicy('f16'), capacity: prompt + 16 });
+    logits[i] = model.forward(tokens, cache).slice();
+    cache.dispose();
+  };
+  const { value, load } = withLoad(() => cpuAlternated([side(false, 0), side(true, 1)], Number(option('--budget') ?? 20)));
+  const [tBase, tRelaxed] = value as [number, number];
+  const same = Buffer.compare(Buffer.from(logits[0]!.buffer), Buffer.from(logits[1]!.buffer)) === 0;
+  console.log(
+    `prefill ${prompt} tokens of ${path}, ${threads} thread(s), ${build!.note}; CPU time per prefill, alternated (medians of 21); load ${fmtLoad(load)}`,
+  );
+  printTable(
+    ['baseline tiles ms', 'relaxed tiles ms', 'relaxed/base', 'relaxed tok/CPU-s', 'last logits'],
+    [[(tBase * 1e3).toFixed(1), (tRelaxed * 1e3).toFixed(1), (tRelaxed / tBase).toFixed(3), (prompt / tRelaxed).toFixed(1), same ? 'same bits' : 'DIFFER']],
+  );
+}
+
 const types = (option('--types') ?? 'q4_0,q8_0,q4_1,q5_0,iq4_nl').split(',');
 const shapes = (option('--shapes') ?? '2048x768,768x2048').split(',').map((s) => s.split('x').map(Number) as [number, number]);
 const ns = (option('--n') ?? '16,64,128').split(',').map(Number);

@@ -3,20 +3,21 @@
 // against 8 for i32x4.dot_i16x8_s. One operand must lie in 0..127, so weights enter as small unsigned
 // values b = q + off: the dot of 8 such 4-column groups stays in i16 (|x| <= 127, b <= 15: 8 * 2 * 15 * 127
 // = 30480 < 2^15; b <= 31 keeps 4) and one extadd widens it per block; q . x = b . x - off * sum x, with
-// the activation sums packActQ8 already keeps. The float steps per block are tile32's, in its order, so
-// outputs are bit-identical to the baseline tiles and to the one-token kernels (batch invariance).
+// the activation sums packActQ8 already keeps. q4_K / q5_K: per 32-value sub-block the same dots times its
+// integer scale, I = sum_j sc_j (q . x)_j as tileK forms it. The float steps are tile32's / tileK's, in their
+// order, so outputs are bit-identical to the baseline tiles and to the one-token kernels (batch invariance).
 // 8-bit weights (q8_0, iq4_nl) have none: splitting q = 16 * hi + lo into two such dots measured 1.43-1.70x
 // the baseline tiles' time (bench/relaxed-ab.ts, [2048, 768], n 64-128; Node 20's V8 lowers the dots to
 // pmaddubsw, no VNNI), and the i32 form (i32x4.relaxed_dot_i8x16_i7x16_add_s) ran 0.38 ns per 16
 // multiply-adds against 0.15 ns per 8 for dot_i16x8_s + add: no faster per multiply-add.
-import { decodeRowI8, T_Q4_0, T_Q4_1, T_Q5_0, T_Q5_1 } from './decode';
-import { stMn, stQ, stSc, storeTile } from './tile_q8';
+import { decodeRowI8, kScales, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K } from './decode';
+import { kMins, kStep, stDD, stMn, stQ, stSc, storeTile } from './tile_q8';
 
-/** The weight offset that puts a type's decoded values in 0..15 (q4) or 0..31 (q5, wide32); -1: no relaxed tile for the type. */
+/** The weight offset that puts a type's decoded values in 0..15 (q4*) or 0..31 (q5*, wide32); -1: no relaxed tile for the type. */
 @inline function offsetOf(type: i32): i32 {
   if (type == T_Q4_0) return 8;
   if (type == T_Q5_0) return 16;
-  if (type == T_Q4_1 || type == T_Q5_1) return 0;
+  if (type == T_Q4_1 || type == T_Q5_1 || type == T_Q4_K || type == T_Q5_K) return 0;
   return -1;
 }
 
@@ -61,24 +62,35 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
   const bRow = <usize>cols << 1;
   const gRow = ng << 2;
   const nq = (n + 3) >> 2;
+  const kq = type == T_Q4_K || type == T_Q5_K;
+  const DD = stDD(scratch, cols);
+  const dRow = <usize>(cols >> 8) << 3;
   for (let r0 = 0; r0 < rows; r0 += 4) {
     const nr = min(4, rows - r0);
     let hasMin = false;
     for (let i = 0; i < 4; i++) {
       const bi = B + <usize>i * bRow;
       if (i < nr) {
-        hasMin = decodeRowI8(type, w + <usize>(r0 + i) * rowBytes, cols, Q, SC + <usize>i * gRow, MN + <usize>i * gRow);
+        const wr = w + <usize>(r0 + i) * rowBytes;
+        hasMin = decodeRowI8(type, wr, cols, Q, SC + <usize>i * gRow, MN + <usize>i * gRow);
+        // K-quants: integer sub-block scales and mins, d and dmin per 256 (as matmulQ8Tiled).
+        if (kq) kScales(type, wr, cols, SC + <usize>i * gRow, MN + <usize>i * gRow, DD + <usize>i * dRow);
         offsetRow(Q, cols, off, bi);
       } else {
         // Padding rows: zero values and scales (their outputs are never stored).
         memory.fill(bi, <u8>off, cols);
         memory.fill(SC + <usize>i * gRow, 0, gRow);
         memory.fill(MN + <usize>i * gRow, 0, gRow);
+        if (kq) memory.fill(DD + <usize>i * dRow, 0, dRow);
       }
     }
     const yr = y + (<usize>r0 << 2);
     let q = 0;
-    if (type == T_Q5_0 || type == T_Q5_1) {
+    if (kq) {
+      const five = type == T_Q5_K;
+      for (; q + 2 <= nq; q += 2) tileKRelaxed(five, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
+      if (q < nq) tileKRelaxed(five, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
+    } else if (type == T_Q5_0 || type == T_Q5_1) {
       for (; q + 2 <= nq; q += 2) tileNarrow(true, hasMin, off, B, SC, MN, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
       if (q < nq) tileNarrow(true, hasMin, off, B, SC, MN, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
     } else {
@@ -217,6 +229,114 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
         h2 = f32x4.add(h2, f32x4.mul(m2, xB));
         h3 = f32x4.add(h3, f32x4.mul(m3, xB));
       }
+    }
+  }
+  storeTile(f0, f1, f2, f3, y, yStride, q << 2, n, nr);
+  if (two) storeTile(h0, h1, h2, h3, y, yStride, (q + 1) << 2, n, nr);
+}
+
+/**
+ * One tile of q4_K / q5_K: 4 rows x token quads q (and q + 1 when `two`). Per 32-value sub-block j the i16
+ * dots of its values (q5_K: each 16 widened on its own) times its integer scale sc_j, summed into
+ * I = sum_j sc_j (q . x)_j, the integer tileK (tile_q8.ts) forms from sc_j * q; then tileK's kMins and kStep
+ * per 256 values.
+ */
+@inline function tileKRelaxed(five: bool, B: usize, SC: usize, MN: usize, DD: usize, cols: i32, xb: usize, xd: usize, xs: usize, q: i32, two: bool, n: i32, y: usize, yStride: i32, nr: i32): void {
+  const ng = <usize>(cols >> 4);
+  const nb = <usize>(cols >> 8);
+  const bRow = <usize>cols << 1;
+  const gRow = ng << 2;
+  const dRow = nb << 3;
+  const quadB = <usize>cols << 2;
+  const quadG = ng << 4;
+  const xa = xb + <usize>q * quadB;
+  const xc = xa + quadB;
+  const da = xd + <usize>q * quadG;
+  const db = da + quadG;
+  const sa = xs + <usize>q * quadG;
+  const sb = sa + quadG;
+  const B1 = B + bRow;
+  const B2 = B1 + bRow;
+  const B3 = B2 + bRow;
+  let f0 = f32x4.splat(0), f1 = f32x4.splat(0), f2 = f32x4.splat(0), f3 = f32x4.splat(0);
+  let h0 = f32x4.splat(0), h1 = f32x4.splat(0), h2 = f32x4.splat(0), h3 = f32x4.splat(0);
+  for (let b: usize = 0; b < nb; b++) {
+    let I0 = i32x4.splat(0), I1 = i32x4.splat(0), I2 = i32x4.splat(0), I3 = i32x4.splat(0);
+    let J0 = i32x4.splat(0), J1 = i32x4.splat(0), J2 = i32x4.splat(0), J3 = i32x4.splat(0);
+    for (let j: usize = 0; j < 8; j++) {
+      let a0 = i16x8.splat(0), a1 = i16x8.splat(0), a2 = i16x8.splat(0), a3 = i16x8.splat(0);
+      let b0 = i16x8.splat(0), b1 = i16x8.splat(0), b2 = i16x8.splat(0), b3 = i16x8.splat(0);
+      let A0 = i16x8.splat(0), A1 = i16x8.splat(0), A2 = i16x8.splat(0), A3 = i16x8.splat(0);
+      let C0 = i16x8.splat(0), C1 = i16x8.splat(0), C2 = i16x8.splat(0), C3 = i16x8.splat(0);
+      const c0 = (b << 8) + (j << 5);
+      for (let c = c0; c < c0 + 16; c += 4) {
+        const xv = v128.load(xa + (c << 2));
+        a0 = dot4(a0, xv, B, c);
+        a1 = dot4(a1, xv, B1, c);
+        a2 = dot4(a2, xv, B2, c);
+        a3 = dot4(a3, xv, B3, c);
+        if (two) {
+          const xw = v128.load(xc + (c << 2));
+          b0 = dot4(b0, xw, B, c);
+          b1 = dot4(b1, xw, B1, c);
+          b2 = dot4(b2, xw, B2, c);
+          b3 = dot4(b3, xw, B3, c);
+        }
+      }
+      if (five) {
+        A0 = a0;
+        A1 = a1;
+        A2 = a2;
+        A3 = a3;
+        a0 = a1 = a2 = a3 = i16x8.splat(0);
+        C0 = b0;
+        C1 = b1;
+        C2 = b2;
+        C3 = b3;
+        b0 = b1 = b2 = b3 = i16x8.splat(0);
+      }
+      for (let c = c0 + 16; c < c0 + 32; c += 4) {
+        const xv = v128.load(xa + (c << 2));
+        a0 = dot4(a0, xv, B, c);
+        a1 = dot4(a1, xv, B1, c);
+        a2 = dot4(a2, xv, B2, c);
+        a3 = dot4(a3, xv, B3, c);
+        if (two) {
+          const xw = v128.load(xc + (c << 2));
+          b0 = dot4(b0, xw, B, c);
+          b1 = dot4(b1, xw, B1, c);
+          b2 = dot4(b2, xw, B2, c);
+          b3 = dot4(b3, xw, B3, c);
+        }
+      }
+      const so = ((b << 3) + j) << 2;
+      const s0 = i32x4.splat(load<i32>(SC + so));
+      const s1 = i32x4.splat(load<i32>(SC + gRow + so));
+      const s2 = i32x4.splat(load<i32>(SC + 2 * gRow + so));
+      const s3 = i32x4.splat(load<i32>(SC + 3 * gRow + so));
+      I0 = i32x4.add(I0, i32x4.mul(blockDot(five, a0, A0, 0, I0), s0));
+      I1 = i32x4.add(I1, i32x4.mul(blockDot(five, a1, A1, 0, I1), s1));
+      I2 = i32x4.add(I2, i32x4.mul(blockDot(five, a2, A2, 0, I2), s2));
+      I3 = i32x4.add(I3, i32x4.mul(blockDot(five, a3, A3, 0, I3), s3));
+      if (two) {
+        J0 = i32x4.add(J0, i32x4.mul(blockDot(five, b0, C0, 0, J0), s0));
+        J1 = i32x4.add(J1, i32x4.mul(blockDot(five, b1, C1, 0, J1), s1));
+        J2 = i32x4.add(J2, i32x4.mul(blockDot(five, b2, C2, 0, J2), s2));
+        J3 = i32x4.add(J3, i32x4.mul(blockDot(five, b3, C3, 0, J3), s3));
+      }
+    }
+    const bo = b << 3;
+    const dA = v128.load(da + (b << 8));
+    f0 = kStep(false, f0, I0, kMins(false, MN, b, sa), DD + bo, dA);
+    f1 = kStep(false, f1, I1, kMins(false, MN + gRow, b, sa), DD + dRow + bo, dA);
+    f2 = kStep(false, f2, I2, kMins(false, MN + 2 * gRow, b, sa), DD + 2 * dRow + bo, dA);
+    f3 = kStep(false, f3, I3, kMins(false, MN + 3 * gRow, b, sa), DD + 3 * dRow + bo, dA);
+    if (two) {
+      const dB = v128.load(db + (b << 8));
+      h0 = kStep(false, h0, J0, kMins(false, MN, b, sb), DD + bo, dB);
+      h1 = kStep(false, h1, J1, kMins(false, MN + gRow, b, sb), DD + dRow + bo, dB);
+      h2 = kStep(false, h2, J2, kMins(false, MN + 2 * gRow, b, sb), DD + 2 * dRow + bo, dB);
+      h3 = kStep(false, h3, J3, kMins(false, MN + 3 * gRow, b, sb), DD + 3 * dRow + bo, dB);
     }
   }
   storeTile(f0, f1, f2, f3, y, yStride, q << 2, n, nr);

@@ -31,7 +31,7 @@ import { decodeRowI8, kScales, T_Q4_K, T_Q5_K, T_Q6_K } from './decode';
 @inline export function stF(s: usize, cols: i32): usize {
   return stQ(s, cols) + up16(<usize>cols);
 }
-@inline function stDD(s: usize, cols: i32): usize {
+@inline export function stDD(s: usize, cols: i32): usize {
   return stF(s, cols) + (<usize>cols << 4);
 }
 
@@ -328,7 +328,7 @@ export function matmulQ8Tiled(type: i32, w: usize, rowBytes: i32, rows: i32, col
 }
 
 /** M = sum_j m_j sum(x)_j over block b's 8 sub-blocks of one row (mn: its mins), token lanes of a quad's sums s; q6_K: none. */
-@inline function kMins(six: bool, mn: usize, b: usize, s: usize): v128 {
+@inline export function kMins(six: bool, mn: usize, b: usize, s: usize): v128 {
   if (six) return i32x4.splat(0);
   let m = i32x4.splat(0);
   for (let j: usize = 0; j < 8; j++) {
@@ -339,7 +339,7 @@ export function matmulQ8Tiled(type: i32, w: usize, rowBytes: i32, rows: i32, col
 }
 
 /** acc + I * (d * dx) - M * (dmin * dx) for one row's 256 values (q6_K: acc + I * (d * dx)); dd: the row's d, dmin. */
-@inline function kStep(six: bool, acc: v128, I: v128, M: v128, dd: usize, dx: v128): v128 {
+@inline export function kStep(six: bool, acc: v128, I: v128, M: v128, dd: usize, dx: v128): v128 {
   const main = f32x4.mul(f32x4.convert_i32x4_s(I), f32x4.mul(v128.load32_splat(dd), dx));
   if (six) return f32x4.add(acc, main);
   return f32x4.add(acc, f32x4.sub(main, f32x4.mul(f32x4.convert_i32x4_s(M), f32x4.mul(v128.load32_splat(dd, 4), dx))));

@@ -9,7 +9,7 @@ import { matmulKernelFor } from '../../src/kernels/matmul/plan.js';
 import { wasmMatmul } from '../../src/kernels/matmul/matmul.js';
 import type { Activations } from '../../src/kernels/matmul/config.js';
 import { dequantize } from '../../src/kernels/matmul/dequant.js';
-import { ggmlType } from '../../src/gguf/types.js';
+import { GGML, ggmlType } from '../../src/gguf/types.js';
 import { encode } from '../../src/formats/codec.js';
 import { kernelBuild, wasmFailure, wasmKernels } from '../../src/kernels/runtime/wasm.js';
 import { configureMatmul } from '../../src/kernels/matmul/config.js';
@@ -140,11 +140,19 @@ function nonFiniteScales(type: number, grid: MatmulGrid, rng: Prng, ran: Map<str
 }
 
 /**
- * Weights at their largest quantized magnitudes (per block one value -1, the rest 15/16: q4 nibbles 15, q5
- * values 31) times x all +1 or all -1 (int8 127 / -127): the integer block sums at their extremes, where an
- * int16 accumulator that held too many products would wrap. Checked like the grid (bound, kernel, bits).
+ * Weights at their largest quantized magnitudes (32-value blocks: per block one value -1, the rest 15/16, so
+ * q4 nibbles 15, q5 values 31; q4_K / q5_K: random scales, every quant bit set) times x all +1 or all -1
+ * (int8 127 / -127): the integer block sums at their extremes, where an int16 accumulator that held too
+ * many products would wrap. Checked like the grid (bound, kernel, bits).
  */
-function extremeWeight(type: number, rows: number, cols: number): Uint8Array {
+function extremeWeight(type: number, rows: number, cols: number, rng: Prng): Uint8Array {
+  if (K_TYPES.has(type)) {
+    const data = randomWeight(type, rows, cols, rng);
+    const bb = ggmlType(type)!.blockBytes;
+    // q4_K / q5_K: d, dmin and 12 scale bytes first; then (q5_K: qh and) qs. q6_K keeps its random bits.
+    if (type !== GGML.Q6_K) for (let b = 0; b < data.length; b += bb) data.fill(0xff, b + 16, b + bb);
+    return data;
+  }
   const v = new Float32Array(rows * cols).fill(15 / 16);
   for (let i = 0; i < v.length; i += 32) v[i] = -1;
   return encode(ggmlType(type)!.name, v, [rows, cols]);
@@ -206,12 +214,12 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
         }
       }
     }
-    // Extreme integer sums (block types with 32 values per scale), x of either sign, both tile paths.
-    if (colsList === grid.blockCols)
+    // Extreme integer sums (block types), x of either sign, both tile paths.
+    if (!FLOAT_TYPES.has(type))
       for (const sign of [1, -1]) {
         const rows = 5,
-          cols = 96;
-        const data = extremeWeight(type, rows, cols);
+          cols = K_TYPES.has(type) ? 512 : 96;
+        const data = extremeWeight(type, rows, cols, rng);
         const w = new Weight('w', { type, dims: [cols, rows], data });
         const full = dequantize(type, data, rows * cols, 'w');
         for (const n of [4, 9]) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`);

@@ -15,10 +15,10 @@ export const TILE_MIN_TOKENS_F32 = 2;
  * Activation layouts a call may need; one weight group packs each at most once. vec*: one token in the order
  * a type's one-token kernel reads (assembly/matmul/vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32
  * for f16 / bf16, which the f32 tile reads too; int16 even/odd per 16 for q6_K); tiles*: token quads for the
- * int8 tile, tiles32b the same int8 narrowed to bytes per 4 columns (the relaxed tile; the int16 quads follow
+ * int8 tile, tiles32b / tiles256b the same int8 narrowed to bytes per 4 columns (the relaxed tile; the int16 quads follow
  * them in q as its staging); raw: x as it is (the f32 tile of f32 and quantized weights).
  */
-export type Layout = 'raw' | 'tiles32' | 'tiles32b' | 'tiles256' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4';
+export type Layout = 'raw' | 'tiles32' | 'tiles32b' | 'tiles256' | 'tiles256b' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4';
 
 export interface Plan {
   kernel: MatmulKernel;
@@ -67,7 +67,8 @@ export function plan(e: WasmKernels['exports'], w: PackedWeight, n: number, acti
   // f16 / bf16: x in the one-token kernel's even/odd order, which the f32 tile's decoded rows follow.
   if (row.oneToken?.order === ORDER_HALVES) return { kernel: 'matmulF32Tiled', layout: 'vec3' };
   if (activations === 'q8' && row.acts === 'q8') {
-    if (row.relaxedTile && matmulConfig().relaxed && relaxedIn(e, w.type)) return { kernel: 'matmulQ8Relaxed', layout: 'tiles32b' };
+    if (row.relaxedTile && matmulConfig().relaxed && relaxedIn(e, w.type))
+      return { kernel: 'matmulQ8Relaxed', layout: row.actBlock === 256 ? 'tiles256b' : 'tiles32b' };
     return { kernel: 'matmulQ8Tiled', layout: row.actBlock === 256 ? 'tiles256' : 'tiles32' };
   }
   return { kernel: 'matmulF32Tiled', layout: 'raw' };
@@ -96,6 +97,7 @@ export function layoutBytes(layout: Layout, n: number, cols: number): [number, n
     case 'tiles256':
       return [nq * cols * 8, nq * ng * 16, nq * ng * 16];
     case 'tiles32b':
+    case 'tiles256b':
       return [nq * cols * 12, nq * ng * 16, nq * ng * 16];
     case 'vec0':
     case 'vec1':

@@ -44,8 +44,9 @@ export interface WeightTypeRow {
   readonly gateCols: 'float' | 'block32' | 'block256';
   /**
    * Whether a relaxed-SIMD build runs this type's tiles as matmulQ8Relaxed (assembly/matmul/relaxed_tile.ts, same
-   * bits as matmulQ8Tiled): the 4- and 5-bit block types, 0.69-0.88x the baseline tiles' time; 8-bit ones
-   * would split each weight in two dots, 1.4-1.7x (bench/relaxed-ab.ts). relaxedTileType must agree (the gate checks).
+   * bits as matmulQ8Tiled): the 4- and 5-bit types, 0.68-0.93x the baseline tiles' time (q4_K / q5_K
+   * 0.82-0.94x); 8-bit ones would split each weight in two dots, 1.4-1.7x (bench/relaxed-ab.ts, n 16-128).
+   * relaxedTileType must agree (the matmul gate checks).
    */
   readonly relaxedTile: boolean;
 }
@@ -79,8 +80,8 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   row(GGML.Q5_0, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32', true),
   row(GGML.Q5_1, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32', true),
   row(GGML.IQ4_NL, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
-  row(GGML.Q4_K, decodeQ4K, { order: NIB256, maxTokens: 6 }, 'q8', 256, false, 'block256'),
-  row(GGML.Q5_K, decodeQ5K, { order: NIB256, maxTokens: 3 }, 'q8', 256, false, 'block256'),
+  row(GGML.Q4_K, decodeQ4K, { order: NIB256, maxTokens: 6 }, 'q8', 256, false, 'block256', true),
+  row(GGML.Q5_K, decodeQ5K, { order: NIB256, maxTokens: 3 }, 'q8', 256, false, 'block256', true),
   row(GGML.Q6_K, decodeQ6K, { order: Q6K, maxTokens: 3 }, 'q8', 256, false, 'block256'),
 ];
 

@@ -86,16 +86,19 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
     }
     const yr = y + (<usize>r0 << 2);
     let q = 0;
-    if (kq) {
-      const five = type == T_Q5_K;
-      for (; q + 2 <= nq; q += 2) tileKRelaxed(five, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
-      if (q < nq) tileKRelaxed(five, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
+    // One instance per (kind, width, mins) so each inlines its branches away.
+    if (kq && type == T_Q5_K) {
+      for (; q + 2 <= nq; q += 2) tileRelaxed(true, true, false, 0, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
+      if (q < nq) tileRelaxed(true, true, false, 0, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
+    } else if (kq) {
+      for (; q + 2 <= nq; q += 2) tileRelaxed(true, false, false, 0, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
+      if (q < nq) tileRelaxed(true, false, false, 0, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
     } else if (type == T_Q5_0 || type == T_Q5_1) {
-      for (; q + 2 <= nq; q += 2) tileNarrow(true, hasMin, off, B, SC, MN, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
-      if (q < nq) tileNarrow(true, hasMin, off, B, SC, MN, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
+      for (; q + 2 <= nq; q += 2) tileRelaxed(false, true, hasMin, off, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
+      if (q < nq) tileRelaxed(false, true, hasMin, off, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
     } else {
-      for (; q + 2 <= nq; q += 2) tileNarrow(false, hasMin, off, B, SC, MN, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
-      if (q < nq) tileNarrow(false, hasMin, off, B, SC, MN, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
+      for (; q + 2 <= nq; q += 2) tileRelaxed(false, false, hasMin, off, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
+      if (q < nq) tileRelaxed(false, false, hasMin, off, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
     }
   }
 }
@@ -120,13 +123,16 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
 }
 
 /**
- * One tile of a narrow type: 4 rows x token quads q (and q + 1 when `two`), per 32-value block the i16
- * dots of its two halves (wide32: values up to 31, so each half widens on its own), then tile32's floats.
+ * One tile: 4 rows x token quads q (and q + 1 when `two`). Per 32 values the i16 dots of its first 16
+ * columns, then of its second 16 (wide32, values up to 31: each half widened on its own); then 32-value block
+ * types: tile32's float step (q . x = b . x - off * sum x; mins: + m * dx * sum x), q4_K / q5_K (kq): the
+ * integer I += sc_j (q . x)_j per 32, and tileK's kMins / kStep per 256.
  */
-@inline function tileNarrow(wide32: bool, mins: bool, off: i32, B: usize, SC: usize, MN: usize, cols: i32, xb: usize, xd: usize, xs: usize, q: i32, two: bool, n: i32, y: usize, yStride: i32, nr: i32): void {
+@inline function tileRelaxed(kq: bool, wide32: bool, mins: bool, off: i32, B: usize, SC: usize, MN: usize, DD: usize, cols: i32, xb: usize, xd: usize, xs: usize, q: i32, two: bool, n: i32, y: usize, yStride: i32, nr: i32): void {
   const ng = <usize>(cols >> 4);
   const bRow = <usize>cols << 1;
   const gRow = ng << 2;
+  const dRow = <usize>(cols >> 8) << 3;
   const quadB = <usize>cols << 2;
   const quadG = ng << 4;
   const xa = xb + <usize>q * quadB;
@@ -140,13 +146,17 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
   const B3 = B2 + bRow;
   let f0 = f32x4.splat(0), f1 = f32x4.splat(0), f2 = f32x4.splat(0), f3 = f32x4.splat(0);
   let h0 = f32x4.splat(0), h1 = f32x4.splat(0), h2 = f32x4.splat(0), h3 = f32x4.splat(0);
+  // kq: the integer sums I (quad q) and J (quad q + 1) of the current 256 values.
+  let I0 = i32x4.splat(0), I1 = i32x4.splat(0), I2 = i32x4.splat(0), I3 = i32x4.splat(0);
+  let J0 = i32x4.splat(0), J1 = i32x4.splat(0), J2 = i32x4.splat(0), J3 = i32x4.splat(0);
   for (let g: usize = 0; g < ng; g += 2) {
-    // The block's first 16 columns, then (wide32: widened apart) its second 16.
     let a0 = i16x8.splat(0), a1 = i16x8.splat(0), a2 = i16x8.splat(0), a3 = i16x8.splat(0);
     let b0 = i16x8.splat(0), b1 = i16x8.splat(0), b2 = i16x8.splat(0), b3 = i16x8.splat(0);
     let A0 = i16x8.splat(0), A1 = i16x8.splat(0), A2 = i16x8.splat(0), A3 = i16x8.splat(0);
     let C0 = i16x8.splat(0), C1 = i16x8.splat(0), C2 = i16x8.splat(0), C3 = i16x8.splat(0);
     const c0 = g << 4;
+    // Two copies of the 16-column loop on purpose: one loop over both halves with the wide32 hand-over
+    // between them measured 1.04-1.13x this time for q5_0 / q5_K (bench/relaxed-ab.ts, [2048, 768], n 128).
     for (let c = c0; c < c0 + 16; c += 4) {
       const xv = v128.load(xa + (c << 2));
       a0 = dot4(a0, xv, B, c);
@@ -186,6 +196,43 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
         b2 = dot4(b2, xw, B2, c);
         b3 = dot4(b3, xw, B3, c);
       }
+    }
+    if (kq) {
+      // Sub-block j = (g / 2) % 8 of 256-value block g / 16: its integer scale, then per 256 the float step.
+      const so = g << 1;
+      const s0 = i32x4.splat(load<i32>(SC + so));
+      const s1 = i32x4.splat(load<i32>(SC + gRow + so));
+      const s2 = i32x4.splat(load<i32>(SC + 2 * gRow + so));
+      const s3 = i32x4.splat(load<i32>(SC + 3 * gRow + so));
+      I0 = i32x4.add(I0, i32x4.mul(blockDot(wide32, a0, A0, 0, I0), s0));
+      I1 = i32x4.add(I1, i32x4.mul(blockDot(wide32, a1, A1, 0, I1), s1));
+      I2 = i32x4.add(I2, i32x4.mul(blockDot(wide32, a2, A2, 0, I2), s2));
+      I3 = i32x4.add(I3, i32x4.mul(blockDot(wide32, a3, A3, 0, I3), s3));
+      if (two) {
+        J0 = i32x4.add(J0, i32x4.mul(blockDot(wide32, b0, C0, 0, J0), s0));
+        J1 = i32x4.add(J1, i32x4.mul(blockDot(wide32, b1, C1, 0, J1), s1));
+        J2 = i32x4.add(J2, i32x4.mul(blockDot(wide32, b2, C2, 0, J2), s2));
+        J3 = i32x4.add(J3, i32x4.mul(blockDot(wide32, b3, C3, 0, J3), s3));
+      }
+      if ((g & 15) == 14) {
+        const kb = g >> 4;
+        const bo = kb << 3;
+        const dA = v128.load(da + (kb << 8));
+        f0 = kStep(false, f0, I0, kMins(false, MN, kb, sa), DD + bo, dA);
+        f1 = kStep(false, f1, I1, kMins(false, MN + gRow, kb, sa), DD + dRow + bo, dA);
+        f2 = kStep(false, f2, I2, kMins(false, MN + 2 * gRow, kb, sa), DD + 2 * dRow + bo, dA);
+        f3 = kStep(false, f3, I3, kMins(false, MN + 3 * gRow, kb, sa), DD + 3 * dRow + bo, dA);
+        I0 = I1 = I2 = I3 = i32x4.splat(0);
+        if (two) {
+          const dB = v128.load(db + (kb << 8));
+          h0 = kStep(false, h0, J0, kMins(false, MN, kb, sb), DD + bo, dB);
+          h1 = kStep(false, h1, J1, kMins(false, MN + gRow, kb, sb), DD + dRow + bo, dB);
+          h2 = kStep(false, h2, J2, kMins(false, MN + 2 * gRow, kb, sb), DD + 2 * dRow + bo, dB);
+          h3 = kStep(false, h3, J3, kMins(false, MN + 3 * gRow, kb, sb), DD + 3 * dRow + bo, dB);
+          J0 = J1 = J2 = J3 = i32x4.splat(0);
+        }
+      }
+      continue;
     }
     const go = g << 2;
     const dA = v128.load(da + (g << 4));
@@ -229,114 +276,6 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
         h2 = f32x4.add(h2, f32x4.mul(m2, xB));
         h3 = f32x4.add(h3, f32x4.mul(m3, xB));
       }
-    }
-  }
-  storeTile(f0, f1, f2, f3, y, yStride, q << 2, n, nr);
-  if (two) storeTile(h0, h1, h2, h3, y, yStride, (q + 1) << 2, n, nr);
-}
-
-/**
- * One tile of q4_K / q5_K: 4 rows x token quads q (and q + 1 when `two`). Per 32-value sub-block j the i16
- * dots of its values (q5_K: each 16 widened on its own) times its integer scale sc_j, summed into
- * I = sum_j sc_j (q . x)_j, the integer tileK (tile_q8.ts) forms from sc_j * q; then tileK's kMins and kStep
- * per 256 values.
- */
-@inline function tileKRelaxed(five: bool, B: usize, SC: usize, MN: usize, DD: usize, cols: i32, xb: usize, xd: usize, xs: usize, q: i32, two: bool, n: i32, y: usize, yStride: i32, nr: i32): void {
-  const ng = <usize>(cols >> 4);
-  const nb = <usize>(cols >> 8);
-  const bRow = <usize>cols << 1;
-  const gRow = ng << 2;
-  const dRow = nb << 3;
-  const quadB = <usize>cols << 2;
-  const quadG = ng << 4;
-  const xa = xb + <usize>q * quadB;
-  const xc = xa + quadB;
-  const da = xd + <usize>q * quadG;
-  const db = da + quadG;
-  const sa = xs + <usize>q * quadG;
-  const sb = sa + quadG;
-  const B1 = B + bRow;
-  const B2 = B1 + bRow;
-  const B3 = B2 + bRow;
-  let f0 = f32x4.splat(0), f1 = f32x4.splat(0), f2 = f32x4.splat(0), f3 = f32x4.splat(0);
-  let h0 = f32x4.splat(0), h1 = f32x4.splat(0), h2 = f32x4.splat(0), h3 = f32x4.splat(0);
-  for (let b: usize = 0; b < nb; b++) {
-    let I0 = i32x4.splat(0), I1 = i32x4.splat(0), I2 = i32x4.splat(0), I3 = i32x4.splat(0);
-    let J0 = i32x4.splat(0), J1 = i32x4.splat(0), J2 = i32x4.splat(0), J3 = i32x4.splat(0);
-    for (let j: usize = 0; j < 8; j++) {
-      let a0 = i16x8.splat(0), a1 = i16x8.splat(0), a2 = i16x8.splat(0), a3 = i16x8.splat(0);
-      let b0 = i16x8.splat(0), b1 = i16x8.splat(0), b2 = i16x8.splat(0), b3 = i16x8.splat(0);
-      let A0 = i16x8.splat(0), A1 = i16x8.splat(0), A2 = i16x8.splat(0), A3 = i16x8.splat(0);
-      let C0 = i16x8.splat(0), C1 = i16x8.splat(0), C2 = i16x8.splat(0), C3 = i16x8.splat(0);
-      const c0 = (b << 8) + (j << 5);
-      for (let c = c0; c < c0 + 16; c += 4) {
-        const xv = v128.load(xa + (c << 2));
-        a0 = dot4(a0, xv, B, c);
-        a1 = dot4(a1, xv, B1, c);
-        a2 = dot4(a2, xv, B2, c);
-        a3 = dot4(a3, xv, B3, c);
-        if (two) {
-          const xw = v128.load(xc + (c << 2));
-          b0 = dot4(b0, xw, B, c);
-          b1 = dot4(b1, xw, B1, c);
-          b2 = dot4(b2, xw, B2, c);
-          b3 = dot4(b3, xw, B3, c);
-        }
-      }
-      if (five) {
-        A0 = a0;
-        A1 = a1;
-        A2 = a2;
-        A3 = a3;
-        a0 = a1 = a2 = a3 = i16x8.splat(0);
-        C0 = b0;
-        C1 = b1;
-        C2 = b2;
-        C3 = b3;
-        b0 = b1 = b2 = b3 = i16x8.splat(0);
-      }
-      for (let c = c0 + 16; c < c0 + 32; c += 4) {
-        const xv = v128.load(xa + (c << 2));
-        a0 = dot4(a0, xv, B, c);
-        a1 = dot4(a1, xv, B1, c);
-        a2 = dot4(a2, xv, B2, c);
-        a3 = dot4(a3, xv, B3, c);
-        if (two) {
-          const xw = v128.load(xc + (c << 2));
-          b0 = dot4(b0, xw, B, c);
-          b1 = dot4(b1, xw, B1, c);
-          b2 = dot4(b2, xw, B2, c);
-          b3 = dot4(b3, xw, B3, c);
-        }
-      }
-      const so = ((b << 3) + j) << 2;
-      const s0 = i32x4.splat(load<i32>(SC + so));
-      const s1 = i32x4.splat(load<i32>(SC + gRow + so));
-      const s2 = i32x4.splat(load<i32>(SC + 2 * gRow + so));
-      const s3 = i32x4.splat(load<i32>(SC + 3 * gRow + so));
-      I0 = i32x4.add(I0, i32x4.mul(blockDot(five, a0, A0, 0, I0), s0));
-      I1 = i32x4.add(I1, i32x4.mul(blockDot(five, a1, A1, 0, I1), s1));
-      I2 = i32x4.add(I2, i32x4.mul(blockDot(five, a2, A2, 0, I2), s2));
-      I3 = i32x4.add(I3, i32x4.mul(blockDot(five, a3, A3, 0, I3), s3));
-      if (two) {
-        J0 = i32x4.add(J0, i32x4.mul(blockDot(five, b0, C0, 0, J0), s0));
-        J1 = i32x4.add(J1, i32x4.mul(blockDot(five, b1, C1, 0, J1), s1));
-        J2 = i32x4.add(J2, i32x4.mul(blockDot(five, b2, C2, 0, J2), s2));
-        J3 = i32x4.add(J3, i32x4.mul(blockDot(five, b3, C3, 0, J3), s3));
-      }
-    }
-    const bo = b << 3;
-    const dA = v128.load(da + (b << 8));
-    f0 = kStep(false, f0, I0, kMins(false, MN, b, sa), DD + bo, dA);
-    f1 = kStep(false, f1, I1, kMins(false, MN + gRow, b, sa), DD + dRow + bo, dA);
-    f2 = kStep(false, f2, I2, kMins(false, MN + 2 * gRow, b, sa), DD + 2 * dRow + bo, dA);
-    f3 = kStep(false, f3, I3, kMins(false, MN + 3 * gRow, b, sa), DD + 3 * dRow + bo, dA);
-    if (two) {
-      const dB = v128.load(db + (b << 8));
-      h0 = kStep(false, h0, J0, kMins(false, MN, b, sb), DD + bo, dB);
-      h1 = kStep(false, h1, J1, kMins(false, MN + gRow, b, sb), DD + dRow + bo, dB);
-      h2 = kStep(false, h2, J2, kMins(false, MN + 2 * gRow, b, sb), DD + 2 * dRow + bo, dB);
-      h3 = kStep(false, h3, J3, kMins(false, MN + 3 * gRow, b, sb), DD + 3 * dRow + bo, dB);
     }
   }
   storeTile(f0, f1, f2, f3, y, yStride, q << 2, n, nr);

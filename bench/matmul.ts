@@ -16,7 +16,7 @@ import { availableCores } from '../src/kernels/runtime/threads.js';
 import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import os from 'node:os';
-import { cpuAlternated, median, option, printTable, timeInterleaved } from './harness.js';
+import { cpuAlternated, option, printTable, timeInterleaved } from './harness.js';
 
 /** Bytes of weights a cold run cycles through by default: 64 MiB, several times any L2 and the per-core share of L3 (`--cold-mib` for a larger L3). */
 const COLD_BYTES = 64 << 20;

@@ -13,7 +13,8 @@ export { packActQ8, matmulQ8Tiled, matmulTileScratchBytes } from './matmul/tile_
 export { matmulF32Tiled } from './matmul/tile_f32';
 export { halfNonFinite } from './matmul/decode';
 export { matmulVec, packActVec, packActVecN, vecOrder, vecScalesFinite } from './matmul/vec';
-export { matmulRun, matmulPart, matmulArm, matmulCancel, matmulJobBytes, matmulJobParts, matmulJobDone, K_VEC, K_Q8_TILED, K_F32_TILED, K_TOUCH } from './matmul/run';
+export { matmulRun, matmulPart, matmulArm, matmulCancel, matmulJobBytes, matmulJobParts, matmulJobDone, K_VEC, K_Q8_TILED, K_F32_TILED, K_Q8_RELAXED, K_TOUCH } from './matmul/run';
+export { matmulQ8Relaxed, narrowActQ8, relaxedTileType, relaxedDotCheck } from './matmul/relaxed_tile';
 export { int4_g32_encode, int4_g64_encode, int4_g128_encode, int2_g32_encode, int2_g64_encode, int2_g128_encode, int4c_g32_encode, int2c_g32_encode } from './encode/affine';
 export { q4_1_encode, q5_0_encode, q5_1_encode, iq4_nl_encode } from './encode/ggml';
 export { nf4_encode, sign_g32_encode, sign_g8_encode, sign_g4_encode } from './encode/codebook';

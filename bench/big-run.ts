@@ -6,6 +6,7 @@
 // Native llama.cpp (bench/native-llama.ts) runs on the same file and threads alternated with it: prefill
 // round by round, decode after each context's kvpack rows (llama-bench -d refills the context per run); the
 // load is recorded around every run and every ratio divides by the native figure of this run.
+import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { performance } from 'node:perf_hooks';
 import { NonFiniteError } from '../src/errors.js';
 import { wasmKernels } from '../src/kernels/runtime/wasm.js';
@@ -14,7 +15,7 @@ import { schemePolicy } from '../src/cache/schemes.js';
 import { kvBytes } from '../src/cache/accounting.js';
 import { filledCache, longSteps, parseScheme } from './engine-long.js';
 import { median, printTable } from './harness.js';
-import { busyLoad, busyNote, checkNative, fmtLoad, llamaBench, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
+import { machineNote, checkNative, fmtLoad, llamaBench, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
 
 export interface BigRunOptions {
   path: string;
@@ -163,7 +164,7 @@ export function bigRun(o: BigRunOptions): void {
   const within = (r: number, want: number) => `${(r / want).toFixed(3)}${r <= 1.1 * want ? '' : ' (over 1.1x)'}`;
   const loads = (xs: { load: RunLoad }[]) => xs.map((x) => fmtLoad(x.load)).join(' ');
   console.log(
-    `\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads`,
+    `\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads; kvpack kernels: ${kernelBuild()?.note ?? 'none'}`,
   );
   console.log(
     `  native llama.cpp: ${native || theirs.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`,
@@ -229,8 +230,8 @@ export function bigRun(o: BigRunOptions): void {
         fmtLoad(x.load),
       ]),
     );
-    const busy = busyLoad([...ours, ...theirs, ...natives].map((x) => x.load));
-    if (busy !== null) console.log(`  ! ${busyNote(busy)}`);
+    const busy = machineNote([...ours, ...theirs, ...natives].map((x) => x.load));
+    if (busy !== null) console.log(`  ! ${busy}`);
     if (natives.some(farTg) || ppRef?.farBelow)
       console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');
   }

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import os from 'node:os';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+import { cpuJiffies } from './native-llama.js';
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
 
 export interface PeerRequest {
@@ -64,18 +65,6 @@ export const PEER_SHORTFALL =
   'runs on a libuv worker that starts a fresh ggml helper thread, and with 2 vCPUs both often land on one vCPU, where ' +
   "ggml's busy-waiting barriers take turns in 4 ms slices; the same libraries driven from a plain native loop reach " +
   '167-175 tok/s at 2 threads. This bench runs the prebuilt binaries; a local source build (`npx node-llama-cpp source build`) is not measured here.';
-
-/** Busy and total jiffies of all CPUs (/proc/stat), or null off Linux. */
-function cpuJiffies(): { busy: number; total: number } | null {
-  try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const idle = line[3]! + (line[4] ?? 0);
-    const total = line.reduce((a, b) => a + b, 0);
-    return { busy: total - idle, total };
-  } catch {
-    return null;
-  }
-}
 
 const LLAMA_KV: Record<string, string> = { f16: 'F16', q8_0: 'Q8_0', q4_0: 'Q4_0' };
 type Tok = import('node-llama-cpp').Token;

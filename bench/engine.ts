@@ -19,25 +19,14 @@ import { configureMatmul, type Activations } from '../src/kernels/matmul/config.
 import { TILE_MIN_TOKENS_F32, TILE_MIN_TOKENS_Q8 } from '../src/kernels/matmul/plan.js';
 import { wasmMatmul } from '../src/kernels/matmul/matmul.js';
 import { availableCores } from '../src/kernels/runtime/threads.js';
+import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { benchLong, longSteps, type LongRow } from './engine-long.js';
 import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
 import { median, printTable, timeMedian } from './harness.js';
 import { PEER_SHORTFALL, runPeer, type PeerResult } from './engine-peer.js';
-import {
-  busyLoad,
-  busyNote,
-  checkNative,
-  fmtLoad,
-  llamaBench,
-  nativeLlama,
-  nativeNote,
-  nativeTps,
-  withLoad,
-  type NativeLlama,
-  type RunLoad,
-} from './native-llama.js';
+import { machineNote, checkNative, fmtLoad, llamaBench, nativeLlama, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
 
 /** The synthetic model: a small-Llama shape (TinyLlama-like width, GQA 12/4, head dim 64). */
 const SHAPE = { dim: 768, layers: 12, heads: 12, kvHeads: 4, ff: 2048, vocab: 32000, ctx: 32768 + 512 };
@@ -208,11 +197,18 @@ function kvpackEngine(model: Model, policy: CachePolicy): { prefillTps: number; 
   return { prefillTps: PROMPT / prefillS, decodeTps: DECODE / decodeS };
 }
 
+/** llama-bench repetitions per short test (their median is the run's figure): one varied 700-1,450 tok/s (pp128). */
+const NATIVE_REPS = 5;
+
 /** Native llama.cpp prefill (pp PROMPT) and decode after the prompt (tg DECODE at depth PROMPT), one run each. */
 function nativeEngine(n: NativeLlama, model: string, threads: number, kv: string): EngineRun {
-  const pp = llamaBench(n, { model, threads, prompt: PROMPT, gen: 0, depth: 0, kv, reps: 1 });
-  const tg = llamaBench(n, { model, threads, prompt: 0, gen: DECODE, depth: n.hasDepth ? PROMPT : 0, kv, reps: 1 });
-  return { prefillTps: nativeTps(pp.results, 'pp'), decodeTps: nativeTps(tg.results, 'tg'), load: { before: pp.load.before, after: tg.load.after } };
+  const pp = llamaBench(n, { model, threads, prompt: PROMPT, gen: 0, depth: 0, kv, reps: NATIVE_REPS });
+  const tg = llamaBench(n, { model, threads, prompt: 0, gen: DECODE, depth: n.hasDepth ? PROMPT : 0, kv, reps: NATIVE_REPS });
+  return {
+    prefillTps: nativeTps(pp.results, 'pp'),
+    decodeTps: nativeTps(tg.results, 'tg'),
+    load: { before: pp.load.before, after: tg.load.after, otherCores: Math.max(pp.load.otherCores ?? 0, tg.load.otherCores ?? 0) },
+  };
 }
 
 const nativeLabel = (n: NativeLlama) => `llama.cpp native ${n.commit.slice(0, 7)}`;
@@ -330,6 +326,7 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
 
 /** Prints the three tables, every ratio against a peer measured in this run. */
 export function printEngine(r: EngineBenchResult): void {
+  console.log(`kvpack kernels: ${kernelBuild()?.note ?? 'no wasm kernels'}`);
   if (r.matmul.length) {
     console.log(`\nmatmul kernels, one weight, median per call (threads available: ${r.threads})`);
     printTable(
@@ -397,8 +394,8 @@ export function printEngine(r: EngineBenchResult): void {
       }),
     );
     const far = r.engines.filter((e) => e.engine.startsWith('llama.cpp native') && (check(e).pp?.farBelow || check(e).tg?.farBelow));
-    const busy = busyLoad(r.engines.flatMap((e) => e.runs.map((x) => x.load)));
-    if (busy !== null) console.log(`! ${busyNote(busy)}`);
+    const busy = machineNote(r.engines.flatMap((e) => e.runs.map((x) => x.load)));
+    if (busy !== null) console.log(`! ${busy}`);
     if (far.length)
       console.log(
         `* native llama.cpp ran more than ${((1 - 0.7) * 100).toFixed(0)}% below its issue-24 figures here (${far.map((e) => `${e.weight}/${e.kv}`).join(', ')}): a loaded machine or a crippled build; no ratio is divided by it`,
@@ -462,8 +459,8 @@ export function printEngine(r: EngineBenchResult): void {
     }),
   );
   if (r.nativeLong.some(farLong)) console.log('* native llama.cpp ran far below its issue-24 figure at this context: no ratio is divided by it');
-  const busy = busyLoad(r.nativeLong.flatMap((x) => x.loads));
-  if (busy !== null) console.log(`! ${busyNote(busy)}`);
+  const busy = machineNote(r.nativeLong.flatMap((x) => x.loads));
+  if (busy !== null) console.log(`! ${busy}`);
 }
 
 // Run directly: node dist-test/bench/engine.js [--threads N] [--quick] [--long-only] [--weights f16,q8_0] [--schemes a,b:w16]

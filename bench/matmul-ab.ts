@@ -13,7 +13,7 @@ import { wasmKernels, type WasmExports } from '../src/kernels/runtime/wasm.js';
 import { weightType } from '../src/kernels/matmul/table.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomWeight } from '../test/parity/matmul-weights.js';
-import { median, option, printTable } from './harness.js';
+import { cpuAlternated, option, printTable } from './harness.js';
 
 type Fn = (...a: number[]) => number | void;
 type Exports = Record<string, Fn>;
@@ -68,28 +68,6 @@ function caller(
     e['packActVecN']!(xp, n, cols, 3, q, d, s);
     e['matmulF32Tiled']!(type, ptr, rowBytes, rows, cols, q, n, yp, rows, scratch);
   };
-}
-
-/**
- * Median CPU seconds per call of each fn, batches of ~budget/40 s alternated 21 times: CPU time, not wall
- * time, since other processes hold the cores of this machine now and then.
- */
-function cpuAlternated(fns: ReadonlyArray<() => void>, budget: number): number[] {
-  for (const fn of fns) for (let i = 0; i < 3; i++) fn();
-  const c0 = process.cpuUsage();
-  fns[0]!();
-  const one = Math.max(1e-6, (process.cpuUsage(c0).user + process.cpuUsage(c0).system) / 1e6);
-  const batch = Math.max(1, Math.round(budget / 40 / one));
-  const times = fns.map(() => [] as number[]);
-  for (let r = 0; r < 21; r++) {
-    fns.forEach((fn, i) => {
-      const c = process.cpuUsage();
-      for (let k = 0; k < batch; k++) fn();
-      const d = process.cpuUsage(c);
-      times[i]!.push((d.user + d.system) / 1e6 / batch);
-    });
-  }
-  return times.map(median);
 }
 
 const oldPath = option('--old');

@@ -16,7 +16,7 @@ import { availableCores } from '../src/kernels/runtime/threads.js';
 import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import os from 'node:os';
-import { median, option, printTable, timeInterleaved } from './harness.js';
+import { cpuAlternated, option, printTable, timeInterleaved } from './harness.js';
 
 /** Bytes of weights a cold run cycles through by default: 64 MiB, several times any L2 and the per-core share of L3 (`--cold-mib` for a larger L3). */
 const COLD_BYTES = 64 << 20;
@@ -57,25 +57,6 @@ interface Variant {
   name: string;
   threads: number;
   fn: () => void;
-}
-
-/** Median CPU seconds per call of each fn, in alternating batches sized to ~budget/20 seconds. */
-function cpuInterleaved(fns: ReadonlyArray<() => void>, budget: number): number[] {
-  for (const fn of fns) fn();
-  const t0 = process.cpuUsage();
-  fns[0]!();
-  const one = Math.max(1e-6, (process.cpuUsage(t0).user + process.cpuUsage(t0).system) / 1e6);
-  const batch = Math.max(1, Math.round(budget / 20 / one));
-  const times = fns.map(() => [] as number[]);
-  for (let r = 0; r < 15; r++) {
-    fns.forEach((fn, i) => {
-      const c0 = process.cpuUsage();
-      for (let k = 0; k < batch; k++) fn();
-      const c = process.cpuUsage(c0);
-      times[i]!.push((c.user + c.system) / 1e6 / batch);
-    });
-  }
-  return times.map(median);
 }
 
 export function benchMatmulKernels(
@@ -125,7 +106,7 @@ export function benchMatmulKernels(
         if (cpu) variants.splice(0, variants.length, ...variants.filter((v) => v.threads === 1));
         const before = matmulSplitStats();
         const secs = cpu
-          ? cpuInterleaved(
+          ? cpuAlternated(
               variants.map((v) => v.fn),
               budget,
             )

@@ -127,31 +127,76 @@ export function loadNow(): { load1: number; running: number } | null {
   }
 }
 
-/** Load before and after a run: the 1-minute load average and the runnable tasks at each moment. */
+/** All CPUs' busy and total jiffies from /proc/stat (1/100 s on Linux), or null off Linux. */
+export function cpuJiffies(): { busy: number; total: number } | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = line[3]! + (line[4] ?? 0);
+    const total = line.reduce((a, b) => a + b, 0);
+    return { busy: total - idle, total };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds of this process (all threads) plus its waited-for children (/proc/self/stat cutime + cstime). */
+function ownCpuS(): number {
+  const c = process.cpuUsage();
+  let children = 0;
+  try {
+    // Fields after the ")" of the command name: cutime and cstime are fields 16 and 17 (1-based) of the line.
+    const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    children = (Number(f[13]) + Number(f[14])) / 100;
+  } catch {}
+  return (c.user + c.system) / 1e6 + children;
+}
+
+/**
+ * Load before and after a run, and the cores' worth of CPU other processes used during it (all CPUs' busy
+ * time minus this process's and its children's): a spinning 2-thread llama.cpp collapses when a third
+ * runnable thread shares its cores (decode 180 -> 5-15 tok/s measured here), which the load average misses.
+ */
 export interface RunLoad {
   before: { load1: number; running: number } | null;
   after: { load1: number; running: number } | null;
+  otherCores?: number | null;
 }
 
 export function withLoad<T>(fn: () => T): { value: T; load: RunLoad } {
   const before = loadNow();
+  const j0 = cpuJiffies();
+  const c0 = ownCpuS();
+  const t0 = performance.now();
   const value = fn();
-  return { value, load: { before, after: loadNow() } };
+  const wall = (performance.now() - t0) / 1000;
+  const j1 = cpuJiffies();
+  const otherCores = j0 && j1 && wall > 0 ? Math.max(0, ((j1.busy - j0.busy) / 100 - (ownCpuS() - c0)) / wall) : null;
+  return { value, load: { before, after: loadNow(), otherCores } };
 }
+
+/** Above this many cores' worth of other processes' CPU during a run, its figures are marked contended. */
+export const CONTENDED_CORES = 0.2;
 
 /**
- * The highest 1-minute load average around the runs when it exceeds the cores + 1 (the bench itself keeps at
- * most the cores busy), or null on a quiet machine: ratios from a busy machine are not figures to quote.
+ * Why these runs' ratios are not figures to quote, or null: a 1-minute load average above the cores + 1 (the
+ * bench itself keeps at most the cores busy), or runs during which other processes took CPU (CONTENDED_CORES).
  */
-export function busyLoad(loads: readonly RunLoad[]): number | null {
+export function machineNote(loads: readonly RunLoad[]): string | null {
   const max = Math.max(0, ...loads.flatMap((l) => [l.before?.load1 ?? 0, l.after?.load1 ?? 0]));
-  return max > availableParallelism() + 1 ? max : null;
+  const contended = loads.filter((l) => (l.otherCores ?? 0) > CONTENDED_CORES).length;
+  const why = [
+    ...(max > availableParallelism() + 1 ? [`1-min load up to ${max.toFixed(1)} on ${availableParallelism()} cores`] : []),
+    ...(contended ? [`other processes took over ${CONTENDED_CORES} cores during ${contended} of ${loads.length} runs (marked !)`] : []),
+  ];
+  return why.length ? `the machine was busy (${why.join('; ')}): these ratios are not figures to quote; re-run on a quiet machine` : null;
 }
 
-export const busyNote = (max: number) =>
-  `the machine was busy (1-min load up to ${max.toFixed(1)} on ${availableParallelism()} cores): these ratios are not figures to quote; re-run on a quiet machine`;
-
-export const fmtLoad = (l: RunLoad) => `${l.before?.load1.toFixed(2) ?? '?'}->${l.after?.load1.toFixed(2) ?? '?'}`;
+/** "0.55->0.60" and, when other processes took CPU meanwhile, "+0.31" (cores) with a "!" past CONTENDED_CORES. */
+export const fmtLoad = (l: RunLoad) => {
+  const o = l.otherCores;
+  const other = o == null || o < 0.05 ? '' : ` +${o.toFixed(2)}${o > CONTENDED_CORES ? '!' : ''}`;
+  return `${l.before?.load1.toFixed(2) ?? '?'}->${l.after?.load1.toFixed(2) ?? '?'}${other}`;
+};
 
 export interface NativeRequest {
   model: string;
@@ -164,11 +209,16 @@ export interface NativeRequest {
   depth: number;
   /** KV cache type for both K and V: f16, q8_0 or q4_0. */
   kv: string;
-  /** Timed repetitions inside the one llama-bench process (-r). */
+  /** Timed repetitions inside the one llama-bench process (-r; after its one warm-up run); tps is their median. */
   reps: number;
 }
 
-/** One llama-bench test result: tok/s average and per repetition. */
+const medianOf = (xs: readonly number[]) => {
+  const a = [...xs].sort((x, y) => x - y);
+  return a.length % 2 ? a[a.length >> 1]! : (a[a.length / 2 - 1]! + a[a.length / 2]!) / 2;
+};
+
+/** One llama-bench test result: tok/s, the median over repetitions, and each repetition. */
 export interface NativeResult {
   test: 'pp' | 'tg';
   tokens: number;
@@ -216,7 +266,8 @@ export function llamaBench(n: NativeLlama, r: NativeRequest): { results: NativeR
       test: j.n_gen > 0 ? 'tg' : 'pp',
       tokens: j.n_gen > 0 ? j.n_gen : j.n_prompt,
       depth: j.n_depth ?? 0,
-      tps: j.avg_ts,
+      // The median repetition: single repetitions here vary 700-1,450 tok/s run to run (pp128, dim 768).
+      tps: medianOf(j.samples_ts ?? [j.avg_ts]),
       samples: j.samples_ts ?? [j.avg_ts],
     }),
   );

@@ -8,12 +8,15 @@
 import { matmulQ8Tiled } from './tile_q8';
 import { matmulF32Tiled } from './tile_f32';
 import { matmulVec } from './vec';
+import { matmulQ8Relaxed } from './relaxed_tile';
 import { keep } from './touch';
 
 // Kernel ids, exported (src/kernels/matmul/job.ts reads them from the module).
 export const K_VEC: i32 = 0;
 export const K_Q8_TILED: i32 = 3;
 export const K_F32_TILED: i32 = 4;
+/** relaxed_tile.ts (relaxed-SIMD builds only; the dispatch never names it in a baseline build). */
+export const K_Q8_RELAXED: i32 = 6;
 /** Reads a unit's weight rows without computing: pulls them into cache ahead of their matmul (matmulPrefetch). */
 export const K_TOUCH: i32 = 5;
 
@@ -160,6 +163,7 @@ export function matmulRun(job: usize, thread: i32): i32 {
     const y = <usize>field(f, 10) + (<usize>r0 << 2);
     if (kernel == K_VEC) matmulVec(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride);
     else if (kernel == K_Q8_TILED) matmulQ8Tiled(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride, scratch);
+    else if (ASC_FEATURE_RELAXED_SIMD && kernel == K_Q8_RELAXED) matmulQ8Relaxed(type, w, rowBytes, nr, cols, xq, xd, xs, n, y, yStride, scratch);
     else if (kernel == K_F32_TILED) matmulF32Tiled(type, w, rowBytes, nr, cols, xq, n, y, yStride, scratch);
     else keep(touchRange(w, <usize>nr * <usize>rowBytes));
     ran++;

@@ -32,7 +32,7 @@ import { actInverse, actScale, round4 } from './act';
 @inline export function stF(s: usize, cols: i32): usize {
   return stQ(s, cols) + up16(<usize>cols);
 }
-@inline function stDD(s: usize, cols: i32): usize {
+@inline export function stDD(s: usize, cols: i32): usize {
   return stF(s, cols) + (<usize>cols << 4);
 }
 
@@ -322,7 +322,7 @@ export function matmulQ8Tiled(type: i32, w: usize, rowBytes: i32, rows: i32, col
 }
 
 /** M = sum_j m_j sum(x)_j over block b's 8 sub-blocks of one row (mn: its mins), token lanes of a quad's sums s; q6_K: none. */
-@inline function kMins(six: bool, mn: usize, b: usize, s: usize): v128 {
+@inline export function kMins(six: bool, mn: usize, b: usize, s: usize): v128 {
   if (six) return i32x4.splat(0);
   let m = i32x4.splat(0);
   for (let j: usize = 0; j < 8; j++) {
@@ -333,7 +333,7 @@ export function matmulQ8Tiled(type: i32, w: usize, rowBytes: i32, rows: i32, col
 }
 
 /** acc + I * (d * dx) - M * (dmin * dx) for one row's 256 values (q6_K: acc + I * (d * dx)); dd: the row's d, dmin. */
-@inline function kStep(six: bool, acc: v128, I: v128, M: v128, dd: usize, dx: v128): v128 {
+@inline export function kStep(six: bool, acc: v128, I: v128, M: v128, dd: usize, dx: v128): v128 {
   const main = f32x4.mul(f32x4.convert_i32x4_s(I), f32x4.mul(v128.load32_splat(dd), dx));
   if (six) return f32x4.add(acc, main);
   return f32x4.add(acc, f32x4.sub(main, f32x4.mul(f32x4.convert_i32x4_s(M), f32x4.mul(v128.load32_splat(dd, 4), dx))));
@@ -353,7 +353,7 @@ export function matmulQ8Tiled(type: i32, w: usize, rowBytes: i32, rows: i32, col
 }
 
 /** Rows 0..nr-1 of a tile (one f32x4 of 4 tokens each) into y[t*yStride + r] for tokens t0.. < n. */
-@inline function storeTile(f0: v128, f1: v128, f2: v128, f3: v128, y: usize, yStride: i32, t0: i32, n: i32, nr: i32): void {
+@inline export function storeTile(f0: v128, f1: v128, f2: v128, f3: v128, y: usize, yStride: i32, t0: i32, n: i32, nr: i32): void {
   const ys = <usize>yStride << 2;
   const yt = y + <usize>t0 * ys;
   storeLanes(f0, yt, ys, t0, n);

@@ -16,6 +16,7 @@ import * as capture from './capture.js';
 import * as web from './web.js';
 import * as serve from './serve.js';
 import * as study from './study.js';
+import * as info from './info.js';
 
 const commands: { register(program: Command): void }[] = [
   lab,
@@ -32,6 +33,7 @@ const commands: { register(program: Command): void }[] = [
   convert,
   serve,
   web,
+  info,
 ];
 
 export async function main(argv: string[]): Promise<void> {

@@ -296,7 +296,10 @@ async function init(): Promise<void> {
   const { settings, problems } = readSettings(new URLSearchParams(location.search));
   fillForm(settings);
   const iso = $('isolation');
-  const simd = ` Relaxed SIMD ${hasRelaxedSimd() ? 'available' : 'absent'}; the kernels use baseline SIMD.`;
+  // The engine worker picks its kernel build itself (src/kernels/runtime/relaxed.ts: relaxed only where its self-test passes).
+  const simd = hasRelaxedSimd()
+    ? ' Relaxed SIMD available: the engine runs its relaxed-SIMD kernels if their self-test passes.'
+    : ' Relaxed SIMD absent: the kernels use baseline SIMD.';
   if (crossOriginIsolated) iso.textContent = `Cross-origin isolated: up to ${navigator.hardwareConcurrency} threads over one shared wasm memory.${simd}`;
   else {
     iso.textContent = `Not cross-origin isolated (no COOP/COEP headers): the engine runs on one thread.${simd}`;

@@ -9,8 +9,10 @@ import { matmulKernelFor } from '../../src/kernels/matmul/plan.js';
 import { wasmMatmul } from '../../src/kernels/matmul/matmul.js';
 import type { Activations } from '../../src/kernels/matmul/config.js';
 import { dequantize } from '../../src/kernels/matmul/dequant.js';
-import { ggmlType } from '../../src/gguf/types.js';
-import { wasmFailure, wasmKernels } from '../../src/kernels/runtime/wasm.js';
+import { GGML, ggmlType } from '../../src/gguf/types.js';
+import { encode } from '../../src/formats/codec.js';
+import { kernelBuild, wasmFailure, wasmKernels } from '../../src/kernels/runtime/wasm.js';
+import { configureMatmul } from '../../src/kernels/matmul/config.js';
 import { weightType } from '../../src/kernels/matmul/table.js';
 import { Prng } from '../../src/numeric/prng.js';
 import type { GateResult } from '../../src/parity/gate.js';
@@ -26,8 +28,26 @@ export interface MatmulGrid {
   readonly kCols: readonly number[];
 }
 
-/** Kernels the gate must see run (src/kernels/matmul/plan.ts). */
+/** Kernels the gate must see run (src/kernels/matmul/plan.ts); matmulQ8Relaxed too when the relaxed build loaded. */
 export const MATMUL_KERNELS = ['matmulVec', 'matmulQ8Tiled', 'matmulF32Tiled'] as const;
+
+/**
+ * The product with the relaxed tiles off (the baseline tiles, which the relaxed build also holds): null when
+ * the bits agree with y, else the first difference. Integer block dots are exact, so they must agree.
+ */
+function relaxedDiffers(w: Weight, x: Float32Array, n: number, y: Float32Array): string | null {
+  const base = new Float32Array(y.length);
+  configureMatmul({ relaxed: false });
+  try {
+    wasmMatmul(w.packedWeight!, x, n, base, 'q8');
+  } finally {
+    configureMatmul({ relaxed: true });
+  }
+  const a = new Uint32Array(y.buffer, y.byteOffset, y.length);
+  const b = new Uint32Array(base.buffer, base.byteOffset, base.length);
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return `output ${i}: ${y[i]} vs baseline ${base[i]}`;
+  return null;
+}
 
 /** The npm-test grid: leftover rows of four-row groups and strips, every token path (~2 s). */
 /** blockCols 7680: rows of 4 KiB and more (q8_0, q4_0), which the one-token kernel runs eight at a time. */
@@ -119,6 +139,25 @@ function nonFiniteScales(type: number, grid: MatmulGrid, rng: Prng, ran: Map<str
   }
 }
 
+/**
+ * Weights at their largest quantized magnitudes (32-value blocks: per block one value -1, the rest 15/16, so
+ * q4 nibbles 15, q5 values 31; q4_K / q5_K: random scales, every quant bit set) times x all +1 or all -1
+ * (int8 127 / -127): the integer block sums at their extremes, where an int16 accumulator that held too
+ * many products would wrap. Checked like the grid (bound, kernel, bits).
+ */
+function extremeWeight(type: number, rows: number, cols: number, rng: Prng): Uint8Array {
+  if (K_TYPES.has(type)) {
+    const data = randomWeight(type, rows, cols, rng);
+    const bb = ggmlType(type)!.blockBytes;
+    // q4_K / q5_K: d, dmin and 12 scale bytes first; then (q5_K: qh and) qs. q6_K keeps its random bits.
+    if (type !== GGML.Q6_K) for (let b = 0; b < data.length; b += bb) data.fill(0xff, b + 16, b + bb);
+    return data;
+  }
+  const v = new Float32Array(rows * cols).fill(15 / 16);
+  for (let i = 0; i < v.length; i += 32) v[i] = -1;
+  return encode(ggmlType(type)!.name, v, [rows, cols]);
+}
+
 export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = console.log): GateResult {
   const result: GateResult = { passed: 0, failed: 0, fallback: 0, notApplicable: 0, neverRan: [], failures: [] };
   if (wasmFailure()) {
@@ -135,6 +174,9 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
     }
     log(`${ok ? 'PASS' : 'FAIL'} ${line}`);
   };
+  const build = kernelBuild()!;
+  log(`matmul gate: kernel build ${build.note}`);
+  if (!build.relaxed) result.fallback++;
   for (const type of MATMUL_TYPES) {
     const name = ggmlType(type)!.name;
     const qb = weightType(type)!.actBlock || 32;
@@ -147,6 +189,10 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
       kernelOrder === (row.oneToken?.order ?? -1),
       `matmul ${name}: the table's one-token order ${row.oneToken?.order ?? -1}, the kernel's ${kernelOrder}`,
     );
+    if (build.relaxed) {
+      const inModule = wasmKernels()!.exports['relaxedTileType']!(type) === 1;
+      report(inModule === row.relaxedTile, `matmul ${name}: the table's relaxed tile ${row.relaxedTile}, the module's ${inModule}`);
+    }
     let vecRan = 0;
     const colsList = FLOAT_TYPES.has(type) ? grid.floatCols : K_TYPES.has(type) ? grid.kCols : grid.blockCols;
     const rng = new Prng(1000 + type);
@@ -164,31 +210,50 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
           // A zero block (zero scale) and one large value (a wide block range).
           x.fill(0, 0, Math.min(cols, qb));
           if (cols > qb) x[qb + 3] = 40;
-          const ref = new Float32Array(n * rows);
-          w.matmulRef(x, n, ref);
-          const acts: Activations[] = FLOAT_TYPES.has(type) ? ['f32'] : ['f32', 'q8'];
-          for (const a of acts) {
-            const kernel = matmulKernelFor(w.packedWeight, n, a);
-            ran.set(kernel, (ran.get(kernel) ?? 0) + 1);
-            if (n === 1 && (a === 'q8' || FLOAT_TYPES.has(type))) {
-              if (kernel === 'matmulVec') vecRan++;
-              else if (hasVec) report(false, `matmul ${name} [${rows}, ${cols}] n=1 ${a} acts: ran ${kernel}, not its one-token kernel`);
-            }
-            const y = new Float32Array(n * rows);
-            wasmMatmul(w.packedWeight, x, n, y, a);
-            const { worst, at } = worstError(y, ref, full, x, n, rows, cols, a === 'q8' ? qb : null);
-            report(
-              worst <= 1,
-              `matmul ${name} [${rows}, ${cols}] n=${n} ${a} acts ${kernel}: worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}`,
-            );
-          }
+          checkOne(w, full, x, n, rows, cols);
         }
+      }
+    }
+    // Extreme integer sums (block types), x of either sign, both tile paths.
+    if (!FLOAT_TYPES.has(type))
+      for (const sign of [1, -1]) {
+        const rows = 5,
+          cols = K_TYPES.has(type) ? 512 : 96;
+        const data = extremeWeight(type, rows, cols, rng);
+        const w = new Weight('w', { type, dims: [cols, rows], data });
+        const full = dequantize(type, data, rows * cols, 'w');
+        for (const n of [4, 9]) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`);
+      }
+    // One check: the wasm product of n tokens against the reference, per activation path, naming the kernel.
+    function checkOne(w: Weight, full: Float32Array, x: Float32Array, n: number, rows: number, cols: number, what = ''): void {
+      const ref = new Float32Array(n * rows);
+      w.matmulRef(x, n, ref);
+      const acts: Activations[] = FLOAT_TYPES.has(type) ? ['f32'] : ['f32', 'q8'];
+      for (const a of acts) {
+        const kernel = matmulKernelFor(w.packedWeight!, n, a);
+        ran.set(kernel, (ran.get(kernel) ?? 0) + 1);
+        if (n === 1 && (a === 'q8' || FLOAT_TYPES.has(type))) {
+          if (kernel === 'matmulVec') vecRan++;
+          else if (hasVec) report(false, `matmul ${name} [${rows}, ${cols}] n=1 ${a} acts: ran ${kernel}, not its one-token kernel`);
+        }
+        const y = new Float32Array(n * rows);
+        wasmMatmul(w.packedWeight!, x, n, y, a);
+        const { worst, at } = worstError(y, ref, full, x, n, rows, cols, a === 'q8' ? qb : null);
+        // The relaxed tiles also against the baseline tiles, bit for bit.
+        const differs = kernel === 'matmulQ8Relaxed' ? relaxedDiffers(w, x, n, y) : null;
+        const bits = kernel === 'matmulQ8Relaxed' ? (differs ? `, NOT the baseline tiles' bits (${differs})` : ", the baseline tiles' bits") : '';
+        report(
+          worst <= 1 && !differs,
+          `matmul ${name} [${rows}, ${cols}] n=${n}${what ? ` (${what})` : ''} ${a} acts ${kernel}: worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}${bits}`,
+        );
       }
     }
     if (hasVec) report(vecRan > 0, `matmul ${name}: the one-token kernel ran ${vecRan} checks`);
     if (SCALED_BLOCKS.has(type)) nonFiniteScales(type, grid, rng, ran, report);
   }
-  for (const k of MATMUL_KERNELS) report((ran.get(k) ?? 0) > 0, `matmul kernel ${k} ran ${ran.get(k) ?? 0} checks`);
+  for (const k of [...MATMUL_KERNELS, ...(build.relaxed ? ['matmulQ8Relaxed'] : [])])
+    report((ran.get(k) ?? 0) > 0, `matmul kernel ${k} ran ${ran.get(k) ?? 0} checks`);
+  if (!build.relaxed) log(`matmul gate: matmulQ8Relaxed not checked: the ${build.note} build loaded`);
   log(`matmul: ${result.passed} passed, ${result.failed} failed`);
   return result;
 }

@@ -16,6 +16,11 @@ export interface MatmulConfig {
   threads: number;
   /** 'measured': per size class, use the pool only while it is measured faster; 'always': every call of at least PARALLEL_MIN_MACS. */
   threadChoice: 'measured' | 'always';
+  /**
+   * Run the relaxed-SIMD tiles where the loaded module is the relaxed build (src/kernels/runtime/relaxed.ts) and the
+   * type has them; false runs the baseline tiles (same bits: for A/B runs and the gate).
+   */
+  relaxed: boolean;
 }
 
 /**
@@ -30,10 +35,11 @@ export const DEFAULT_ACTIVATIONS: Activations = 'q8';
  */
 export const PARALLEL_MIN_MACS = 1 << 17;
 
-let config: Omit<MatmulConfig, 'threads'> = { activations: DEFAULT_ACTIVATIONS, threadChoice: 'measured' };
+let config: Omit<MatmulConfig, 'threads'> = { activations: DEFAULT_ACTIVATIONS, threadChoice: 'measured', relaxed: true };
 export function configureMatmul(c: Partial<MatmulConfig>): void {
   if (c.activations !== undefined && c.activations !== 'f32' && c.activations !== 'q8')
     throw new ArgumentError(`activations must be 'f32' or 'q8', got '${c.activations}'`);
+  if (c.relaxed !== undefined && typeof c.relaxed !== 'boolean') throw new ArgumentError(`relaxed must be true or false, got ${String(c.relaxed)}`);
   const { threads, ...rest } = c;
   if (threads !== undefined) setThreadBudget(threads);
   config = { ...config, ...rest };

@@ -17,6 +17,7 @@ const KERNEL_GLOBALS: Readonly<Record<MatmulKernel | 'touch', string>> = {
   matmulVec: 'K_VEC',
   matmulQ8Tiled: 'K_Q8_TILED',
   matmulF32Tiled: 'K_F32_TILED',
+  matmulQ8Relaxed: 'K_Q8_RELAXED',
   touch: 'K_TOUCH',
 };
 let ids: Record<MatmulKernel | 'touch', number> | null = null;
@@ -29,6 +30,7 @@ function kernelId(k: WasmKernels, kernel: MatmulKernel | 'touch'): number {
       matmulVec: read(KERNEL_GLOBALS.matmulVec),
       matmulQ8Tiled: read(KERNEL_GLOBALS.matmulQ8Tiled),
       matmulF32Tiled: read(KERNEL_GLOBALS.matmulF32Tiled),
+      matmulQ8Relaxed: read(KERNEL_GLOBALS.matmulQ8Relaxed),
       touch: read(KERNEL_GLOBALS.touch),
     };
   }

@@ -149,7 +149,12 @@ function runGroup(k: WasmKernels, group: readonly PackedWeight[], xPtr: number, 
     const p = { q: q ? ws.get(`${layout}:q`, q) : xPtr, d: d ? ws.get(`${layout}:d`, d) : 0, s: s ? ws.get(`${layout}:s`, s) : 0 };
     packed.set(layout, p);
     if (layout === 'tiles32' || layout === 'tiles256') e['packActQ8']!(xPtr, n, cols, layout === 'tiles32' ? 32 : 256, p.q, p.d, p.s);
-    else if (layout !== 'raw') e['packActVecN']!(xPtr, n, cols, Number(layout[3]), p.q, p.d, p.s);
+    else if (layout === 'tiles32b' || layout === 'tiles256b') {
+      // The int16 quads staged after the bytes, then narrowed into them (layoutBytes).
+      const staged = p.q + Math.ceil(n / 4) * cols * 4;
+      e['packActQ8']!(xPtr, n, cols, layout === 'tiles32b' ? 32 : 256, staged, p.d, p.s);
+      e['narrowActQ8']!(staged, n, cols, p.q);
+    } else if (layout !== 'raw') e['packActVecN']!(xPtr, n, cols, Number(layout[3]), p.q, p.d, p.s);
   }
   // Weights per job: one part each, and one more for the last weight's final rows (runJob).
   const most = (e['matmulJobParts']!() as number) - 1;

@@ -15,9 +15,10 @@ export const TILE_MIN_TOKENS_F32 = 2;
  * Activation layouts a call may need; one weight group packs each at most once. vec*: one token in the order
  * a type's one-token kernel reads (assembly/matmul/vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32
  * for f16 / bf16, which the f32 tile reads too; int16 even/odd per 16 for q6_K); tiles*: token quads for the
- * int8 tile; raw: x as it is (the f32 tile of f32 and quantized weights).
+ * int8 tile, tiles32b / tiles256b the same int8 narrowed to bytes per 4 columns (the relaxed tile; the int16 quads follow
+ * them in q as its staging); raw: x as it is (the f32 tile of f32 and quantized weights).
  */
-export type Layout = 'raw' | 'tiles32' | 'tiles256' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4';
+export type Layout = 'raw' | 'tiles32' | 'tiles32b' | 'tiles256' | 'tiles256b' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4';
 
 export interface Plan {
   kernel: MatmulKernel;
@@ -42,6 +43,16 @@ function vecOrder(e: WasmKernels['exports'], w: PackedWeight, activations: Activ
   return order < 0 || (activations !== 'q8' && row.acts === 'q8') ? -1 : order;
 }
 
+/** Per module, per type: whether it is a relaxed build with relaxed tiles for the type (relaxedTileType). */
+const relaxedTypes = new WeakMap<WasmKernels['exports'], Map<number, boolean>>();
+function relaxedIn(e: WasmKernels['exports'], type: number): boolean {
+  let m = relaxedTypes.get(e);
+  if (!m) relaxedTypes.set(e, (m = new Map()));
+  let r = m.get(type);
+  if (r === undefined) m.set(type, (r = e['relaxedTileType']!(type) === 1));
+  return r;
+}
+
 /** packActVec's order for f16 / bf16 (assembly/matmul/vec.ts ORDER_HALVES). */
 const ORDER_HALVES = 3;
 
@@ -55,7 +66,11 @@ export function plan(e: WasmKernels['exports'], w: PackedWeight, n: number, acti
   if (order >= 0) return { kernel: 'matmulVec', layout: `vec${order as 0 | 1 | 2 | 3 | 4}` };
   // f16 / bf16: x in the one-token kernel's even/odd order, which the f32 tile's decoded rows follow.
   if (row.oneToken?.order === ORDER_HALVES) return { kernel: 'matmulF32Tiled', layout: 'vec3' };
-  if (activations === 'q8' && row.acts === 'q8') return { kernel: 'matmulQ8Tiled', layout: row.actBlock === 256 ? 'tiles256' : 'tiles32' };
+  if (activations === 'q8' && row.acts === 'q8') {
+    if (row.relaxedTile && matmulConfig().relaxed && relaxedIn(e, w.type))
+      return { kernel: 'matmulQ8Relaxed', layout: row.actBlock === 256 ? 'tiles256b' : 'tiles32b' };
+    return { kernel: 'matmulQ8Tiled', layout: row.actBlock === 256 ? 'tiles256' : 'tiles32' };
+  }
   return { kernel: 'matmulF32Tiled', layout: 'raw' };
 }
 
@@ -81,6 +96,9 @@ export function layoutBytes(layout: Layout, n: number, cols: number): [number, n
     case 'tiles32':
     case 'tiles256':
       return [nq * cols * 8, nq * ng * 16, nq * ng * 16];
+    case 'tiles32b':
+    case 'tiles256b':
+      return [nq * cols * 12, nq * ng * 16, nq * ng * 16];
     case 'vec0':
     case 'vec1':
     case 'vec2':

@@ -11,7 +11,7 @@ import { GGML, ggmlType } from '../../gguf/types.js';
 export type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
 
 /** Kernels of assembly/matmul/run.ts by name (ids: its K_* constants, read from the module at dispatch). */
-export type MatmulKernel = 'matmulVec' | 'matmulQ8Tiled' | 'matmulF32Tiled';
+export type MatmulKernel = 'matmulVec' | 'matmulQ8Tiled' | 'matmulF32Tiled' | 'matmulQ8Relaxed';
 
 export interface WeightTypeRow {
   readonly type: number;
@@ -42,6 +42,13 @@ export interface WeightTypeRow {
   readonly scalesChecked: boolean;
   /** Column counts the matmul gate draws: any ('float'), whole 32-value blocks, whole 256-value blocks. */
   readonly gateCols: 'float' | 'block32' | 'block256';
+  /**
+   * Whether a relaxed-SIMD build runs this type's tiles as matmulQ8Relaxed (assembly/matmul/relaxed_tile.ts, same
+   * bits as matmulQ8Tiled): the 4- and 5-bit types, 0.68-0.93x the baseline tiles' time (q4_K / q5_K
+   * 0.82-0.94x); 8-bit ones would split each weight in two dots, 1.4-1.7x (bench/relaxed-ab.ts, n 16-128).
+   * relaxedTileType must agree (the matmul gate checks).
+   */
+  readonly relaxedTile: boolean;
 }
 
 // packActVec orders (assembly/matmul/vec.ts ORDER_*).
@@ -59,7 +66,8 @@ const row = (
   actBlock: number,
   scalesChecked: boolean,
   gateCols: WeightTypeRow['gateCols'],
-): WeightTypeRow => ({ type, decoder, wasm: true, oneToken, acts, actBlock, scalesChecked, gateCols });
+  relaxedTile = false,
+): WeightTypeRow => ({ type, decoder, wasm: true, oneToken, acts, actBlock, scalesChecked, gateCols, relaxedTile });
 
 export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   // f32 has no one-token kernel: the f32 tile reads its rows in place at any n.
@@ -67,13 +75,13 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   row(GGML.F16, 'format', { order: HALVES, maxTokens: 1 }, 'f32', 0, false, 'float'),
   row(GGML.BF16, 'format', { order: HALVES, maxTokens: 4 }, 'f32', 0, false, 'float'),
   row(GGML.Q8_0, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
-  row(GGML.Q4_0, 'format', { order: NIB32, maxTokens: 6 }, 'q8', 32, true, 'block32'),
-  row(GGML.Q4_1, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
-  row(GGML.Q5_0, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
-  row(GGML.Q5_1, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
+  row(GGML.Q4_0, 'format', { order: NIB32, maxTokens: 6 }, 'q8', 32, true, 'block32', true),
+  row(GGML.Q4_1, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32', true),
+  row(GGML.Q5_0, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32', true),
+  row(GGML.Q5_1, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32', true),
   row(GGML.IQ4_NL, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
-  row(GGML.Q4_K, decodeQ4K, { order: NIB256, maxTokens: 6 }, 'q8', 256, false, 'block256'),
-  row(GGML.Q5_K, decodeQ5K, { order: NIB256, maxTokens: 3 }, 'q8', 256, false, 'block256'),
+  row(GGML.Q4_K, decodeQ4K, { order: NIB256, maxTokens: 6 }, 'q8', 256, false, 'block256', true),
+  row(GGML.Q5_K, decodeQ5K, { order: NIB256, maxTokens: 3 }, 'q8', 256, false, 'block256', true),
   row(GGML.Q6_K, decodeQ6K, { order: Q6K, maxTokens: 3 }, 'q8', 256, false, 'block256'),
 ];
 

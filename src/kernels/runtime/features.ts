@@ -1,6 +1,6 @@
 // Which wasm proposals this engine offers beyond the baseline SIMD the kernels are built for, by validating
-// a minimal module (no instantiation). Relaxed SIMD (f32x4 fused multiply-add, i8 dots) has no kernel
-// variant yet: this is what bench:browser and the page report, and what a relaxed build would select on.
+// a minimal module (no instantiation). Relaxed SIMD (f32x4 fused multiply-add, i8 dots): what bench:browser
+// and the page report, and the first check before relaxed.ts compiles and self-tests the relaxed build.
 
 /** `(func (result v128) v128.const 0 x3, <op>)`: a one-function module around a 3-operand SIMD op. */
 function simdModule(op: readonly number[]): Uint8Array<ArrayBuffer> {

@@ -1,7 +1,8 @@
 // Loads the embedded kernel module synchronously over the shared arena's memory. When the binary is absent
 // (no AssemblyScript build) or instantiation fails (no SIMD, no shared memory), wasmKernels() is null and
 // every caller uses the reference kernels.
-import { WASM_BASE64 } from './wasm-binary.js';
+import { WASM_BASE64, WASM_RELAXED_BASE64 } from './wasm-binary.js';
+import { compileKernels, type KernelBuild } from './relaxed.js';
 import { sharedArena, type Arena } from './arena.js';
 import { rowTables, type KernelRow } from '../attention/table.js';
 
@@ -55,6 +56,7 @@ export const MAX_WASM_HEAD_DIM = 4096;
 
 let loaded: WasmKernels | null | undefined;
 let failure = '';
+let build: KernelBuild | null = null;
 
 function decodeBase64(s: string): Uint8Array<ArrayBuffer> {
   if (typeof Buffer !== 'undefined') return new Uint8Array(Buffer.from(s, 'base64'));
@@ -77,7 +79,8 @@ export function wasmKernels(): WasmKernels | null {
     return loaded;
   }
   try {
-    loaded = instantiateOver(sharedArena(), 0, new WebAssembly.Module(decodeBase64(WASM_BASE64)));
+    build = compileKernels(decodeBase64(WASM_BASE64), WASM_RELAXED_BASE64 ? decodeBase64(WASM_RELAXED_BASE64) : null);
+    loaded = instantiateOver(sharedArena(), 0, build.module);
   } catch (e) {
     failure = `instantiation failed: ${(e as Error).message}`;
   }
@@ -101,6 +104,12 @@ export function instantiateOver(arena: Arena, index: number, module: WebAssembly
   const k: WasmKernels = { index, arena, module, exports: instance.exports as unknown as WasmExports, tile, stage, tables };
   seenBy.set(arena.memory.buffer, arena.memory);
   return k;
+}
+
+/** The build the kernels run (relaxed or baseline SIMD, and why), or null when none loaded. */
+export function kernelBuild(): Omit<KernelBuild, 'module'> | null {
+  wasmKernels();
+  return build ? { relaxed: build.relaxed, note: build.note } : null;
 }
 
 /** Empty when the kernels loaded; otherwise the reason they did not. */

@@ -18,7 +18,6 @@ import { tinyLlama } from '../test/fixtures/tiny.js';
 import { writeGguf } from '../src/gguf/writer.js';
 import { schemePolicy, schemes } from '../src/cache/schemes.js';
 import { startServer } from '../src/server/server.js';
-import { closeMatmulThreads } from '../src/kernels/matmul/job.js';
 import { availableCores } from '../src/kernels/runtime/threads.js';
 import { flag, median, option, printTable } from './harness.js';
 import { kvpackAggregate } from './serve-streams.js';
@@ -94,8 +93,6 @@ async function kvpackRound(model: string, out: Map<string, number[]>): Promise<v
     }
   } finally {
     for (const s of servers) await s.shutdown();
-    // The matmul workers exit too: nothing of ours runs while the peer does.
-    closeMatmulThreads();
   }
 }
 

@@ -169,9 +169,3 @@ export function matmulPrefetch(group: readonly PackedWeight[]): void {
   // No worker to take it (the pool did not start): nothing may be left armed.
   else e[SHARED.cancel]!(job);
 }
-
-/**
- * Kept for callers that used to stop the matmul threads: they are now the process's one worker pool
- * (kernels/runtime/pool.ts), shared with attention, whose idle workers never keep the process alive.
- */
-export function closeMatmulThreads(): void {}

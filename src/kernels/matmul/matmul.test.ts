@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { matmulShared, Weight } from '../../model/forward-weights.js';
-import { closeMatmulThreads, matmulPrefetch, matmulSplitStats } from './job.js';
+import { matmulPrefetch, matmulSplitStats } from './job.js';
 import { configureMatmul, matmulConfig } from './config.js';
 import { matmulKernelFor } from './plan.js';
 import { ThreadChooser } from './chooser.js';
@@ -105,7 +105,6 @@ test('threads split rows and give the same bytes as one thread', { skip: skip ||
     }
   } finally {
     configureMatmul(before);
-    closeMatmulThreads();
   }
 });
 
@@ -195,7 +194,6 @@ test('a threaded weight group runs as one job per four weights, each output the 
     }
   } finally {
     configureMatmul(before);
-    closeMatmulThreads();
   }
 });
 

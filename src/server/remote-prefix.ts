@@ -125,12 +125,13 @@ export class RemotePrefixTier {
   private offerChunks(hashes: readonly string[], cache: KvCache, from: number): { queued: number; complete: boolean } {
     let queued = 0;
     this.checkGeneration();
+    const states = cache.state(); // once: the cache does not change while its chunks are offered
     for (let c = from; c < hashes.length; c++) {
       const h = hashes[c]!;
       if (this.recent.has(h)) continue;
       let bytes: Buffer;
       try {
-        bytes = exportChunk(cache, c);
+        bytes = exportChunk(cache, c, states);
       } catch (e) {
         this.log(`not storing chunks from ${c} on: ${(e as Error).message}`);
         return { queued, complete: false };

@@ -38,13 +38,17 @@ function withSinkRows(s: RowShape, bytes: Uint8Array, a: number, b: number, rows
   return out;
 }
 
-/** The bytes of chunk c of every layer (encodeChunk layout), from the cache's state; the chunk must be complete and still held. */
-export function exportChunk(cache: KvCache, c: number): Buffer {
+/**
+ * The bytes of chunk c of every layer (encodeChunk layout), from the cache's state; the chunk must be complete
+ * and still held. A caller exporting several chunks passes one `cache.state()` taken before, so each chunk does
+ * not rebuild every chunk's views.
+ */
+export function exportChunk(cache: KvCache, c: number, states: ReturnType<KvCache['state']> = cache.state()): Buffer {
   checkOverlay(cache, 'exportChunk');
   const C = cache.chunkTokens;
   if (!Number.isInteger(c) || c < 0) throw new ArgumentError(`exportChunk: chunk index must be a non-negative integer, got ${c}`);
   const layers: Uint8Array[][] = [];
-  cache.state().forEach(({ meta, arrays }, i) => {
+  states.forEach(({ meta, arrays }, i) => {
     const { k, v } = meta;
     if (Math.min(k.encoded, v.encoded, meta.n) < (c + 1) * C)
       throw new ArgumentError(

@@ -148,7 +148,7 @@ function main(argv: string[]): number {
       const n = nativeLlama(log);
       console.log(
         n.ok
-          ? `native llama.cpp ${n.native.commit.slice(0, 7)}: ${n.native.bin}${n.native.buildS === null ? '' : ` (built in this run, ${n.native.buildS.toFixed(0)} s)`}`
+          ? `native llama.cpp ${n.native.commit.slice(0, 7)}: ${n.native.bin}${n.native.buildNote ? ` (${n.native.buildNote})` : ''}${n.native.buildS === null ? '' : ` (built in this run, ${n.native.buildS.toFixed(0)} s)`}`
           : `native llama.cpp unavailable: ${n.reason}; no native ratio printed`,
       );
     }

@@ -86,7 +86,7 @@ export interface NativeLongRow {
 export interface EngineBenchResult {
   threads: number;
   /** The native peer (commit, binary, whether the build happened in this run), or why it could not run. */
-  native: { name: string; bin: string; commit: string; hasDepth: boolean; buildS: number | null } | { unavailable: string };
+  native: { name: string; bin: string; commit: string; hasDepth: boolean; buildS: number | null; buildNote: string | null } | { unavailable: string };
   /** node-llama-cpp's own run (its name, load during it, every configuration); null when it could not run. */
   peer: PeerResult | null;
   matmul: { weight: string; shape: string; n: number; impl: string; ms: number; gflops: number }[];
@@ -342,7 +342,7 @@ export function printEngine(r: EngineBenchResult): void {
   const nat = 'name' in r.native ? r.native : null;
   console.log(
     nat
-      ? `\nnative llama.cpp ${nat.commit.slice(0, 7)}: ${nat.bin} (CPU build, Release, GGML_NATIVE; ${nat.buildS === null ? 'cached build' : `built in this run, ${nat.buildS.toFixed(0)} s`}), flash attention, ${r.threads} threads, same GGUF files`
+      ? `\nnative llama.cpp ${nat.commit.slice(0, 7)}: ${nat.bin} (CPU build, Release, ${nat.buildNote ?? 'GGML_NATIVE'}; ${nat.buildS === null ? 'cached build' : `built in this run, ${nat.buildS.toFixed(0)} s`}), flash attention, ${r.threads} threads, same GGUF files`
       : `\nnative llama.cpp unavailable: ${'unavailable' in r.native ? r.native.unavailable : ''}; no native ratio printed`,
   );
   const s = SHAPE;

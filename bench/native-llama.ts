@@ -28,6 +28,51 @@ export const NATIVE_CMAKE_FLAGS = [
   '-DLLAMA_BUILD_APP=OFF',
 ] as const;
 
+/**
+ * x86 features ggml's CPU backend can be built for one by one (its cmake option, the /proc/cpuinfo flag).
+ * On a CPU with AMX, GGML_NATIVE compiles ggml's AMX path, which crashes at this commit in its first prompt
+ * (SIGSEGV at ldtilecfg in ggml_backend_amx_mul_mat; upstream llama.cpp issue #20824, PR #26954), so the
+ * build lists the CPU's other features instead, as AMX users do.
+ */
+const X86_FEATURES: readonly [option: string, flag: string][] = [
+  ['GGML_SSE42', 'sse4_2'],
+  ['GGML_AVX', 'avx'],
+  ['GGML_AVX2', 'avx2'],
+  ['GGML_FMA', 'fma'],
+  ['GGML_F16C', 'f16c'],
+  ['GGML_BMI2', 'bmi2'],
+  ['GGML_AVX_VNNI', 'avx_vnni'],
+  ['GGML_AVX512', 'avx512bw'],
+  ['GGML_AVX512_VBMI', 'avx512vbmi'],
+  ['GGML_AVX512_VNNI', 'avx512_vnni'],
+  ['GGML_AVX512_BF16', 'avx512_bf16'],
+];
+
+/** The CPU's feature flags (/proc/cpuinfo), or an empty set off Linux. */
+function cpuFlags(): Set<string> {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m);
+    return new Set(line ? line[1]!.trim().split(/\s+/) : []);
+  } catch {
+    return new Set();
+  }
+}
+
+/** The flags this machine builds with, and a note when they differ from NATIVE_CMAKE_FLAGS (AMX left out). */
+export function nativeBuildFlags(): { flags: readonly string[]; note: string | null } {
+  const cpu = cpuFlags();
+  if (process.arch !== 'x64' || !cpu.has('amx_int8')) return { flags: NATIVE_CMAKE_FLAGS, note: null };
+  const features = X86_FEATURES.map(([opt, flag]) => `-D${opt}=${cpu.has(flag) ? 'ON' : 'OFF'}`);
+  const flags = [
+    ...NATIVE_CMAKE_FLAGS.map((f) => (f === '-DGGML_NATIVE=ON' ? '-DGGML_NATIVE=OFF' : f)),
+    ...features,
+    '-DGGML_AMX_TILE=OFF',
+    '-DGGML_AMX_INT8=OFF',
+    '-DGGML_AMX_BF16=OFF',
+  ];
+  return { flags, note: "AMX off (ggml's AMX path crashes at this commit: llama.cpp #20824); every other CPU feature on" };
+}
+
 export interface NativeLlama {
   bin: string;
   /** llama.cpp commit of the bundle (40 hex). */
@@ -36,6 +81,8 @@ export interface NativeLlama {
   hasDepth: boolean;
   /** Seconds the build took in this run, or null when the cached binary was reused. */
   buildS: number | null;
+  /** How the build departs from a plain GGML_NATIVE one on this machine, or null (nativeBuildFlags). */
+  buildNote: string | null;
 }
 
 export type NativeStatus = { ok: true; native: NativeLlama } | { ok: false; reason: string };
@@ -77,7 +124,8 @@ export function nativeLlama(log: (s: string) => void): NativeStatus {
   const dir = nodeLlamaDir();
   if (!dir) return { ok: false, reason: 'node-llama-cpp with its llama.cpp source bundle is not installed' };
   const bundle = join(dir, 'gitRelease.bundle');
-  const key = createHash('sha256').update(NATIVE_CMAKE_FLAGS.join('\n')).digest('hex').slice(0, 12);
+  const { flags, note } = nativeBuildFlags();
+  const key = createHash('sha256').update(flags.join('\n')).digest('hex').slice(0, 12);
   try {
     let commit: string;
     try {
@@ -102,14 +150,14 @@ export function nativeLlama(log: (s: string) => void): NativeStatus {
       }
       const ninja = spawnSync('ninja', ['--version'], { stdio: 'ignore' }).status === 0 && !existsSync(join(build, 'Makefile'));
       log(`native llama.cpp: building llama-bench in ${build} (once; ~10 min on 2 cores)`);
-      run('cmake', ['-S', src, '-B', build, ...(ninja ? ['-G', 'Ninja'] : []), ...NATIVE_CMAKE_FLAGS]);
+      run('cmake', ['-S', src, '-B', build, ...(ninja ? ['-G', 'Ninja'] : []), ...flags]);
       run('cmake', ['--build', build, '--target', 'llama-bench', '-j', `${availableParallelism()}`]);
       buildS = (performance.now() - t0) / 1000;
-      writeFileSync(done, `${JSON.stringify({ commit, flags: NATIVE_CMAKE_FLAGS, buildS })}\n`);
+      writeFileSync(done, `${JSON.stringify({ commit, flags, buildS })}\n`);
       log(`native llama.cpp: built in ${buildS.toFixed(0)} s`);
     }
     const hasDepth = / -d, --n-depth /.test(run(bin, ['--help']));
-    return { ok: true, native: { bin, commit, hasDepth, buildS } };
+    return { ok: true, native: { bin, commit, hasDepth, buildS, buildNote: note } };
   } catch (e) {
     const err = e as { stderr?: string; message: string };
     const last = (err.stderr ?? err.message).trim().split('\n').pop();
@@ -343,6 +391,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (!s.ok) console.log(`native llama.cpp unavailable: ${s.reason}`);
   else
     console.log(
-      `native llama.cpp ${s.native.commit.slice(0, 7)}: ${s.native.bin} (${s.native.buildS === null ? 'cached' : `built in ${s.native.buildS.toFixed(0)} s`}; -d ${s.native.hasDepth ? 'supported' : 'not supported'})`,
+      `native llama.cpp ${s.native.commit.slice(0, 7)}: ${s.native.bin} (${s.native.buildS === null ? 'cached' : `built in ${s.native.buildS.toFixed(0)} s`}; -d ${s.native.hasDepth ? 'supported' : 'not supported'}${s.native.buildNote ? `; ${s.native.buildNote}` : ''})`,
     );
 }

@@ -8,6 +8,7 @@
 import { T_Q6_K } from './decode';
 import { decodeStrip, isKQuant, stDD, stMn, stSc, storeTile } from './tile_strip';
 import { actInverse, actScale, round4 } from './act';
+import { hsum4i } from '../shared/common';
 
 /**
  * x [n, cols] f32 -> int8 values widened to i16, per quad of 4 tokens: xq [nq][cols/2][4 tokens][2] i16
@@ -21,46 +22,66 @@ export function packActQ8(x: usize, n: i32, cols: i32, qb: i32, xq: usize, xd: u
   const ng = <usize>(cols >> 4);
   const quadQ = <usize>cols << 3;
   const quadG = ng << 4;
-  const nq = <usize>((n + 3) >> 2);
-  if (n & 3) {
-    memory.fill(xq + (nq - 1) * quadQ, 0, quadQ);
-    memory.fill(xd + (nq - 1) * quadG, 0, quadG);
-    memory.fill(xs + (nq - 1) * quadG, 0, quadG);
-  }
-  for (let t = 0; t < n; t++) {
-    const xr = x + ((<usize>t * cols) << 2);
-    const lane = <usize>(t & 3) << 2;
-    const qr = xq + <usize>(t >> 2) * quadQ + lane;
-    const dr = xd + <usize>(t >> 2) * quadG + lane;
-    const sr = xs + <usize>(t >> 2) * quadG + lane;
+  const rowB = <usize>cols << 2;
+  const nq = (n + 3) >> 2;
+  const z = i32x4.splat(0);
+  // A quad's 4 tokens at once, so each column pair's 4 tokens go out as one vector (a 4x4 transpose).
+  for (let q = 0; q < nq; q++) {
+    const m = n - (q << 2);
+    const x0 = x + <usize>(q << 2) * rowB;
+    const x1 = x0 + rowB;
+    const x2 = x1 + rowB;
+    const x3 = x2 + rowB;
+    const qr = xq + <usize>q * quadQ;
+    const dr = xd + <usize>q * quadG;
+    const sr = xs + <usize>q * quadG;
     for (let b0: usize = 0; b0 < <usize>cols; b0 += <usize>qb) {
-      const d = actScale(xr + (b0 << 2), <usize>qb);
-      const id = actInverse(d);
-      for (let i: usize = 0; i < <usize>qb; i += 16) {
-        const p = xr + ((b0 + i) << 2);
-        const i0 = round4(p, id);
-        const i1 = round4(p + 16, id);
-        const i2 = round4(p + 32, id);
-        const i3 = round4(p + 48, id);
-        const lo = i16x8.narrow_i32x4_s(i0, i1);
-        const hi = i16x8.narrow_i32x4_s(i2, i3);
-        // Column pair c/2 of this token sits at 16*(c/2) + 4*lane.
-        const o = qr + ((b0 + i) << 3);
-        store<i32>(o, i32x4.extract_lane(lo, 0));
-        store<i32>(o, i32x4.extract_lane(lo, 1), 16);
-        store<i32>(o, i32x4.extract_lane(lo, 2), 32);
-        store<i32>(o, i32x4.extract_lane(lo, 3), 48);
-        store<i32>(o, i32x4.extract_lane(hi, 0), 64);
-        store<i32>(o, i32x4.extract_lane(hi, 1), 80);
-        store<i32>(o, i32x4.extract_lane(hi, 2), 96);
-        store<i32>(o, i32x4.extract_lane(hi, 3), 112);
-        const g = (b0 + i) >> 4;
-        store<f32>(dr + (g << 4), d);
-        const s = i32x4.add(i32x4.add(i0, i1), i32x4.add(i2, i3));
-        store<i32>(sr + (g << 4), i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1) + i32x4.extract_lane(s, 2) + i32x4.extract_lane(s, 3));
+      // Tokens past n: scale 0, values 0.
+      const d0 = actScale(x0 + (b0 << 2), <usize>qb);
+      const d1: f32 = m > 1 ? actScale(x1 + (b0 << 2), <usize>qb) : 0;
+      const d2: f32 = m > 2 ? actScale(x2 + (b0 << 2), <usize>qb) : 0;
+      const d3: f32 = m > 3 ? actScale(x3 + (b0 << 2), <usize>qb) : 0;
+      const id0 = actInverse(d0), id1 = actInverse(d1), id2 = actInverse(d2), id3 = actInverse(d3);
+      const dv = f32x4(d0, d1, d2, d3);
+      for (let c = b0; c < b0 + <usize>qb; c += 16) {
+        const o = c << 2;
+        // Per token the 16 values as int16: lo pairs 0..3, hi pairs 4..7.
+        const l0 = q16(x0 + o, id0), h0 = q16(x0 + o + 32, id0);
+        const l1 = m > 1 ? q16(x1 + o, id1) : z, h1 = m > 1 ? q16(x1 + o + 32, id1) : z;
+        const l2 = m > 2 ? q16(x2 + o, id2) : z, h2 = m > 2 ? q16(x2 + o + 32, id2) : z;
+        const l3 = m > 3 ? q16(x3 + o, id3) : z, h3 = m > 3 ? q16(x3 + o + 32, id3) : z;
+        // Column pair c/2 + k of token t sits at 16*(c/2 + k) + 4*t.
+        const qo = qr + (c << 3);
+        transposeStore(l0, l1, l2, l3, qo);
+        transposeStore(h0, h1, h2, h3, qo + 64);
+        const g = c >> 4;
+        v128.store(dr + (g << 4), dv);
+        v128.store(sr + (g << 4), hsum4i(sum16(l0, h0), sum16(l1, h1), sum16(l2, h2), sum16(l3, h3)));
       }
     }
   }
+}
+
+/** 8 f32 values at p times id, rounded to nearest even, as int16 lanes (the packActVec rounding). */
+@inline function q16(p: usize, id: v128): v128 {
+  return i16x8.narrow_i32x4_s(round4(p, id), round4(p + 16, id));
+}
+
+/** The 16 int16 values of lo and hi summed per 4 lanes (i32; hsum4i adds the rest). */
+@inline function sum16(lo: v128, hi: v128): v128 {
+  return i32x4.add(i32x4.extadd_pairwise_i16x8_s(lo), i32x4.extadd_pairwise_i16x8_s(hi));
+}
+
+/** Four tokens' 4 column pairs (i32 lanes of a..d) -> at dst + 16k the 4 tokens' pair k. */
+@inline function transposeStore(a: v128, b: v128, c: v128, d: v128, dst: usize): void {
+  const t0 = i32x4.shuffle(a, b, 0, 4, 1, 5);
+  const t1 = i32x4.shuffle(a, b, 2, 6, 3, 7);
+  const t2 = i32x4.shuffle(c, d, 0, 4, 1, 5);
+  const t3 = i32x4.shuffle(c, d, 2, 6, 3, 7);
+  v128.store(dst, i32x4.shuffle(t0, t2, 0, 1, 4, 5));
+  v128.store(dst, i32x4.shuffle(t0, t2, 2, 3, 6, 7), 16);
+  v128.store(dst, i32x4.shuffle(t1, t3, 0, 1, 4, 5), 32);
+  v128.store(dst, i32x4.shuffle(t1, t3, 2, 3, 6, 7), 48);
 }
 
 /**

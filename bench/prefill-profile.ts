@@ -2,7 +2,7 @@
 // a fresh cache through model.forward, alternated with the same pass run op by op (the llama path of
 // forward.ts's blocks, no QK-norm, no bias) with a timer around each part; then each weight's tiled matmul
 // alone (activation packing timed apart), 1 and N threads, as GMAC/s (weights warm in cache).
-// Run: npm run build && node dist-test/bench/prefill-profile.js [--weights q8_0] [--prompt 128] [--threads N] [--runs 9] [--kv f16]
+// Run: npm run build && node dist-test/bench/prefill-profile.js [--weights q8_0] [--prompt 128] [--threads N] [--runs 9] [--kv f16] [--no-prefetch]
 import { performance } from 'node:perf_hooks';
 import { loadModel } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
@@ -23,6 +23,8 @@ const prompt = Number(option('--prompt') ?? 128);
 const runs = Number(option('--runs') ?? 9);
 const wt = option('--weights') ?? 'q8_0';
 const kv = option('--kv') ?? 'f16';
+/** --no-prefetch: the op-by-op pass posts no weight prefetch before rope/attention (forward.ts does). */
+const prefetch = !process.argv.includes('--no-prefetch');
 configureMatmul({ threads });
 const model = loadModel(
   syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)),
@@ -79,7 +81,7 @@ function opByOp(): Float32Array {
       const L = model.layers[l]!;
       timed('rmsnorm', () => rmsNorm(B.xb, B.x, L.attnNorm, n, dim, eps));
       timed('matmul q/k/v', () => matmulShared([L.wq, L.wk, L.wv], B.xb, n, [B.q, B.k, B.v]));
-      timed('prefetch post', () => kstep.prefetch([L.wo, L.wGate, L.wUp]));
+      if (prefetch) timed('prefetch post', () => kstep.prefetch([L.wo, L.wGate, L.wUp]));
       timed('rope', () => {
         const tab = { cos: B.get('cosG'), sin: B.get('sinG') };
         applyRope(model.ropeGlobal, B.q, n, nh, hd, tab);

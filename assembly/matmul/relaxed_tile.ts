@@ -10,8 +10,9 @@
 // the baseline tiles' time (bench/relaxed-ab.ts, [2048, 768], n 64-128; Node 20's V8 lowers the dots to
 // pmaddubsw, no VNNI), and the i32 form (i32x4.relaxed_dot_i8x16_i7x16_add_s) ran 0.38 ns per 16
 // multiply-adds against 0.15 ns per 8 for dot_i16x8_s + add: no faster per multiply-add.
-import { decodeRowI8, kScales, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K } from './decode';
-import { kMins, kStep, stDD, stMn, stQ, stSc, storeTile } from './tile_q8';
+import { T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K } from './decode';
+import { kMins, kStep } from './tile_q8';
+import { decodeStrip, stDD, stMn, stSc, storeTile } from './tile_strip';
 
 /** The weight offset that puts a type's decoded values in 0..15 (q4*) or 0..31 (q5*, wide32); -1: no relaxed tile for the type. */
 @inline function offsetOf(type: i32): i32 {
@@ -41,12 +42,6 @@ export function narrowActQ8(xq: usize, n: i32, cols: i32, xb: usize): void {
   }
 }
 
-/** i8 row q [cols] + off -> bytes at dst (narrow types: 0..15 or 0..31). */
-@inline function offsetRow(q: usize, cols: i32, off: i32, dst: usize): void {
-  const o = i8x16.splat(<i8>off);
-  for (let i: usize = 0; i < <usize>cols; i += 16) v128.store(dst + i, i8x16.add(v128.load(q + i), o));
-}
-
 /**
  * matmulQ8Tiled (tile_q8.ts) for the types relaxedTileType takes, with activations of packActQ8 (qb 32)
  * narrowed by narrowActQ8 into xb; xd, xs as packActQ8 left them. Same outputs, bit for bit.
@@ -54,53 +49,24 @@ export function narrowActQ8(xq: usize, n: i32, cols: i32, xb: usize): void {
 export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i32, xb: usize, xd: usize, xs: usize, n: i32, y: usize, yStride: i32, scratch: usize): void {
   if (!ASC_FEATURE_RELAXED_SIMD) unreachable();
   const off = offsetOf(type);
-  const ng = <usize>(cols >> 4);
-  const B = scratch;
-  const SC = stSc(scratch, cols);
-  const MN = stMn(scratch, cols);
-  const Q = stQ(scratch, cols);
-  const bRow = <usize>cols << 1;
-  const gRow = ng << 2;
-  const nq = (n + 3) >> 2;
-  const kq = type == T_Q4_K || type == T_Q5_K;
-  const DD = stDD(scratch, cols);
-  const dRow = <usize>(cols >> 8) << 3;
   for (let r0 = 0; r0 < rows; r0 += 4) {
     const nr = min(4, rows - r0);
-    let hasMin = false;
-    for (let i = 0; i < 4; i++) {
-      const bi = B + <usize>i * bRow;
-      if (i < nr) {
-        const wr = w + <usize>(r0 + i) * rowBytes;
-        hasMin = decodeRowI8(type, wr, cols, Q, SC + <usize>i * gRow, MN + <usize>i * gRow);
-        // K-quants: integer sub-block scales and mins, d and dmin per 256 (as matmulQ8Tiled).
-        if (kq) kScales(type, wr, cols, SC + <usize>i * gRow, MN + <usize>i * gRow, DD + <usize>i * dRow);
-        offsetRow(Q, cols, off, bi);
-      } else {
-        // Padding rows: zero values and scales (their outputs are never stored).
-        memory.fill(bi, <u8>off, cols);
-        memory.fill(SC + <usize>i * gRow, 0, gRow);
-        memory.fill(MN + <usize>i * gRow, 0, gRow);
-        if (kq) memory.fill(DD + <usize>i * dRow, 0, dRow);
-      }
-    }
+    const hasMin = decodeStrip(true, off, type, w, rowBytes, r0, nr, cols, scratch);
     const yr = y + (<usize>r0 << 2);
-    let q = 0;
     // One instance per (kind, width, mins) so each inlines its branches away.
-    if (kq && type == T_Q5_K) {
-      for (; q + 2 <= nq; q += 2) tileRelaxed(true, true, false, 0, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
-      if (q < nq) tileRelaxed(true, true, false, 0, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
-    } else if (kq) {
-      for (; q + 2 <= nq; q += 2) tileRelaxed(true, false, false, 0, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
-      if (q < nq) tileRelaxed(true, false, false, 0, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
-    } else if (type == T_Q5_0 || type == T_Q5_1) {
-      for (; q + 2 <= nq; q += 2) tileRelaxed(false, true, hasMin, off, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
-      if (q < nq) tileRelaxed(false, true, hasMin, off, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
-    } else {
-      for (; q + 2 <= nq; q += 2) tileRelaxed(false, false, hasMin, off, B, SC, MN, DD, cols, xb, xd, xs, q, true, n, yr, yStride, nr);
-      if (q < nq) tileRelaxed(false, false, hasMin, off, B, SC, MN, DD, cols, xb, xd, xs, q, false, n, yr, yStride, nr);
-    }
+    if (type == T_Q5_K) tiles(true, true, false, 0, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
+    else if (type == T_Q4_K) tiles(true, false, false, 0, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
+    else if (type == T_Q5_0 || type == T_Q5_1) tiles(false, true, hasMin, off, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
+    else tiles(false, false, hasMin, off, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
   }
+}
+
+/** Every token quad of one decoded strip: two quads per tile, a last odd quad alone. */
+@inline function tiles(kq: bool, wide32: bool, mins: bool, off: i32, B: usize, cols: i32, xb: usize, xd: usize, xs: usize, n: i32, y: usize, yStride: i32, nr: i32): void {
+  const nq = (n + 3) >> 2;
+  let q = 0;
+  for (; q + 2 <= nq; q += 2) tileRelaxed(kq, wide32, mins, off, B, cols, xb, xd, xs, q, true, n, y, yStride, nr);
+  if (q < nq) tileRelaxed(kq, wide32, mins, off, B, cols, xb, xd, xs, q, false, n, y, yStride, nr);
 }
 
 /** b . x over 4 columns at c of one row (splatted) and one quad's tokens, added to an i16 accumulator. */
@@ -128,7 +94,10 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
  * types: tile32's float step (q . x = b . x - off * sum x; mins: + m * dx * sum x), q4_K / q5_K (kq): the
  * integer I += sc_j (q . x)_j per 32, and tileK's kMins / kStep per 256.
  */
-@inline function tileRelaxed(kq: bool, wide32: bool, mins: bool, off: i32, B: usize, SC: usize, MN: usize, DD: usize, cols: i32, xb: usize, xd: usize, xs: usize, q: i32, two: bool, n: i32, y: usize, yStride: i32, nr: i32): void {
+@inline function tileRelaxed(kq: bool, wide32: bool, mins: bool, off: i32, B: usize, cols: i32, xb: usize, xd: usize, xs: usize, q: i32, two: bool, n: i32, y: usize, yStride: i32, nr: i32): void {
+  const SC = stSc(B, cols);
+  const MN = stMn(B, cols);
+  const DD = stDD(B, cols);
   const ng = <usize>(cols >> 4);
   const bRow = <usize>cols << 1;
   const gRow = ng << 2;

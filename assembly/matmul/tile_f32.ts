@@ -7,7 +7,7 @@
 // order packActHalves gives x, so their products are the one-token kernel's.
 import { decodeRowI8, halfRowToF32, halfToFloat4s, i8RowToF32, T_BF16, T_F16, T_F32 } from './decode';
 import { hsum4 } from '../shared/common';
-import { stF, stMn, stQ, stSc } from './tile_q8';
+import { stF, stMn, stQ, stSc } from './tile_strip';
 
 /**
  * f16 / bf16 row -> f [cols] f32, per 8 values the 4 even then the 4 odd; a last partial 8 in order. The

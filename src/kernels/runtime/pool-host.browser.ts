@@ -1,5 +1,5 @@
 // Pool workers in a browser: module Web Workers running the bundled pool-worker.js (next to the bundle
-// that spawns them), their init posted as the first message. Shared memory crosses to a worker only when
+// that spawns them; scripts/build-browser.mjs builds it from the unit-job kind's worker script), their init posted as the first message. Shared memory crosses to a worker only when
 // the page is cross-origin isolated (COOP/COEP headers); otherwise attention and matmuls use one thread.
 import type { PoolHost } from './pool-host-api.js';
 

@@ -3,6 +3,7 @@
 import { registerUnitJobs, type InstanceExports, type UnitJobs } from '../runtime/unit-jobs.js';
 import { bindJob, runUnit, scratchAt, THREAD_SCRATCH_BYTES, unitKernel, type BoundJob, type UnitKernel, type UnitScratch } from './attend-unit.js';
 import { packedLength, packJob, unpackJob } from './job-pack.js';
+import { poolWorkerUrl } from './pool-worker-url.js';
 
 /** Per worker instance, registry keys -> kernels, resolved from the kernel table once (kept across jobs). */
 const resolved = new WeakMap<InstanceExports, Map<string, UnitKernel>>();
@@ -24,7 +25,7 @@ export const ATTENTION_UNITS: UnitJobs<BoundJob, UnitScratch> = {
       return kn;
     });
   },
-  workerUrl: new URL('./pool-worker-entry.js', import.meta.url),
+  workerUrl: poolWorkerUrl(),
 };
 
 registerUnitJobs(ATTENTION_UNITS);

@@ -33,8 +33,8 @@ export interface PoolHost {
    */
   readonly blockingStart: boolean;
   /**
-   * Starts one worker with `init`, running `script` (the unit-job kind's worker module, which ends in
-   * pool-worker.js). A browser runs the bundled pool-worker.js beside the bundle, built from that module.
+   * Starts one worker with `init`, running `script`: the unit-job kind's worker module, which ends by
+   * importing pool-worker.js (Node). A browser runs the pool-worker.js bundle built from it (script null).
    */
-  spawn(init: PoolInit, script: URL): { terminate(): unknown };
+  spawn(init: PoolInit, script: URL | null): { terminate(): unknown };
 }

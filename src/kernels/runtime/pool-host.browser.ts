@@ -9,6 +9,7 @@ export const host: PoolHost = {
   cores: Math.max(1, globalThis.navigator?.hardwareConcurrency ?? 1),
   unavailable: isolated ? '' : 'the page is not cross-origin isolated (no COOP/COEP headers): one thread',
   blockingStart: false,
+  // (The kind's script is bundled as pool-worker.js beside this bundle: scripts/build-browser.mjs.)
   spawn(init) {
     const w = new Worker(new URL('./pool-worker.js', import.meta.url), { type: 'module', name: `kvpack-pool-${init.id}` });
     w.postMessage(init);

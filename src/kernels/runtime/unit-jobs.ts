@@ -23,10 +23,10 @@ export interface UnitJobs<J extends { readonly units: number } = { readonly unit
   /** Worker side: the job `pack` wrote, bound to this worker's instance `ex`. */
   unpack(nums: Float64Array, strings: string[], ex: InstanceExports): J;
   /**
-   * The Node worker script: a module that registers this kind, then imports runtime/pool-worker.js (a
-   * worker must know the kind before its loop starts). The browser bundle is built from the same module.
+   * The workers' script: a module that registers this kind, then imports runtime/pool-worker.js (a worker
+   * must know the kind before its loop starts). Null in a browser, whose host runs the bundle built from it.
    */
-  readonly workerUrl: URL;
+  readonly workerUrl: URL | null;
 }
 
 let registered: UnitJobs | null = null;

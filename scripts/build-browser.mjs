@@ -12,7 +12,7 @@ await build({
   ...browserBuild,
   entryPoints: {
     kvpack: 'dist/src/browser.js',
-    'pool-worker': 'dist/src/kernels/runtime/pool-worker.js',
+    'pool-worker': 'dist/src/kernels/attention/pool-worker-entry.js',
     app: 'dist/src/web/app.js',
     'engine-worker': 'dist/src/web/engine-worker.js',
   },

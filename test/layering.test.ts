@@ -10,12 +10,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fromRoot } from './paths.js';
 
 /** Known cycles with the reason they stay; empty, and a new entry needs a reason a reviewer accepts. */
-const ALLOWED_CYCLES: readonly { cycle: string; reason: string }[] = [
-  {
-    cycle: 'kernels/attention -> kernels/runtime',
-    reason: "the pool runs attention units on its workers and each kernel instance loads the attention rows' lookup tables",
-  },
-];
+const ALLOWED_CYCLES: readonly { cycle: string; reason: string }[] = [];
 
 /** The sub-folders of src/kernels/; a file directly in kernels/ or in another folder fails the layout test. */
 const KERNEL_FOLDERS = ['attention', 'matmul', 'ops', 'runtime'];
@@ -150,7 +145,7 @@ test('layering: no import cycle between src/ top-level folders', () => {
   assert.deepEqual(unexplained, [], `import cycles between src/ folders:\n${unexplained.join('\n')}`);
 });
 
-test('layering: src/kernels/ holds only its sub-folders, the runtime imports no matmul or ops code, and model/ never reaches the runtime', () => {
+test('layering: src/kernels/ holds only its sub-folders, the runtime imports no other kernel folder, and model/ never reaches the runtime', () => {
   const dir = fromRoot('src/kernels');
   const entries = readdirSync(dir, { withFileTypes: true });
   assert.deepEqual(
@@ -161,9 +156,9 @@ test('layering: src/kernels/ holds only its sub-folders, the runtime imports no 
   assert.deepEqual(entries.map((e) => e.name).sort(), KERNEL_FOLDERS);
   const runtime = folderGraph(fromRoot('src')).get('kernels/runtime') ?? new Map<string, string[]>();
   assert.deepEqual(
-    [...runtime.keys()].filter((n) => n === 'kernels/matmul' || n === 'kernels/ops'),
+    [...runtime.keys()].filter((n) => n.startsWith('kernels/') && n !== 'kernels/runtime'),
     [],
-    'kernels/runtime imports matmul or ops',
+    'kernels/runtime imports another kernel folder',
   );
   // The forward pass calls the kernels' own APIs (a MatmulStep, ArenaBuffers); the pool and the arena stay theirs.
   assert.deepEqual(folderGraph(fromRoot('src')).get('model')?.get('kernels/runtime') ?? [], [], 'model/ imports kernels/runtime');

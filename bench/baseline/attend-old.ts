@@ -406,7 +406,7 @@ function runPlan(k: WasmKernels, run: PackedRun, D: number, r: Route): BoundRun 
     headStride: run.headStride,
     first: run.first,
     rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0,
-    table: r.row ? tableAddress(k, r.row) : 0,
+    table: r.row ? tableAddress(k, r.row.table) : 0,
     call: r.unit,
   };
 }

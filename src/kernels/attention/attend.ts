@@ -22,6 +22,7 @@ import {
   type BoundRun,
 } from './attend-unit.js';
 import { getThreads, runJob } from '../runtime/pool.js';
+import { ATTENTION_UNITS } from './unit-jobs.js';
 import { spaceOf } from '../runtime/spaces.js';
 import type { PackedRun } from './view.js';
 import type { KvFormat } from '../../formats/format.js';
@@ -149,7 +150,7 @@ function runPlan(k: WasmKernels, run: PackedRun, D: number, r: Route): BoundRun 
     headStride: run.headStride,
     first: run.first,
     rowBytes: f.axis === 'token' ? rowBytes(f, D) : 0,
-    table: r.row ? tableAddress(k, r.row) : 0,
+    table: r.row ? tableAddress(k, r.row.table) : 0,
     call: r.unit,
   };
 }
@@ -256,7 +257,7 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
       slotBytes: slot,
       units: H * Math.ceil(n / qc) * splits,
     };
-    runJob(k, job, scratchAt(off), nThreads);
+    runJob(k, ATTENTION_UNITS, job, scratchAt(off), nThreads);
     buf = k.arena.memory.buffer;
     mergeUnits(job, buf, heads, args.out, b0);
   }

@@ -3,6 +3,7 @@
 // lookup table the kernel reads. The registry resolves every kernel from these rows, on the main thread
 // and in the pool workers alike: adding a kernel is one row here (and its export in assembly/index.ts).
 import { DefinitionError } from '../../errors.js';
+import { registerLookupTables } from '../runtime/wasm.js';
 import type { Abi } from './abi.js';
 import { q2c_0 } from '../../formats/q2c_0.js';
 import { LLOYD_MAX_4 } from '../../numeric/lloydmax.js';
@@ -196,3 +197,6 @@ export function tableRow(key: string): KernelRow | undefined {
 export function rowTables(): Array<readonly number[]> {
   return [...new Set(KERNEL_TABLE.flatMap((r) => (r.table ? [r.table] : [])))];
 }
+
+// Every kernel instance places the rows' lookup tables in its arena (runtime/wasm.ts).
+registerLookupTables(rowTables());

@@ -23,7 +23,7 @@ function binder(row: KernelRow): (a: ArrayBufferView) => Bound | null {
     const k = spaceOf(a);
     if (!k) return null;
     let b = bound.get(k);
-    if (!b) bound.set(k, (b = { k, fn: k.exports[row.export] as Fn, table: tableAddress(k, row) }));
+    if (!b) bound.set(k, (b = { k, fn: k.exports[row.export] as Fn, table: tableAddress(k, row.table) }));
     return b;
   };
 }

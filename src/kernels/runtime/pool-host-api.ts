@@ -12,7 +12,7 @@ export interface PoolInit {
   /** Per space, the address of its shared matmul job (fixed once posted; 0 until then). */
   sharedJobs: Int32Array;
   ctl: Int32Array;
-  /** The job's strings (JSON) and its numbers (kernels/attention/job-pack.ts). */
+  /** The unit job's strings (JSON) and its numbers (unit-jobs.ts UnitJobs.pack). */
   jobBytes: Uint8Array;
   jobNums: Float64Array;
   /** The first failure's text (pool-control.ts recordError). */
@@ -32,6 +32,9 @@ export interface PoolHost {
    * the thread that created it blocks, so there the pool starts only through pool.ts's async startPool.
    */
   readonly blockingStart: boolean;
-  /** Starts one worker running pool-worker.js with `init`. */
-  spawn(init: PoolInit): { terminate(): unknown };
+  /**
+   * Starts one worker with `init`, running `script`: the unit-job kind's worker module, which ends by
+   * importing pool-worker.js (Node). A browser runs the pool-worker.js bundle built from it (script null).
+   */
+  spawn(init: PoolInit, script: URL | null): { terminate(): unknown };
 }

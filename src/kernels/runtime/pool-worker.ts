@@ -1,10 +1,10 @@
 // Pool worker: instantiates the kernel module over every memory space (spaces.ts), then loops: wait for a job
-// (spin briefly, then Atomics.wait); attention units: take them from the shared counter until none are
-// left; kernel calls: run the one in this worker's slot. Report each through the DONE word.
+// (spin briefly, then Atomics.wait); unit jobs (unit-jobs.ts: attention's): take units from the shared
+// counter until none are left; kernel calls: run the one in this worker's slot. Report each through the DONE
+// word. The worker script imports the unit-job kind's registration before this module.
 import { workerData } from './pool-worker-init.js';
 import type { PoolInit as Init } from './pool-host-api.js';
-import { bindJob, runUnit, scratchAt, unitKernel, type BoundJob, type UnitKernel } from '../attention/attend-unit.js';
-import { unpackJob } from '../attention/job-pack.js';
+import { unitJobs } from './unit-jobs.js';
 import {
   CALL_SLOT,
   DONE,
@@ -26,18 +26,12 @@ import {
 
 const init = workerData as Init;
 const { ctl, jobBytes, memories } = init;
+const units = unitJobs();
 /** One instance per space, each over its memory; a job's SPACE word says which one its addresses mean. */
 const spaces = memories.map((memory, i) => {
   const ex = new WebAssembly.Instance(init.module, { env: { memory } }).exports as Record<string, unknown>;
-  // Registry keys -> kernels, resolved from the kernel table as the main thread does (kept across jobs).
-  const kernels = new Map<string, UnitKernel>();
-  const resolve = (key: string): UnitKernel => {
-    let kn = kernels.get(key);
-    if (!kn) kernels.set(key, (kn = unitKernel(key, ex)));
-    return kn;
-  };
   // Export list order: the index pool.ts's runCalls puts in a call slot.
-  return { memory, ex, fns: Object.values(ex) as ((...a: number[]) => void)[], resolve, scratch: scratchAt(init.scratch[i]!) };
+  return { memory, ex, fns: Object.values(ex) as ((...a: number[]) => void)[], scratch: units.scratchAt(init.scratch[i]!) };
 });
 const slot = init.id * CALL_SLOT;
 const args: number[] = [];
@@ -86,9 +80,9 @@ for (;;) {
     Atomics.notify(ctl, DONE);
     continue;
   }
-  let job: BoundJob;
+  let job: { readonly units: number };
   try {
-    job = bindJob(unpackJob(init.jobNums, JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as string[]), sp.resolve);
+    job = units.unpack(init.jobNums, JSON.parse(new TextDecoder().decode(jobBytes.slice(0, Atomics.load(ctl, JOB_LEN)))) as string[], sp.ex);
   } catch {
     continue; // rewritten by a newer job while we read it: that job's units carry a newer generation tag
   }
@@ -96,7 +90,7 @@ for (;;) {
     const u = takeUnit(ctl, gen, job.units);
     if (u < 0) break;
     try {
-      runUnit(sp.ex, sp.memory, job, u, sp.scratch);
+      units.run(sp.ex, sp.memory, job, u, sp.scratch);
     } catch (e) {
       recordError(ctl, init.errText, e);
     }

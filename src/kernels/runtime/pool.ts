@@ -6,8 +6,7 @@
 // ahead of use by startPool); a failed start means single-threaded.
 import { PoolError } from '../../errors.js';
 import type { WasmKernels } from './wasm.js';
-import { THREAD_SCRATCH_BYTES, runUnit, type BoundJob, type UnitScratch } from '../attention/attend-unit.js';
-import { packJob, packedLength } from '../attention/job-pack.js';
+import { unitJobs, type UnitJobs } from './unit-jobs.js';
 import {
   CALL_SLOT,
   CTL_WORDS,
@@ -39,10 +38,12 @@ import { setThreadBudget, threadBudget } from './threads.js';
 
 const cores = host.cores;
 
-/** Bytes for the JSON of an attention job's few strings (formats, kernel names). */
+/** Bytes for the JSON of a unit job's few strings (formats, kernel names). */
 const JOB_BYTES = 1 << 14;
-/** Segments a pooled job may have (packed as numbers: 1 MiB); bigger jobs run on the calling thread. */
-const JOB_SEGS = Math.floor((1 << 17) / packedLength(1));
+/** Numbers a pooled job may take (1 MiB); a job packed bigger runs on the calling thread. */
+const JOB_NUMS = 1 << 17;
+/** Segments a pooled job of `kind` may have. */
+const jobSegs = (kind: UnitJobs) => Math.floor(JOB_NUMS / kind.packedLength(1));
 
 /**
  * Busy-wait before Atomics.wait: a wake-up after wait costs ~40 us (KERNELS.md), a spin a few us. Long enough
@@ -90,7 +91,7 @@ const workerScratch: number[][] = [];
 /** Worker i's scratch in space k, taken from that arena once, so jobs never grow memory on a worker's behalf. */
 function scratchFor(k: WasmKernels, i: number): number {
   const perSpace = (workerScratch[k.index] ??= []);
-  return (perSpace[i] ??= k.arena.alloc(THREAD_SCRATCH_BYTES));
+  return (perSpace[i] ??= k.arena.alloc(unitJobs().scratchBytes));
 }
 
 /** The pool when it can serve a job on k's space (a browser pool started before k was added cannot). */
@@ -169,7 +170,8 @@ function spawnPool(k: WasmKernels, want: number): Pool {
   const ctl = new Int32Array(new SharedArrayBuffer(CTL_WORDS * 4));
   Atomics.store(ctl, SHARED_FN, -1);
   const jobBytes = new Uint8Array(new SharedArrayBuffer(JOB_BYTES));
-  const jobNums = new Float64Array(new SharedArrayBuffer(packedLength(JOB_SEGS) * 8));
+  const kind = unitJobs();
+  const jobNums = new Float64Array(new SharedArrayBuffer(kind.packedLength(jobSegs(kind)) * 8));
   const calls = new Float64Array(new SharedArrayBuffer(want * CALL_SLOT * 8));
   const errText = new Uint8Array(new SharedArrayBuffer(ERR_BYTES));
   const sharedJobs = new Int32Array(new SharedArrayBuffer(all.length * 4));
@@ -177,7 +179,9 @@ function spawnPool(k: WasmKernels, want: number): Pool {
   const handles = [];
   for (let i = 0; i < want; i++) {
     const scratch = all.map((s) => scratchFor(s, i));
-    handles.push(host.spawn({ id: i, memories, module: k.module, ctl, jobBytes, jobNums, calls, errText, scratch, sharedJobs, spinMs: SPIN_MS }));
+    handles.push(
+      host.spawn({ id: i, memories, module: k.module, ctl, jobBytes, jobNums, calls, errText, scratch, sharedJobs, spinMs: SPIN_MS }, kind.workerUrl),
+    );
   }
   const exportIndex = new Map(WebAssembly.Module.exports(k.module).map((e, i) => [e.name, i]));
   return { workers: want, ctl, jobBytes, jobNums, calls, errText, exportIndex, handles, spaces: all.length, sharedJobs };
@@ -265,19 +269,20 @@ export function backgroundUnitsRun(): number {
  * Runs every unit of the job on `nThreads` threads (this one included) and returns when all are done.
  * Falls back to running them all here when the pool cannot start.
  */
-export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, nThreads: number): void {
+export function runJob<J extends { readonly units: number }, S>(k: WasmKernels, kind: UnitJobs<J, S>, job: J, mainScratch: S, nThreads: number): void {
+  if (kind !== unitJobs()) throw new PoolError('runJob: the job is not of the registered unit-job kind (the workers could not run it)');
   if (nThreads > 1 && backoff > 0) {
     backoff--;
     nThreads = 1;
   }
   const p = nThreads > 1 ? ensurePool(k, nThreads - 1) : null;
   if (!p) {
-    for (let u = 0; u < job.units; u++) runUnit(k.exports, k.arena.memory, job, u, mainScratch);
+    for (let u = 0; u < job.units; u++) kind.run(k.exports, k.arena.memory, job, u, mainScratch);
     return;
   }
-  const text = job.segs.length <= JOB_SEGS ? new TextEncoder().encode(JSON.stringify(packJob(job, p.jobNums))) : null;
+  const text = kind.segments(job) <= jobSegs(kind) ? new TextEncoder().encode(JSON.stringify(kind.pack(job, p.jobNums))) : null;
   if (!text || text.length > JOB_BYTES || job.units > MAX_UNITS) {
-    for (let u = 0; u < job.units; u++) runUnit(k.exports, k.arena.memory, job, u, mainScratch);
+    for (let u = 0; u < job.units; u++) kind.run(k.exports, k.arena.memory, job, u, mainScratch);
     return;
   }
   const { ctl } = p;
@@ -297,7 +302,7 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
   for (;;) {
     const u = takeUnit(ctl, gen, job.units);
     if (u < 0) break;
-    runUnit(k.exports, k.arena.memory, job, u, mainScratch);
+    kind.run(k.exports, k.arena.memory, job, u, mainScratch);
     mine++;
   }
   if (mine > 0) Atomics.add(ctl, DONE, mine);
@@ -309,7 +314,7 @@ export function runJob(k: WasmKernels, job: BoundJob, mainScratch: UnitScratch, 
     }
   } else starved = 0;
   const failed = recordedError(ctl, p.errText);
-  if (failed) throw new PoolError(`attend: a pool worker failed on its unit (${failed.message})`, failed);
+  if (failed) throw new PoolError(`a pool worker failed on its unit (${failed.message})`, failed);
 }
 
 /** Spins for SPIN_MS, then sleeps, until the DONE word reaches `target`. */

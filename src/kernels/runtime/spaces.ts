@@ -5,7 +5,7 @@
 import { Arena } from './arena.js';
 import { ArgumentError, OutOfMemoryError } from '../../errors.js';
 import { inWasm, instantiateOver, wasmKernels, type WasmKernels } from './wasm.js';
-import { THREAD_SCRATCH_BYTES } from '../attention/attend-unit.js';
+import { unitScratchBytes } from './unit-jobs.js';
 
 /** Spaces a process may have: each reserves its limit of address space (32 x 4 GiB = 128 GiB). */
 export const MAX_SPACES = 32;
@@ -15,8 +15,8 @@ export const MAX_SPACES = 32;
  */
 const PRIMARY_HEADROOM = 512 << 20;
 const SPACE_HEADROOM = 96 << 20;
-/** At least room for attention's unit scratch of the calling thread and a few workers, and its q rows. */
-const SCRATCH_HEADROOM = 4 * THREAD_SCRATCH_BYTES + (1 << 20);
+/** At least room for the unit scratch (unit-jobs.ts) of the calling thread and a few workers, and q rows. */
+const scratchHeadroom = () => 4 * unitScratchBytes() + (1 << 20);
 
 const extra: WasmKernels[] = [];
 const added: (() => void)[] = [];
@@ -89,7 +89,7 @@ function pledgedBytes(k: WasmKernels): number {
 /** Bytes a space can still take for placement: what is unused, less open pledges and its headroom. */
 export function placeableBytes(k: WasmKernels): number {
   const limit = k.arena.limit;
-  const headroom = Math.max(SCRATCH_HEADROOM, k.index === 0 ? Math.min(PRIMARY_HEADROOM, limit / 4) : Math.min(SPACE_HEADROOM, limit / 8));
+  const headroom = Math.max(scratchHeadroom(), k.index === 0 ? Math.min(PRIMARY_HEADROOM, limit / 4) : Math.min(SPACE_HEADROOM, limit / 8));
   return k.arena.unused - pledgedBytes(k) - headroom;
 }
 

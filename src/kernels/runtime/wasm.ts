@@ -4,7 +4,7 @@
 import { WASM_BASE64, WASM_RELAXED_BASE64 } from './wasm-binary.js';
 import { compileKernels, type KernelBuild } from './relaxed.js';
 import { sharedArena, type Arena } from './arena.js';
-import { rowTables, type KernelRow } from '../attention/table.js';
+import { KernelError } from '../../errors.js';
 
 type Ptr = number;
 
@@ -38,13 +38,39 @@ export interface WasmKernels {
   readonly tile: number;
   /** Arena address of the staging area where JS-side inputs are copied before an encode (STAGE_BYTES). */
   readonly stage: number;
-  /** Arena address of each table row's lookup table (kernels/attention/table.ts), placed once at load. */
+  /** Arena address of each registered lookup table (registerLookupTables), placed once per instance. */
   readonly tables: ReadonlyMap<readonly number[], number>;
 }
 
-/** Arena address of the lookup table a row's kernel reads, 0 when it reads none. */
-export function tableAddress(k: WasmKernels, row: KernelRow): number {
-  return row.table ? k.tables.get(row.table)! : 0;
+/** Lookup tables kernels read (attention's codebooks: kernels/attention/table.ts registers them). */
+const lookupTables: (readonly number[])[] = [];
+/** Instances made so far: a table registered after one was made is placed there at registration. */
+const instances: WasmKernels[] = [];
+
+/**
+ * Registers lookup tables every instance places in its arena: at instantiation, or now in instances that
+ * exist already (registration happens at module load, never inside a kernel call, so a grow stales no view).
+ */
+export function registerLookupTables(tables: readonly (readonly number[])[]): void {
+  for (const t of tables) {
+    if (lookupTables.includes(t)) continue;
+    lookupTables.push(t);
+    for (const k of instances) place(k, t);
+  }
+}
+
+function place(k: WasmKernels, t: readonly number[]): void {
+  const at = k.arena.alloc(t.length * 4);
+  new Float32Array(k.arena.memory.buffer, at, t.length).set(t);
+  (k.tables as Map<readonly number[], number>).set(t, at);
+}
+
+/** Arena address of a registered lookup table in k, 0 for none (a kernel that reads no table). */
+export function tableAddress(k: WasmKernels, table: readonly number[] | undefined): number {
+  if (!table) return 0;
+  const at = k.tables.get(table);
+  if (at === undefined) throw new KernelError('UNKNOWN_KERNEL', 'a kernel reads a lookup table that was never registered (registerLookupTables)');
+  return at;
 }
 
 /** Tile scratch: tileBytes(D) is 16 KiB up to D = 1024 and 16*D bytes above, so this covers D <= 4096. */
@@ -95,13 +121,9 @@ export function instantiateOver(arena: Arena, index: number, module: WebAssembly
   const instance = new WebAssembly.Instance(module, { env: { memory: arena.memory } });
   const tile = arena.alloc(TILE_BYTES);
   const stage = arena.alloc(STAGE_BYTES);
-  const tables = new Map<readonly number[], number>();
-  for (const t of rowTables()) {
-    const at = arena.alloc(t.length * 4);
-    new Float32Array(arena.memory.buffer, at, t.length).set(t);
-    tables.set(t, at);
-  }
-  const k: WasmKernels = { index, arena, module, exports: instance.exports as unknown as WasmExports, tile, stage, tables };
+  const k: WasmKernels = { index, arena, module, exports: instance.exports as unknown as WasmExports, tile, stage, tables: new Map() };
+  for (const t of lookupTables) place(k, t);
+  instances.push(k);
   seenBy.set(arena.memory.buffer, arena.memory);
   return k;
 }

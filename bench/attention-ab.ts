@@ -16,7 +16,14 @@ import { attend } from '../src/kernels/attention/attend.js';
 import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import { attendOld } from './baseline/attend-old.js';
-import { median, option, printTable } from './harness.js';
+import { declareOptions, median, option, printTable } from './harness.js';
+
+declareOptions('attention-ab', 'in-process A/B of attention: this build against bench/baseline/attend-old.ts', {
+  '--formats': { kind: 'strs', help: 'cache formats', default: 'q4_0,q2k,f16' },
+  '--contexts': { kind: 'ints', min: 1, help: 'positions', default: '1024,4096,16384' },
+  '--budget': { kind: 'num', help: 'seconds per case', default: 1 },
+  '--kinds': { kind: 'strs', choices: ['decode', 'prefill'], help: 'query kinds', default: 'decode,prefill' },
+});
 
 const KV = 8;
 const HEADS = 32;

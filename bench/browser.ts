@@ -17,8 +17,18 @@ import { chromiumMissing, launchChromium } from '../test/browser/harness.js';
 import { fromRoot } from '../test/paths.js';
 import { runPlan, type BenchPlan, type Row } from './browser-cases.js';
 import { syntheticModel } from './engine.js';
-import { flag, option, printTable } from './harness.js';
+import { declareOptions, flag, option, printTable } from './harness.js';
 import { kernelBuild } from '../src/kernels/runtime/wasm.js';
+
+declareOptions('bench:browser', 'decode and attention in Node and in a Chromium Worker, same cases', {
+  '--model': { kind: 'str', help: 'GGUF to decode', default: '../shared/models/tinystories-656k.gguf' },
+  '--synthetic': { kind: 'switch', help: "the bench's synthetic q8_0 model instead of --model" },
+  '--quick': { kind: 'switch', help: 'fewer tokens, rounds and positions' },
+  '--threads': { kind: 'int', min: 1, help: 'the thread count beside 1', default: 'available cores' },
+  '--tokens': { kind: 'int', min: 1, help: 'decode tokens', default: '200 (64 --quick, 16 --synthetic)' },
+  '--rounds': { kind: 'int', min: 1, help: 'rounds', default: '3 (2 --quick)' },
+  '--positions': { kind: 'int', min: 1, help: 'attention positions', default: '16384 (4096 --quick)' },
+});
 
 const log = (s: string) => console.log(s);
 const num = (name: string, dflt: number) => (option(name) === undefined ? dflt : Number(option(name)));

@@ -14,9 +14,15 @@ import { configureMatmul } from '../src/kernels/matmul/config.js';
 import { matmulSplitStats } from '../src/kernels/matmul/job.js';
 import { availableCores } from '../src/kernels/runtime/threads.js';
 import { poolStats } from '../src/kernels/runtime/pool.js';
-import { median, option, printTable, timeInterleaved } from './harness.js';
+import { declareOptions, median, option, printTable, timeInterleaved } from './harness.js';
 import { syntheticModel } from './engine.js';
 
+declareOptions('bench:decode', "where a decode step's time goes, op by op, on the synthetic model", {
+  '--threads': { kind: 'int', min: 1, help: 'matmul threads (capped at available cores)', default: 'available cores' },
+  '--steps': { kind: 'int', min: 1, help: 'decode steps', default: 48 },
+  '--weights': { kind: 'str', help: 'weight type of the synthetic model', default: 'q8_0' },
+  '--choice': { kind: 'str', choices: ['measured', 'always'], help: 'matmul thread choice', default: 'measured' },
+});
 const threads = Math.min(Number(option('--threads') ?? availableCores()), availableCores());
 const steps = Number(option('--steps') ?? 48);
 const wt = option('--weights') ?? 'q8_0';

@@ -24,7 +24,7 @@ import { schemePolicy } from '../src/cache/schemes.js';
 import { benchLong, longSteps, type LongRow } from './engine-long.js';
 import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
-import { median, printTable, timeMedian } from './harness.js';
+import { declareOptions, median, printTable, timeMedian } from './harness.js';
 import { PEER_SHORTFALL, runPeer, type PeerResult } from './engine-peer.js';
 import { machineNote, checkNative, fmtLoad, llamaBench, nativeLlama, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
 
@@ -466,6 +466,19 @@ export function printEngine(r: EngineBenchResult): void {
 // Run directly: node dist-test/bench/engine.js [--threads N] [--quick] [--long-only] [--weights f16,q8_0] [--schemes a,b:w16]
 //   [--contexts 1024,32768] [--rounds 3] [--engine-rounds 3] [--native-kvs f16,q8_0,q4_0] [--no-native] [--no-llama]
 if (import.meta.url === `file://${process.argv[1]}`) {
+  declareOptions('bench:engine', 'kvpack vs node-llama-cpp and native llama.cpp: prefill, decode and long-context tables', {
+    '--threads': { kind: 'int', min: 1, help: 'matmul and attention threads (capped at available cores)', default: 'available cores' },
+    '--quick': { kind: 'switch', help: 'contexts 1024,8192 and one engine round unless given' },
+    '--long-only': { kind: 'switch', help: 'only the long-context table' },
+    '--weights': { kind: 'strs', help: 'weight types of the short table', default: 'f16,q8_0' },
+    '--schemes': { kind: 'strs', help: 'cache schemes (optional :int8 / :w16 suffixes)', default: 'f16,q8_0,q4_0,q2k,q8_0:int8:w16,q4_0:int8:w16,q2k:w16' },
+    '--contexts': { kind: 'ints', min: 1, help: 'long-context decode contexts', default: '1024,8192,32768' },
+    '--rounds': { kind: 'int', min: 1, help: 'long-context rounds, engines alternated', default: 3 },
+    '--engine-rounds': { kind: 'int', min: 1, help: 'rounds of the short table', default: 3 },
+    '--native-kvs': { kind: 'strs', help: 'KV types of native llama.cpp decode', default: 'f16,q8_0,q4_0' },
+    '--no-native': { kind: 'switch', help: 'skip native llama.cpp' },
+    '--no-llama': { kind: 'switch', help: 'skip node-llama-cpp' },
+  });
   const quick = process.argv.includes('--quick');
   const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
   const list = (name: string) => arg(name)?.split(',').filter(Boolean);

@@ -3,9 +3,15 @@
 // every 5 s; a forced GC at the end (run with --expose-gc) shows what is live versus garbage.
 import { startServer } from '../src/server/server.js';
 import { runLoad } from './load-clients.js';
-import { option } from './harness.js';
+import { declareOptions, option } from './harness.js';
 import { existsSync } from 'node:fs';
 import { fromRoot } from '../test/paths.js';
+
+declareOptions('load-probe', 'what grows during npm run load: RSS split and prefix-cache entries every 5 s', {
+  '--model': { kind: 'str', help: 'GGUF to serve', default: '../shared/models/stories260K.gguf' },
+  '--seconds': { kind: 'num', help: 'load duration', default: 60 },
+  '--cache-ram': { kind: 'num', help: 'prefix cache MiB', default: 64 },
+});
 
 const model = option('--model') ?? fromRoot('..', 'shared', 'models', 'stories260K.gguf');
 if (!existsSync(model)) throw new Error(`no model at ${model}`);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { fromRoot } from '../test/paths.js';
 import { CHATML, writeChatModel } from '../test/fixtures/chat-model.js';
-import { option } from './harness.js';
+import { declareOptions, option } from './harness.js';
 import { percentile, runLoad, type LoadResult } from './load-clients.js';
 
 export interface LoadRunOptions {
@@ -159,6 +159,16 @@ function defaultModel(): string {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  declareOptions('load', 'N concurrent streaming clients with faults mixed in against an in-process server', {
+    '--model': { kind: 'str', help: 'GGUF to serve', default: '../shared/models/stories260K.gguf, else a tiny chat model' },
+    '--seconds': { kind: 'num', help: 'load duration', default: 120 },
+    '--clients': { kind: 'int', min: 1, help: 'concurrent clients', default: 16 },
+    '--parallel': { kind: 'int', min: 1, help: 'server slots', default: 4 },
+    '--kv': { kind: 'str', help: 'cache scheme', default: 'q8_0' },
+    '--cache-ram': { kind: 'num', help: 'prefix cache MiB', default: 64 },
+    '--ctx': { kind: 'int', min: 1, help: 'context per slot', default: 512 },
+    '--chunk-tokens': { kind: 'int', min: 1, help: 'prefix chunk tokens', default: 32 },
+  });
   const o: LoadRunOptions = {
     model: option('--model') ?? defaultModel(),
     seconds: Number(option('--seconds') ?? 120),

@@ -13,7 +13,7 @@ import { wasmKernels, type WasmExports } from '../src/kernels/runtime/wasm.js';
 import { weightType } from '../src/kernels/matmul/table.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomWeight } from '../test/parity/matmul-weights.js';
-import { cpuAlternated, option, printTable } from './harness.js';
+import { cpuAlternated, declareOptions, option, printTable } from './harness.js';
 
 type Fn = (...a: number[]) => number | void;
 type Exports = Record<string, Fn>;
@@ -70,6 +70,18 @@ function caller(
   };
 }
 
+declareOptions('matmul-ab', 'in-process A/B of two builds of the matmul kernels (one thread, calls alternated)', {
+  '--old': { kind: 'str', help: 'the old kernels.wasm (required; the header says how to build it)' },
+  '--new': { kind: 'str', help: 'the new kernels.wasm', default: 'build/kernels.wasm' },
+  '--old-plan': { kind: 'str', choices: ['v1', 'v2'], help: 'the kernel plan of the old side', default: 'v1' },
+  '--types': { kind: 'strs', help: 'weight types', default: 'q8_0,q4_0,q4_K,q6_K,f16' },
+  '--shapes': { kind: 'strs', help: 'rows x cols', default: '2048x768,768x2048' },
+  '--n': { kind: 'ints', min: 1, help: 'token counts', default: '1,2,4,8,64' },
+  '--budget': { kind: 'num', help: 'seconds per case', default: 0.6 },
+  '--count': { kind: 'str', choices: ['old', 'new'], help: 'only run that side, untimed (for callgrind)' },
+  '--reps': { kind: 'int', min: 1, help: 'calls per case with --count', default: 100 },
+  '--cold': { kind: 'switch', help: 'each call reads one of 96 MiB of weight copies (past L3), as decode streams weights' },
+});
 const oldPath = option('--old');
 if (!oldPath) {
   console.error('matmul-ab: --old <kernels.wasm> is required (see the header for how to build it)');

@@ -16,7 +16,7 @@ import { availableCores } from '../src/kernels/runtime/threads.js';
 import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import os from 'node:os';
-import { cpuAlternated, option, printTable, timeInterleaved } from './harness.js';
+import { cpuAlternated, declareOptions, option, printTable, timeInterleaved } from './harness.js';
 
 /** Bytes of weights a cold run cycles through by default: 64 MiB, several times any L2 and the per-core share of L3 (`--cold-mib` for a larger L3). */
 const COLD_BYTES = 64 << 20;
@@ -143,6 +143,15 @@ export function benchMatmulKernels(
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  declareOptions('matmul bench', 'matmul kernels per weight type, shape and token count (GB/s, GFLOP/s)', {
+    '--types': { kind: 'strs', help: 'weight types', default: 'q8_0,q4_0,q4_K,f16,f32' },
+    '--shapes': { kind: 'strs', help: 'rows x cols', default: '2048x768,768x2048,256x768,32000x768' },
+    '--n': { kind: 'ints', min: 1, help: 'token counts', default: '1,64' },
+    '--cold': { kind: 'switch', help: 'weights streamed from past the caches' },
+    '--cold-mib': { kind: 'num', help: 'MiB of weight copies with --cold', default: COLD_BYTES / 2 ** 20 },
+    '--budget': { kind: 'num', help: 'seconds per case', default: 0.5 },
+    '--cpu': { kind: 'switch', help: 'CPU time per call, batches alternated' },
+  });
   const types = (option('--types') ?? 'q8_0,q4_0,q4_K,f16,f32').split(',');
   const shapes = (option('--shapes') ?? '2048x768,768x2048,256x768,32000x768').split(',').map((s) => s.split('x').map(Number) as [number, number]);
   const ns = (option('--n') ?? '1,64').split(',').map(Number);

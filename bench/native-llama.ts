@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism, homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { declareOptions } from './harness.js';
 
 /** The cmake configuration: CPU only, no network code; changing it changes the cache key (a new build). */
 export const NATIVE_CMAKE_FLAGS = [
@@ -387,6 +388,7 @@ export function nativeNote(c: { ref: [number, number]; farBelow: boolean } | nul
 
 // Run directly: builds (or finds) llama-bench and prints where it is.
 if (import.meta.url === `file://${process.argv[1]}`) {
+  declareOptions('bench:native', "builds (or finds) native llama.cpp's llama-bench and prints where it is", {});
   const s = nativeLlama((m) => process.stderr.write(`${m}\n`));
   if (!s.ok) console.log(`native llama.cpp unavailable: ${s.reason}`);
   else

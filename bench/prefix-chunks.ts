@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { fromRoot } from '../test/paths.js';
 import { RedisServer, redisMissing } from '../test/redis/harness.js';
-import { option, printTable } from './harness.js';
+import { declareOptions, option, printTable } from './harness.js';
 
 const SYSTEM =
   'You are a helpful assistant who tells short stories for children. Every story has a little girl or ' +
@@ -117,6 +117,13 @@ async function storeBytes(admin: Redis): Promise<{ chunks: number; chunkBytes: n
   return out;
 }
 
+declareOptions('bench:prefix', 'prefix chunks through Redis per chunk size: hits, bytes, time to first token', {
+  '--model': { kind: 'str', help: 'GGUF with a tokenizer', default: '../shared/models/stories260K.gguf' },
+  '--kv': { kind: 'str', help: 'cache scheme', default: 'q2k' },
+  '--chunks': { kind: 'ints', min: 1, help: 'chunk sizes in tokens', default: '32,64,128,256' },
+  '--requests': { kind: 'int', min: 1, help: 'requests per chunk size', default: 24 },
+  '--resume-every': { kind: 'int', min: 0, help: 'passed to kvpack serve as --resume-every', default: 0 },
+});
 const why = redisMissing();
 if (why) {
   console.log(`bench:prefix needs redis-server: ${why}`);

@@ -14,11 +14,20 @@ import { wasmMatmul } from '../src/kernels/matmul/matmul.js';
 import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomWeight } from '../test/parity/matmul-weights.js';
-import { cpuAlternated, option, printTable } from './harness.js';
+import { cpuAlternated, declareOptions, option, printTable } from './harness.js';
 import { loadModel } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { fmtLoad, withLoad } from './native-llama.js';
 
+declareOptions('relaxed-ab', 'relaxed-SIMD tiles on vs off: matmul per type and shape, or prefill of --model', {
+  '--model': { kind: 'str', help: 'prefill A/B on this GGUF instead of the matmul table' },
+  '--threads': { kind: 'int', min: 1, help: 'threads of the prefill A/B', default: 1 },
+  '--prompt': { kind: 'int', min: 1, help: 'prompt tokens of the prefill A/B', default: 128 },
+  '--types': { kind: 'strs', help: 'weight types', default: 'q4_0,q8_0,q4_1,q5_0,iq4_nl' },
+  '--shapes': { kind: 'strs', help: 'rows x cols', default: '2048x768,768x2048' },
+  '--n': { kind: 'ints', min: 1, help: 'token counts', default: '16,64,128' },
+  '--budget': { kind: 'num', help: 'seconds per case (prefill A/B: 20)', default: 0.6 },
+});
 const build = kernelBuild();
 if (!build?.relaxed) {
   console.log(`relaxed-ab: the kernels run ${build?.note ?? 'no wasm'}: nothing to compare`);

@@ -7,12 +7,21 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchAttention, benchEncode, measureBandwidth, probeThreshold } from './attention.js';
-import { flag, option, printTable } from './harness.js';
+import { declareOptions, flag, option, printTable } from './harness.js';
 import { ArgumentError } from '../src/errors.js';
 import { wasmFailure } from '../src/kernels/runtime/wasm.js';
 import { getThreads, poolFailure } from '../src/kernels/runtime/pool.js';
 import { benchEngine, printEngine } from './engine.js';
 
+declareOptions('bench', 'attention per format, head dim, context and threads; encode; then bench:engine', {
+  '--full': { kind: 'switch', help: 'head dims 64,128,256 and contexts up to 262144' },
+  '--formats': { kind: 'strs', help: 'cache formats', default: 'f32,f16,q8_0,q4_0,q2k,q8_0:int8:w16,q4_0:int8:w16,q2k:w16' },
+  '--dims': { kind: 'ints', min: 1, help: 'head dims', default: '128 (--full 64,128,256)' },
+  '--contexts': { kind: 'ints', min: 1, help: 'contexts', default: '1024,4096,16384,65536 (--full adds 262144)' },
+  '--rounds': { kind: 'int', min: 1, help: 'rounds', default: 1 },
+  '--json': { kind: 'str', help: 'also write the results to this file' },
+  '--no-engine': { kind: 'switch', help: 'skip bench:engine' },
+});
 const full = flag('--full');
 const names = (option('--formats') ?? 'f32,f16,q8_0,q4_0,q2k,q8_0:int8:w16,q4_0:int8:w16,q2k:w16').split(',');
 const headDims = (option('--dims') ?? (full ? '64,128,256' : '128')).split(',').map(Number);

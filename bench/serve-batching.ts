@@ -19,10 +19,19 @@ import { writeGguf } from '../src/gguf/writer.js';
 import { schemePolicy, schemes } from '../src/cache/schemes.js';
 import { startServer } from '../src/server/server.js';
 import { availableCores } from '../src/kernels/runtime/threads.js';
-import { flag, median, option, printTable } from './harness.js';
+import { declareOptions, flag, median, option, printTable } from './harness.js';
 import { kvpackAggregate } from './serve-streams.js';
 import type { PeerResult } from './serve-peer.js';
 import { positionsHeld } from './prefix-capacity.js';
+
+declareOptions('bench:serve', 'aggregate decode tok/s of kvpack serve by concurrent streams, beside node-llama-cpp', {
+  '--model': { kind: 'str', help: 'GGUF to serve', default: 'synthetic, and ../shared/models/tinystories-656k.gguf' },
+  '--kv': { kind: 'str', help: 'cache scheme', default: 'q8_0' },
+  '--streams': { kind: 'ints', min: 1, help: 'stream counts', default: '1,2,4,8' },
+  '--tokens': { kind: 'int', min: 1, help: 'decode tokens per stream', default: 64 },
+  '--rounds': { kind: 'int', min: 1, help: 'rounds', default: 3 },
+  '--no-peer': { kind: 'switch', help: 'skip node-llama-cpp' },
+});
 
 /** bench:engine's synthetic shape: issue 13 measured native llama.cpp on it. */
 const SHAPE = { dim: 768, layers: 12, heads: 12, kvHeads: 4, ff: 2048, vocab: 32000, ctx: 4096 };

@@ -4,7 +4,7 @@
 // tokens/s per stream count. Flags: --model PATH --streams 1,2,4,8 --tokens N --threads T --kv f16|q8_0|q4_0
 // (f16 when llama.cpp cannot hold the model's heads in that type: a head dim that is no multiple of 32).
 import { loadavg } from 'node:os';
-import { option } from './harness.js';
+import { declareOptions, option } from './harness.js';
 import { PROMPTS, aggregateTps, type StreamTiming } from './serve-streams.js';
 
 type Tok = import('node-llama-cpp').Token;
@@ -20,6 +20,13 @@ export interface PeerResult {
   load: [number, number];
 }
 
+declareOptions('serve-peer', "bench:serve's peer: node-llama-cpp, N greedy sequences in one context; one JSON line", {
+  '--model': { kind: 'str', help: 'GGUF (required)' },
+  '--streams': { kind: 'ints', min: 1, help: 'stream counts', default: '1,2,4,8' },
+  '--tokens': { kind: 'int', min: 1, help: 'decode tokens per stream', default: 64 },
+  '--threads': { kind: 'int', min: 1, help: 'threads', default: 1 },
+  '--kv': { kind: 'str', choices: ['f16', 'q8_0', 'q4_0'], help: "llama.cpp's cache type", default: 'q8_0' },
+});
 const modelPath = option('--model')!;
 const counts = (option('--streams') ?? '1,2,4,8').split(',').map(Number);
 const tokens = Number(option('--tokens') ?? 64);

@@ -19,7 +19,7 @@ import { readHparams } from '../src/gguf/model.js';
 import { exportChunk, exportResumeRows, importChunks } from '../src/store/cache-chunks.js';
 import { RedisChunkStore } from '../src/store/redis-store.js';
 import { RedisServer, redisMissing } from '../test/redis/harness.js';
-import { flag, median, option, printTable } from './harness.js';
+import { declareOptions, flag, median, option, printTable } from './harness.js';
 import { measureTtft, syntheticModel, type TtftRow } from './store-ttft.js';
 
 interface Shape {
@@ -237,6 +237,18 @@ export async function benchStore(): Promise<{ rows: StoreRow[]; ttft: TtftRow[] 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  declareOptions('bench:store', 'KV chunks in Redis per scheme: bytes, put/fetch/import times; then time to first token', {
+    '-m': { kind: 'str', help: 'same as --model' },
+    '--model': { kind: 'str', help: 'GGUF whose KV shape is stored (and served for the TTFT part)', default: "Llama-3.2-1B's KV shape; synthetic for TTFT" },
+    '--layers': { kind: 'int', min: 1, help: 'layers without --model', default: 16 },
+    '--kv-heads': { kind: 'int', min: 1, help: 'KV heads without --model', default: 8 },
+    '--head-dim': { kind: 'int', min: 1, help: 'head dim without --model', default: 64 },
+    '--tokens': { kind: 'int', min: 256, help: 'positions stored (whole 256-token chunks)', default: 8192 },
+    '--schemes': { kind: 'strs', help: 'cache schemes', default: 'f16,q8_0,q4_0,q2k' },
+    '--redis': { kind: 'str', help: 'redis:// URL of a running server', default: 'a redis-server of its own' },
+    '--no-ttft': { kind: 'switch', help: 'skip time to first token' },
+    '--json': { kind: 'str', help: 'also write the results to this file' },
+  });
   benchStore().catch((e: Error) => {
     console.error(`bench:store: ${e.message}`);
     process.exit(1);

@@ -15,16 +15,24 @@ import { layoutBytes, plan } from '../src/kernels/matmul/plan.js';
 import { workspace, type PackedWeight } from '../src/kernels/matmul/weights.js';
 import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { availableCores } from '../src/kernels/runtime/threads.js';
-import { median, option, printTable, timeInterleaved } from './harness.js';
+import { declareOptions, flag, median, option, printTable, timeInterleaved } from './harness.js';
 import { syntheticModel } from './engine.js';
 
+declareOptions('bench:prefill', "where a prefill's time goes, op by op, on the synthetic model", {
+  '--threads': { kind: 'int', min: 1, help: 'matmul threads (capped at available cores)', default: 'available cores' },
+  '--prompt': { kind: 'int', min: 1, help: 'prompt tokens', default: 128 },
+  '--runs': { kind: 'int', min: 1, help: 'passes of each kind (median)', default: 9 },
+  '--weights': { kind: 'str', help: 'weight type of the synthetic model', default: 'q8_0' },
+  '--kv': { kind: 'str', help: 'cache scheme', default: 'f16' },
+  '--no-prefetch': { kind: 'switch', help: 'the op-by-op pass posts no weight prefetch (forward.ts does)' },
+});
 const threads = Math.min(Number(option('--threads') ?? availableCores()), availableCores());
 const prompt = Number(option('--prompt') ?? 128);
 const runs = Number(option('--runs') ?? 9);
 const wt = option('--weights') ?? 'q8_0';
 const kv = option('--kv') ?? 'f16';
 /** --no-prefetch: the op-by-op pass posts no weight prefetch before rope/attention (forward.ts does). */
-const prefetch = !process.argv.includes('--no-prefetch');
+const prefetch = !flag('--no-prefetch');
 configureMatmul({ threads });
 const model = loadModel(
   syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)),

@@ -3,11 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { checkArgs, usage, type OptSpecs } from '../bench/harness.js';
 import { fromRoot } from './paths.js';
 
 /** Entry points that read --threads, and the others (every script that parses flags with declareOptions). */
-const WITH_THREADS = ['engine', 'decode-profile', 'relaxed-ab', 'serve-peer', 'browser'];
+const WITH_THREADS = ['engine', 'decode-profile', 'prefill-profile', 'relaxed-ab', 'serve-peer', 'browser'];
 const OTHERS = ['matmul-ab', 'matmul', 'attention-ab', 'run', 'store', 'load', 'load-probe', 'serve-batching', 'prefix-chunks', 'native-llama'];
 
 function bench(name: string, ...args: string[]) {
@@ -15,6 +16,19 @@ function bench(name: string, ...args: string[]) {
   assert.equal(r.signal, null, `${name} ${args.join(' ')}: killed by ${r.signal} (did it start a run?)`);
   return r;
 }
+
+test('bench flags: every bench that reads flags through the harness declares them and is spawned above', () => {
+  const readers = readdirSync(fromRoot('bench'))
+    .filter((f) => f.endsWith('.ts') && /import\s*\{[^}]*\b(option|flag)\b[^}]*\}\s*from\s*'\.\/harness\.js'/.test(readFileSync(fromRoot('bench', f), 'utf8')))
+    .map((f) => f.slice(0, -3));
+  const undeclared = readers.filter((n) => !readFileSync(fromRoot('bench', `${n}.ts`), 'utf8').includes('declareOptions('));
+  assert.deepEqual(undeclared, [], 'benches reading flags without declareOptions');
+  assert.deepEqual(
+    readers.filter((n) => ![...WITH_THREADS, ...OTHERS].includes(n)),
+    [],
+    'benches this test does not spawn',
+  );
+});
 
 for (const name of [...WITH_THREADS, ...OTHERS]) {
   test(`bench ${name}: --help prints usage and exits 0; an unknown flag exits 2 in one line naming it`, () => {

@@ -13,6 +13,7 @@ export { packActQ8, matmulQ8Tiled, matmulTileScratchBytes } from './matmul/tile_
 export { matmulF32Tiled } from './matmul/tile_f32';
 export { halfNonFinite } from './matmul/decode';
 export { matmulVec, packActVec, packActVecN, vecOrder, vecScalesFinite } from './matmul/vec';
+export { weightTypeFacts } from './matmul/types';
 export { matmulRun, matmulPart, matmulArm, matmulCancel, matmulJobBytes, matmulJobParts, matmulJobDone, K_VEC, K_Q8_TILED, K_F32_TILED, K_Q8_RELAXED, K_TOUCH } from './matmul/run';
 export { matmulQ8Relaxed, narrowActQ8, relaxedTileType, relaxedDotCheck } from './matmul/relaxed_tile';
 export { int4_g32_encode, int4_g64_encode, int4_g128_encode, int2_g32_encode, int2_g64_encode, int2_g128_encode, int4c_g32_encode, int2c_g32_encode } from './encode/affine';

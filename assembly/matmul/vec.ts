@@ -147,10 +147,44 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   return i32x4.add(a, b);
 }
 
-/** One block at p . x0..x3 as i32x4 partial sums of q . x (q4_0: q the nibble, its -8 comes after). */
-@inline function dotBlock(type: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+/**
+ * Whether q4_0's one-token kernel dots its nibbles by i16x8.relaxed_dot_i8x16_i7x16_s (relaxed-SIMD builds):
+ * 16 bytes of nibbles against x as int8 in natural order, low nibbles (values 0..15) and high (16..31) as
+ * the 7-bit operand, the two i16 dots added (at most 2 * 2 * 15 * 127 per lane) and widened once. The
+ * integer dot is exact either way, so the bits are those of dotNib. One token, one thread (bench/matmul-ab.ts
+ * against the relaxed build before): [4096, 4096] 0.78x the time warm, 0.86x cold; [14336, 4096] 0.88x /
+ * 0.87x; [2048, 768] 0.78x / 0.72x; callgrind Ir of matmulVec 0.66-0.76x.
+ */
+const RELAXED_VEC_Q4_0 = ASC_FEATURE_RELAXED_SIMD;
+
+/** 1 when this build's q4_0 one-token kernel runs the relaxed dot (RELAXED_VEC_Q4_0; the matmul gate reports it). */
+export function vecRelaxedType(type: i32): i32 {
+  return RELAXED_VEC_Q4_0 && type == T_Q4_0 ? 1 : 0;
+}
+
+/** x in ORDER_NIB32 (x0..x3: evens, odds of values 0..15, then of 16..31) -> int8 values 0..15 (hi: 16..31), natural order. */
+@inline function natural8(a: v128, b: v128): v128 {
+  const v = i8x16.narrow_i16x8_s(a, b);
+  return i8x16.shuffle(v, v, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+/** 16 bytes of nibbles at p . x as int8 natural values 0..15 (n0) and 16..31 (n1), as i32x4 partial sums (relaxed builds). */
+@inline function dotNibRelaxed(p: usize, n0: v128, n1: v128): v128 {
+  // A baseline build compiles no relaxed instruction (and never calls this: RELAXED_VEC_Q4_0 is false).
+  if (!ASC_FEATURE_RELAXED_SIMD) return v128.splat<i32>(0);
+  const v = v128.load(p);
+  const m = i8x16.splat(0x0f);
+  const s = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(n0, v128.and(v, m)), i16x8.relaxed_dot_i8x16_i7x16_s(n1, v128.and(i16x8.shr_u(v, 4), m)));
+  return i32x4.extadd_pairwise_i16x8_s(s);
+}
+
+/**
+ * One block at p . x0..x3 as i32x4 partial sums of q . x (q4_0: q the nibble, its -8 comes after); n0, n1:
+ * the same x as natural8 gives it, read only by the relaxed q4_0 dot.
+ */
+@inline function dotBlock(type: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128, n0: v128, n1: v128): v128 {
   if (type == T_Q8_0) return dotQ8(p + 2, x0, x1, x2, x3);
-  if (type == T_Q4_0) return dotNib(p + 2, x0, x1, x2, x3);
+  if (type == T_Q4_0) return RELAXED_VEC_Q4_0 ? dotNibRelaxed(p + 2, n0, n1) : dotNib(p + 2, x0, x1, x2, x3);
   return dotOther(type, p, x0, x1, x2, x3);
 }
 
@@ -180,8 +214,9 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
       if (EIGHT_TOUCH) sink += touch(t, last) + touch(t + 64, last) + touch(t + 128, last) + touch(t + 192, last);
       t += bs << 3;
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
-      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3), dotBlock(type, p1, x0, x1, x2, x3), dotBlock(type, p2, x0, x1, x2, x3), dotBlock(type, p3, x0, x1, x2, x3));
-      let u = hsum4i(dotBlock(type, p4, x0, x1, x2, x3), dotBlock(type, p5, x0, x1, x2, x3), dotBlock(type, p6, x0, x1, x2, x3), dotBlock(type, p7, x0, x1, x2, x3));
+      const n0 = natural8(x0, x1), n1 = natural8(x2, x3);
+      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3, n0, n1), dotBlock(type, p1, x0, x1, x2, x3, n0, n1), dotBlock(type, p2, x0, x1, x2, x3, n0, n1), dotBlock(type, p3, x0, x1, x2, x3, n0, n1));
+      let u = hsum4i(dotBlock(type, p4, x0, x1, x2, x3, n0, n1), dotBlock(type, p5, x0, x1, x2, x3, n0, n1), dotBlock(type, p6, x0, x1, x2, x3, n0, n1), dotBlock(type, p7, x0, x1, x2, x3, n0, n1));
       if (centre != 0) {
         const c = i32x4.splat(<i32>load<i16>(xs + (b << 1)) * centre);
         s = i32x4.sub(s, c);
@@ -214,7 +249,8 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
       sink += touch(t, last) + touch(t + 64, last);
       t += bs << 2;
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
-      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3), dotBlock(type, p1, x0, x1, x2, x3), dotBlock(type, p2, x0, x1, x2, x3), dotBlock(type, p3, x0, x1, x2, x3));
+      const n0 = natural8(x0, x1), n1 = natural8(x2, x3);
+      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3, n0, n1), dotBlock(type, p1, x0, x1, x2, x3, n0, n1), dotBlock(type, p2, x0, x1, x2, x3, n0, n1), dotBlock(type, p3, x0, x1, x2, x3, n0, n1));
       // q4_0: (q - 8) . x = q . x - 8 * sum(x), in integers.
       if (centre != 0) s = i32x4.sub(s, i32x4.splat(<i32>load<i16>(xs + (b << 1)) * centre));
       const dx = v128.load32_splat(xd + (b << 2));
@@ -233,7 +269,8 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     let acc: f32 = 0;
     for (let b: usize = 0; b < nb; b++) {
       const x = xq + (b << 6);
-      let s = hsumi(dotBlock(type, p, v128.load(x), v128.load(x, 16), v128.load(x, 32), v128.load(x, 48)));
+      const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
+      let s = hsumi(dotBlock(type, p, x0, x1, x2, x3, natural8(x0, x1), natural8(x2, x3)));
       if (centre != 0) s -= <i32>load<i16>(xs + (b << 1)) * centre;
       const dx = load<f32>(xd + (b << 2));
       acc += <f32>s * (halfToFloat(<u32>load<u16>(p)) * dx);

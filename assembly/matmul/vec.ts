@@ -9,7 +9,8 @@
 import { halfToFloat, hsum, hsum4i } from '../shared/common';
 import { actInverse, actScale, round8 } from './act';
 import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
-import { dotOther, hasMin, otherBlockBytes, otherBlocks } from './vec_blocks';
+import { dotOther } from './vec_blocks';
+import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked } from './types';
 import { packActQ6K, rowQ6K } from './vec_q6k';
 import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './vec_halves';
@@ -28,28 +29,14 @@ const EIGHT_MIN_ROW_BYTES: usize = 4096;
 /** q4_K rows of EIGHT_MIN_ROW_BYTES and more read without touches: [4096, 14336] (8064 B rows) 0.74-0.83x the time cold (same A/B). */
 const QK_LONG_NO_TOUCH = true;
 
-/** Value orders of packActVec: natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs half-block). */
-export const ORDER_NATURAL: i32 = 0;
-export const ORDER_NIB32: i32 = 1;
-export const ORDER_NIB256: i32 = 2;
-/** f16 / bf16 weights: x stays f32, permuted per 8 values to even then odd (vec_halves.ts). */
-export const ORDER_HALVES: i32 = 3;
-/** q6_K: int16, per 16 values the 8 even then the 8 odd, one scale per 256, sums per 16 (vec_q6k.ts). */
-export const ORDER_Q6K: i32 = 4;
+export { ORDER_HALVES, ORDER_NATURAL, ORDER_NIB256, ORDER_NIB32, ORDER_Q6K } from './types';
 
 /**
- * The activation order a weight type's one-token kernel reads (-1: none). The int8 orders quantize x,
- * ORDER_NIB256 with one scale per 256 values, the others per 32; ORDER_HALVES (f16, bf16) keeps it f32.
- * The weight-type table (src/kernels/matmul/table.ts) holds the same orders for the dispatch; the matmul
- * gate checks they agree (the kernel needs them here, where the type is a constant).
+ * The activation order a weight type's one-token kernel reads (-1: none): its row in types.ts. The int8
+ * orders quantize x, ORDER_NIB256 with one scale per 256 values, the others per 32; ORDER_HALVES keeps it f32.
  */
 export function vecOrder(type: i32): i32 {
-  if (type == T_F16 || type == T_BF16) return ORDER_HALVES;
-  if (type == T_Q8_0 || otherBlocks(type)) return ORDER_NATURAL;
-  if (type == T_Q4_0) return ORDER_NIB32;
-  if (type == T_Q4_K || type == T_Q5_K) return ORDER_NIB256;
-  if (type == T_Q6_K) return ORDER_Q6K;
-  return -1;
+  return orderOf(type);
 }
 
 /** Even / odd 16-bit lanes of a:b (values 0,2,..,14 / 1,3,..,15 of the 16 they hold). */
@@ -128,18 +115,13 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
   return halfToFloat4s(i32x4.extend_low_i16x8_s(h));
 }
 
-/** Block bytes of a 32-value block type (q8_0, q4_0 and vec_blocks.ts's). */
-@inline function blockBytes32(type: i32): usize {
-  return type == T_Q8_0 ? 34 : type == T_Q4_0 ? 18 : otherBlockBytes(type);
-}
-
 /**
  * 1 when every f16 block scale (and min) of `bytes` of blocks at w is finite, else 0; always 1 for the types
  * whose one-token kernels convert scales exactly (K-quants) or that have none (float types).
  */
 export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
-  if (type != T_Q8_0 && type != T_Q4_0 && !otherBlocks(type)) return 1;
-  const bs = blockBytes32(type);
+  if (!scalesChecked(type)) return 1;
+  const bs = blockBytesOf(type);
   const mins = hasMin(type);
   let bad: u32 = 0;
   for (let p = w; p < w + bytes; p += bs) {
@@ -165,10 +147,44 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   return i32x4.add(a, b);
 }
 
-/** One block at p . x0..x3 as i32x4 partial sums of q . x (q4_0: q the nibble, its -8 comes after). */
-@inline function dotBlock(type: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+/**
+ * Whether q4_0's one-token kernel dots its nibbles by i16x8.relaxed_dot_i8x16_i7x16_s (relaxed-SIMD builds):
+ * 16 bytes of nibbles against x as int8 in natural order, low nibbles (values 0..15) and high (16..31) as
+ * the 7-bit operand, the two i16 dots added (at most 2 * 2 * 15 * 127 per lane) and widened once. The
+ * integer dot is exact either way, so the bits are those of dotNib. One token, one thread (bench/matmul-ab.ts
+ * against the relaxed build before): [4096, 4096] 0.78x the time warm, 0.86x cold; [14336, 4096] 0.88x /
+ * 0.87x; [2048, 768] 0.78x / 0.72x; callgrind Ir of matmulVec 0.66-0.76x.
+ */
+const RELAXED_VEC_Q4_0 = ASC_FEATURE_RELAXED_SIMD;
+
+/** 1 when this build's q4_0 one-token kernel runs the relaxed dot (RELAXED_VEC_Q4_0; the matmul gate reports it). */
+export function vecRelaxedType(type: i32): i32 {
+  return RELAXED_VEC_Q4_0 && type == T_Q4_0 ? 1 : 0;
+}
+
+/** x in ORDER_NIB32 (x0..x3: evens, odds of values 0..15, then of 16..31) -> int8 values 0..15 (hi: 16..31), natural order. */
+@inline function natural8(a: v128, b: v128): v128 {
+  const v = i8x16.narrow_i16x8_s(a, b);
+  return i8x16.shuffle(v, v, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+/** 16 bytes of nibbles at p . x as int8 natural values 0..15 (n0) and 16..31 (n1), as i32x4 partial sums (relaxed builds). */
+@inline function dotNibRelaxed(p: usize, n0: v128, n1: v128): v128 {
+  // A baseline build compiles no relaxed instruction (and never calls this: RELAXED_VEC_Q4_0 is false).
+  if (!ASC_FEATURE_RELAXED_SIMD) return v128.splat<i32>(0);
+  const v = v128.load(p);
+  const m = i8x16.splat(0x0f);
+  const s = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(n0, v128.and(v, m)), i16x8.relaxed_dot_i8x16_i7x16_s(n1, v128.and(i16x8.shr_u(v, 4), m)));
+  return i32x4.extadd_pairwise_i16x8_s(s);
+}
+
+/**
+ * One block at p . x0..x3 as i32x4 partial sums of q . x (q4_0: q the nibble, its -8 comes after); n0, n1:
+ * the same x as natural8 gives it, read only by the relaxed q4_0 dot.
+ */
+@inline function dotBlock(type: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128, n0: v128, n1: v128): v128 {
   if (type == T_Q8_0) return dotQ8(p + 2, x0, x1, x2, x3);
-  if (type == T_Q4_0) return dotNib(p + 2, x0, x1, x2, x3);
+  if (type == T_Q4_0) return RELAXED_VEC_Q4_0 ? dotNibRelaxed(p + 2, n0, n1) : dotNib(p + 2, x0, x1, x2, x3);
   return dotOther(type, p, x0, x1, x2, x3);
 }
 
@@ -180,13 +196,14 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
  * row (no horizontal sum at the end). Per block d * dx * (q . x), plus m * dx * sum(x) for the types with a min.
  */
 @inline function rowsQ(type: i32, w: usize, rb: usize, rows: i32, nb: usize, xq: usize, xd: usize, xs: usize, y: usize): void {
-  const bs = blockBytes32(type);
+  const bs = blockBytesOf(type);
   const mins = hasMin(type);
+  const centre = centreOf(type);
   let r = 0;
   const last = w + <usize>rows * rb - 1;
   // Eight rows at a time (two four-row groups, each lane's operations unchanged, so the bits are): twice the
   // weight loads in flight per x load, for decode from DRAM.
-  if (EIGHT_ROWS && (type == T_Q8_0 || type == T_Q4_0) && rb >= EIGHT_MIN_ROW_BYTES) for (; r + 8 <= rows; r += 8) {
+  if (EIGHT_ROWS && eightRows(type) && rb >= EIGHT_MIN_ROW_BYTES) for (; r + 8 <= rows; r += 8) {
     let p0 = w + <usize>r * rb;
     let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb, p4 = p3 + rb, p5 = p4 + rb, p6 = p5 + rb, p7 = p6 + rb;
     let x = xq;
@@ -197,10 +214,11 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
       if (EIGHT_TOUCH) sink += touch(t, last) + touch(t + 64, last) + touch(t + 128, last) + touch(t + 192, last);
       t += bs << 3;
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
-      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3), dotBlock(type, p1, x0, x1, x2, x3), dotBlock(type, p2, x0, x1, x2, x3), dotBlock(type, p3, x0, x1, x2, x3));
-      let u = hsum4i(dotBlock(type, p4, x0, x1, x2, x3), dotBlock(type, p5, x0, x1, x2, x3), dotBlock(type, p6, x0, x1, x2, x3), dotBlock(type, p7, x0, x1, x2, x3));
-      if (type == T_Q4_0) {
-        const c = i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3);
+      const n0 = natural8(x0, x1), n1 = natural8(x2, x3);
+      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3, n0, n1), dotBlock(type, p1, x0, x1, x2, x3, n0, n1), dotBlock(type, p2, x0, x1, x2, x3, n0, n1), dotBlock(type, p3, x0, x1, x2, x3, n0, n1));
+      let u = hsum4i(dotBlock(type, p4, x0, x1, x2, x3, n0, n1), dotBlock(type, p5, x0, x1, x2, x3, n0, n1), dotBlock(type, p6, x0, x1, x2, x3, n0, n1), dotBlock(type, p7, x0, x1, x2, x3, n0, n1));
+      if (centre != 0) {
+        const c = i32x4.splat(<i32>load<i16>(xs + (b << 1)) * centre);
         s = i32x4.sub(s, c);
         u = i32x4.sub(u, c);
       }
@@ -231,9 +249,10 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
       sink += touch(t, last) + touch(t + 64, last);
       t += bs << 2;
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
-      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3), dotBlock(type, p1, x0, x1, x2, x3), dotBlock(type, p2, x0, x1, x2, x3), dotBlock(type, p3, x0, x1, x2, x3));
+      const n0 = natural8(x0, x1), n1 = natural8(x2, x3);
+      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3, n0, n1), dotBlock(type, p1, x0, x1, x2, x3, n0, n1), dotBlock(type, p2, x0, x1, x2, x3, n0, n1), dotBlock(type, p3, x0, x1, x2, x3, n0, n1));
       // q4_0: (q - 8) . x = q . x - 8 * sum(x), in integers.
-      if (type == T_Q4_0) s = i32x4.sub(s, i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3));
+      if (centre != 0) s = i32x4.sub(s, i32x4.splat(<i32>load<i16>(xs + (b << 1)) * centre));
       const dx = v128.load32_splat(xd + (b << 2));
       acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(scales4(p0, p1, p2, p3), dx)));
       if (mins) acc = f32x4.add(acc, f32x4.mul(scales4(p0 + 2, p1 + 2, p2 + 2, p3 + 2), f32x4.mul(dx, f32x4.splat(<f32>load<i16>(xs + (b << 1))))));
@@ -250,8 +269,9 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     let acc: f32 = 0;
     for (let b: usize = 0; b < nb; b++) {
       const x = xq + (b << 6);
-      let s = hsumi(dotBlock(type, p, v128.load(x), v128.load(x, 16), v128.load(x, 32), v128.load(x, 48)));
-      if (type == T_Q4_0) s -= <i32>load<i16>(xs + (b << 1)) << 3;
+      const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
+      let s = hsumi(dotBlock(type, p, x0, x1, x2, x3, natural8(x0, x1), natural8(x2, x3)));
+      if (centre != 0) s -= <i32>load<i16>(xs + (b << 1)) * centre;
       const dx = load<f32>(xd + (b << 2));
       acc += <f32>s * (halfToFloat(<u32>load<u16>(p)) * dx);
       if (mins) acc += halfToFloat(<u32>load<u16>(p + 2)) * (dx * <f32>load<i16>(xs + (b << 1)));
@@ -368,7 +388,7 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
  */
 export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i32, xq: usize, xd: usize, xs: usize, n: i32, y: usize, yStride: i32): void {
   const rb = <usize>rowBytes;
-  const order = vecOrder(type);
+  const order = orderOf(type);
   for (let t = 0; t < n; t++) {
     const q = xq + <usize>t * tokenQ(order, cols);
     const d = xd + <usize>t * tokenD(order, cols);

@@ -5,21 +5,6 @@
 // against x in natural order (packActVec ORDER_NATURAL, the q8_0 layout); the mins meet x's per-32 sums.
 import { highBits, T_IQ4_NL, T_Q4_1, T_Q5_0, T_Q5_1 } from './decode';
 
-/** The 32-value block types of this file. */
-@inline export function otherBlocks(type: i32): bool {
-  return type == T_Q4_1 || type == T_Q5_0 || type == T_Q5_1 || type == T_IQ4_NL;
-}
-
-/** Block bytes of a type this file reads. */
-@inline export function otherBlockBytes(type: i32): usize {
-  return type == T_Q4_1 ? 20 : type == T_Q5_0 ? 22 : type == T_Q5_1 ? 24 : 18;
-}
-
-/** True for the types with a min after d (value = d * q + m). */
-@inline export function hasMin(type: i32): bool {
-  return type == T_Q4_1 || type == T_Q5_1;
-}
-
 /** One block at p . the 32 natural-order int16 activations x0..x3, as i32x4 partial sums of q . x. */
 @inline export function dotOther(type: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
   const m4 = i8x16.splat(0x0f);

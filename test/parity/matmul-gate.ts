@@ -13,7 +13,7 @@ import { GGML, ggmlType } from '../../src/gguf/types.js';
 import { encode } from '../../src/formats/codec.js';
 import { kernelBuild, wasmFailure, wasmKernels } from '../../src/kernels/runtime/wasm.js';
 import { configureMatmul } from '../../src/kernels/matmul/config.js';
-import { weightType } from '../../src/kernels/matmul/table.js';
+import { WASM_FACTS, weightType } from '../../src/kernels/matmul/table.js';
 import { Prng } from '../../src/numeric/prng.js';
 import type { GateResult } from '../../src/parity/gate.js';
 import { FLOAT_TYPES, K_TYPES, MATMUL_TYPES, matmulTolerance, randomWeight } from './matmul-weights.js';
@@ -184,11 +184,19 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
     // table's activation order is the one the kernel reads.
     const row = weightType(type)!;
     const hasVec = row.oneToken !== null;
+    const facts = wasmKernels()!.exports['weightTypeFacts']!;
+    for (const [i, [field, ofRow]] of WASM_FACTS.entries()) {
+      const inModule = facts(type, i) as number;
+      report(inModule === ofRow(row), `matmul ${name}: the table's ${field} ${ofRow(row)}, the module's ${inModule}`);
+    }
+    // Past the shared fields the module answers -2: a field added on one side only fails here.
+    report(facts(type, WASM_FACTS.length) === -2, `matmul ${name}: the module shares ${WASM_FACTS.length} fields with the table`);
     const kernelOrder = wasmKernels()!.exports['vecOrder']!(type) as number;
-    report(
-      kernelOrder === (row.oneToken?.order ?? -1),
-      `matmul ${name}: the table's one-token order ${row.oneToken?.order ?? -1}, the kernel's ${kernelOrder}`,
-    );
+    report(kernelOrder === (row.oneToken?.order ?? -1), `matmul ${name}: the table's one-token order ${row.oneToken?.order ?? -1}, vecOrder's ${kernelOrder}`);
+    if (build.relaxed && type === GGML.Q4_0) {
+      // The relaxed build's q4_0 one-token kernel dots by relaxed_dot (vec.ts RELAXED_VEC_Q4_0): its checks below are that kernel's.
+      report(wasmKernels()!.exports['vecRelaxedType']!(type) === 1, `matmul ${name}: the one-token kernel is the relaxed one`);
+    }
     if (build.relaxed) {
       const inModule = wasmKernels()!.exports['relaxedTileType']!(type) === 1;
       report(inModule === row.relaxedTile, `matmul ${name}: the table's relaxed tile ${row.relaxedTile}, the module's ${inModule}`);

@@ -85,6 +85,18 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   row(GGML.Q6_K, decodeQ6K, { order: Q6K, maxTokens: 3 }, 'q8', 256, false, 'block256'),
 ];
 
+/**
+ * The fields of assembly/matmul/types.ts's rows that its weightTypeFacts exports, in their FACT_* order, as
+ * this table (and ggml's block sizes) give them: the matmul gate checks every type's agree.
+ */
+export const WASM_FACTS: readonly (readonly [string, (r: WeightTypeRow) => number])[] = [
+  ['order', (r) => r.oneToken?.order ?? -1],
+  ['actBlock', (r) => r.actBlock],
+  ['blockBytes', (r) => ggmlType(r.type)?.blockBytes ?? 0],
+  ['blockValues', (r) => ggmlType(r.type)?.blockValues ?? 0],
+  ['scalesChecked', (r) => (r.scalesChecked ? 1 : 0)],
+];
+
 const byType = new Map(WEIGHT_TYPES.map((r) => [r.type, r]));
 
 /** The row of a ggml type, or undefined (not a weight type the engine multiplies). */

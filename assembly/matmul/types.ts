@@ -1,0 +1,78 @@
+// The wasm side of the weight-type table (src/kernels/matmul/table.ts): one row per ggml weight type, read
+// through @inline accessors, so a kernel inlined with its type a constant folds each fact to a constant.
+// weightTypeFacts exports every field; the matmul gate checks them against the TS rows and ggml's block sizes.
+import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
+
+/** Value orders of packActVec (vec.ts): natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs half-block). */
+export const ORDER_NATURAL: i32 = 0;
+export const ORDER_NIB32: i32 = 1;
+export const ORDER_NIB256: i32 = 2;
+/** f16 / bf16 weights: x stays f32, permuted per 8 values to even then odd (vec_halves.ts). */
+export const ORDER_HALVES: i32 = 3;
+/** q6_K: int16, per 16 values the 8 even then the 8 odd, one scale per 256, sums per 16 (vec_q6k.ts). */
+export const ORDER_Q6K: i32 = 4;
+
+// Fields of a row. The first FACT_SHARED are exported by weightTypeFacts and checked by the matmul gate against
+// the TS table (src/kernels/matmul/table.ts WASM_FACTS, same order); the rest only steer the kernels.
+/** The activation order the one-token kernel reads (-1: no one-token kernel); the table's oneToken.order. */
+export const FACT_ORDER: i32 = 0;
+/** Values per int8 activation scale (0: float types); the table's actBlock. */
+export const FACT_ACT_BLOCK: i32 = 1;
+/** Bytes and values of one ggml block (gguf/types.ts). */
+export const FACT_BLOCK_BYTES: i32 = 2;
+export const FACT_BLOCK_VALUES: i32 = 3;
+/** 1: the one-token kernel converts f16 scales four at a time, Inf/NaN not kept (vecScalesFinite); the table's scalesChecked. */
+export const FACT_SCALES_CHECKED: i32 = 4;
+export const FACT_SHARED: i32 = 5;
+/** 1: an f16 min after the f16 d that rowsQ adds as m * dx * sum(x) (q4_1, q5_1). */
+export const FACT_MIN: i32 = 5;
+/** 1: rowsQ runs long rows eight at a time without touches (vec.ts EIGHT_MIN_ROW_BYTES: q8_0, q4_0). */
+export const FACT_EIGHT_ROWS: i32 = 6;
+/** The centre rowsQ subtracts after the integer dot, as centre * sum(x) (q4_0 8; q5_0's 16 goes inside its dot). */
+export const FACT_CENTRE: i32 = 7;
+
+@inline function pick(f: i32, order: i32, actBlock: i32, bytes: i32, values: i32, checked: i32, min: i32, eight: i32, centre: i32): i32 {
+  return f == FACT_ORDER ? order : f == FACT_ACT_BLOCK ? actBlock : f == FACT_BLOCK_BYTES ? bytes : f == FACT_BLOCK_VALUES ? values : f == FACT_SCALES_CHECKED ? checked : f == FACT_MIN ? min : f == FACT_EIGHT_ROWS ? eight : centre;
+}
+
+/** Field `f` of `type`'s row (0 for every field but the order, -1, for a type the kernels do not read). */
+@inline export function fact(type: i32, f: i32): i32 {
+  //                               order, actBlock, block bytes, values, scalesChecked, min, eight rows, centre
+  if (type == T_F32) return pick(f, -1, 0, 4, 1, 0, 0, 0, 0);
+  if (type == T_F16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0);
+  if (type == T_BF16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0);
+  if (type == T_Q8_0) return pick(f, ORDER_NATURAL, 32, 34, 32, 1, 0, 1, 0);
+  if (type == T_Q4_0) return pick(f, ORDER_NIB32, 32, 18, 32, 1, 0, 1, 8);
+  if (type == T_Q4_1) return pick(f, ORDER_NATURAL, 32, 20, 32, 1, 1, 0, 0);
+  if (type == T_Q5_0) return pick(f, ORDER_NATURAL, 32, 22, 32, 1, 0, 0, 0);
+  if (type == T_Q5_1) return pick(f, ORDER_NATURAL, 32, 24, 32, 1, 1, 0, 0);
+  if (type == T_IQ4_NL) return pick(f, ORDER_NATURAL, 32, 18, 32, 1, 0, 0, 0);
+  if (type == T_Q4_K) return pick(f, ORDER_NIB256, 256, 144, 256, 0, 0, 0, 0);
+  if (type == T_Q5_K) return pick(f, ORDER_NIB256, 256, 176, 256, 0, 0, 0, 0);
+  if (type == T_Q6_K) return pick(f, ORDER_Q6K, 256, 210, 256, 0, 0, 0, 0);
+  return pick(f, -1, 0, 0, 0, 0, 0, 0, 0);
+}
+
+@inline export function orderOf(type: i32): i32 {
+  return fact(type, FACT_ORDER);
+}
+@inline export function blockBytesOf(type: i32): usize {
+  return <usize>fact(type, FACT_BLOCK_BYTES);
+}
+@inline export function scalesChecked(type: i32): bool {
+  return fact(type, FACT_SCALES_CHECKED) != 0;
+}
+@inline export function hasMin(type: i32): bool {
+  return fact(type, FACT_MIN) != 0;
+}
+@inline export function centreOf(type: i32): i32 {
+  return fact(type, FACT_CENTRE);
+}
+@inline export function eightRows(type: i32): bool {
+  return fact(type, FACT_EIGHT_ROWS) != 0;
+}
+
+/** Shared field `field` (< FACT_SHARED) of `type`'s row, for the gate's check against the TS table; -2 past them. */
+export function weightTypeFacts(type: i32, field: i32): i32 {
+  return field >= 0 && field < FACT_SHARED ? fact(type, field) : -2;
+}

@@ -93,7 +93,8 @@ export class LayerCache {
 
   /**
    * A layer rebuilt from a state (mlx-lm's from_state): checked first (CacheStateError naming the layer),
-   * then its regions and chunks copied in. The state's arrays are only read.
+   * then its regions copied in, and its chunks: a chunk given as a view a state() of this arena handed out is
+   * shared (copy-on-write, as fork() does), any other is copied. The state's arrays are only read.
    */
   static fromState(arena: Arena, plan: LayerPlan, heads: number, headDim: number, chunkTokens: number, capacity: number, state: LayerState): LayerCache {
     const l = new LayerCache(arena, plan, heads, headDim, chunkTokens);
@@ -169,7 +170,7 @@ export class LayerCache {
    */
   state(): LayerState {
     const regions = regionsOf(this.layout, this.storeImages());
-    const chunks = (w: 'k' | 'v') => this.bulk[w].stream.held.map((_, c) => this.bulk[w].stream.chunkBytesAt(this.bulk[w].stream.dropped + c));
+    const chunks = (w: 'k' | 'v') => this.bulk[w].stream.heldViews();
     return { meta: this.meta(), arrays: { ...regions, chunks: { k: chunks('k'), v: chunks('v') } } };
   }
 

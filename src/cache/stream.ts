@@ -20,6 +20,12 @@ export interface Chunk {
 }
 
 /**
+ * The chunk (and its arena) each view heldViews() handed out shows: load() shares such a chunk (copy-on-write,
+ * as a fork does) instead of copying its bytes, so a state rebuilt from a cache's own state keeps its sharing.
+ */
+const viewed = new WeakMap<Uint8Array, { readonly chunk: Chunk; readonly arena: Arena }>();
+
+/**
  * Stream index i lives in chunk floor(i / chunkTokens), held at chunks[floor(i / chunkTokens) - dropped].
  * Chunk layout per head: token axis [chunkTokens][rowBytes]; channel axis [chunkTokens / blockValues
  * groups][headDim blocks].
@@ -155,11 +161,34 @@ export class BulkStream {
     return this.arena.u8().subarray(off, off + this.chunkBytes);
   }
 
-  /** Replaces the stream by `chunks` (held chunks' bytes, copied) after `dropped` freed ones, `encoded` positions (a checked LayerState). */
+  /** Views of the held chunks' bytes, oldest first (a LayerState's chunks): load() shares them, never copies. */
+  heldViews(): Uint8Array[] {
+    return this.chunks.map((chunk) => {
+      const view = this.arena.u8().subarray(chunk.offset, chunk.offset + this.chunkBytes);
+      viewed.set(view, { chunk, arena: this.arena });
+      return view;
+    });
+  }
+
+  /**
+   * Replaces the stream by `chunks` after `dropped` freed ones, `encoded` positions (a checked LayerState):
+   * a heldViews() view of a live chunk in this arena is shared (copy-on-write: every write goes through
+   * writable()), other bytes are copied. Shares are taken before this stream's own chunks are released.
+   */
   load(encoded: number, dropped: number, chunks: readonly Uint8Array[]): void {
+    const shared = chunks.map((bytes) => {
+      const v = viewed.get(bytes);
+      return v && v.arena === this.arena && v.chunk.refs > 0 && bytes.length === this.chunkBytes ? v.chunk : null;
+    });
+    for (const c of shared) if (c) c.refs++;
     this.free();
     this.droppedCount = dropped;
-    for (const bytes of chunks) {
+    for (const [j, bytes] of chunks.entries()) {
+      const had = shared[j];
+      if (had) {
+        this.chunks.push(had);
+        continue;
+      }
       const chunk = { offset: this.arena.alloc(this.chunkBytes), refs: 1 };
       this.chunks.push(chunk);
       this.arena.u8().set(bytes, chunk.offset);

@@ -66,6 +66,47 @@ for (const scheme of ['f16', 'q8_0', 'q4_0', 'q2k', 'kivi2']) {
   });
 }
 
+for (const scheme of ['q8_0', 'q2k', 'kivi2']) {
+  test(`${scheme}: chunks imported into a fork of a prefix entry share the entry's chunks (no copy) and attend as a fresh import`, () => {
+    const policy = schemePolicy(scheme, { window: W, sinks: 4 });
+    const cap = 6 * C;
+    const a = make(policy, cap);
+    fill(a, 0, 4 * C + Math.max(W, 31) + 8);
+    const chunks = [0, 1, 2, 3].map((c) => exportChunk(a, c));
+    // The prefix entry: two chunks, frozen, as the prefix cache keeps them; the request's cache is its fork.
+    const entry = make(policy, cap);
+    importChunks(entry, chunks.slice(0, 2));
+    entry.freeze();
+    const fork = entry.fork();
+    const entryChunks = entry.heldChunks().map((h) => h.chunk);
+    importChunks(fork, chunks.slice(2), 2);
+    const mine = fork.heldChunks().map((h) => h.chunk);
+    // Shared: the entry's chunk objects (refcounted memory) are the fork's first ones, none copied; the two
+    // imported chunks per tensor and layer are the fork's own.
+    assert.equal(entryChunks.filter((c) => mine.includes(c)).length, entryChunks.length, 'the fork copied chunks of the prefix entry');
+    assert.equal(mine.length - entryChunks.length, 2 * 2 * LAYERS);
+    assert.ok(
+      entryChunks.every((c) => c.refs === 2),
+      'each shared chunk counted by the entry and the fork',
+    );
+    // Equal outputs: the fork attends as a cache that imported all four chunks fresh, before and after more tokens.
+    const fresh = make(policy, cap);
+    importChunks(fresh, chunks);
+    assert.deepEqual(fork.nbytes(), fresh.nbytes());
+    assert.deepEqual(attendAll(fork), attendAll(fresh));
+    const before = entry.fork();
+    const seen = attendAll(before);
+    before.dispose();
+    fill(fork, 4 * C, 4 * C + 40);
+    fill(fresh, 4 * C, 4 * C + 40);
+    assert.deepEqual(attendAll(fork), attendAll(fresh));
+    // Copy-on-write kept the entry's bytes: a fork of it attends as before the appends.
+    const after = entry.fork();
+    assert.deepEqual(attendAll(after), seen);
+    for (const x of [a, entry, fork, fresh, after]) x.dispose();
+  });
+}
+
 test('sink rows travel with the chunk that holds them (negative control: zeroed sink rows change attention)', () => {
   const policy = schemePolicy('q4_0', { window: W, sinks: 4 });
   const a = make(policy);

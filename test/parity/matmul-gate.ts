@@ -50,7 +50,7 @@ function relaxedDiffers(w: Weight, x: Float32Array, n: number, y: Float32Array):
 }
 
 /** The npm-test grid: leftover rows of four-row groups and strips, every token path (~2 s). */
-/** blockCols 7680: rows of 4 KiB and more (q8_0, q4_0), which the one-token kernel runs eight at a time. */
+/** blockCols 7680 (and 4096 in the full grid): rows of 2 KiB and more (q8_0, q4_0), which the one-token kernel runs eight at a time. */
 export const SMALL_MATMUL_GRID: MatmulGrid = {
   rows: [3, 6, 37],
   tokens: [1, 2, 3, 4, 7, 9],
@@ -62,7 +62,7 @@ export const FULL_MATMUL_GRID: MatmulGrid = {
   rows: [1, 2, 3, 4, 5, 7, 8, 9, 37, 130],
   tokens: [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 64],
   floatCols: [5, 8, 37, 64, 130, 768],
-  blockCols: [32, 96, 128, 288, 768, 7680],
+  blockCols: [32, 96, 128, 288, 768, 4096, 7680],
   kCols: [256, 768, 2048, 7424],
 };
 

@@ -533,7 +533,7 @@ export class LayerCache {
         const i0 = this.streamIndex(lo);
         bulkPieces(this.bulk.k, lo, pHi, i0, bytes, kPieces);
         bulkPieces(this.bulk.v, lo, pHi, i0, bytes, vPieces);
-        for (const s of mergePieces(kPieces, vPieces, lo)) segs.push({ ...s, read: 'packed' });
+        for (const s of mergePieces(kPieces, vPieces, lo)) segs.push({ start: s.start, count: s.count, k: s.k, v: s.v, region: s.region, read: 'packed' });
       }
       for (let p = Math.max(lo, xLo); p < hi; ) {
         const m = this.exactPiece(p, hi, bytes);

@@ -2,7 +2,7 @@
 import { checkScratch, rowBytes, type KvFormat } from '../formats/format.js';
 import type { Arena } from '../kernels/runtime/arena.js';
 import type { PackedRun } from '../kernels/attention/view.js';
-import { encodeRows } from '../kernels/attention/encode.js';
+import { encoderFor } from '../kernels/attention/encode.js';
 
 export class RowStore {
   readonly format: KvFormat;
@@ -31,8 +31,9 @@ export class RowStore {
   /** Encodes one token (all heads) into `slot`: head h reads src[srcOff + h*headDim ..]. */
   write(slot: number, src: Float32Array, srcOff: number): void {
     const mem = this.arena.u8();
+    const encode = encoderFor(this.format);
     for (let h = 0; h < this.heads; h++) {
-      encodeRows(this.format, src, srcOff + h * this.headDim, this.headDim, 1, this.headDim, mem, this.offset + (h * this.rows + slot) * this.rowBytes);
+      encode(src, srcOff + h * this.headDim, this.headDim, 1, this.headDim, mem, this.offset + (h * this.rows + slot) * this.rowBytes);
     }
   }
 

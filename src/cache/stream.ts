@@ -2,7 +2,7 @@
 import { rowBytes, type KvFormat } from '../formats/format.js';
 import type { Arena } from '../kernels/runtime/arena.js';
 import type { PackedRun } from '../kernels/attention/view.js';
-import { encodeRows } from '../kernels/attention/encode.js';
+import { encoderFor } from '../kernels/attention/encode.js';
 import { ArgumentError } from '../errors.js';
 
 /** Bulk chunk size in tokens when the caller gives none (a multiple of 32). */
@@ -112,8 +112,9 @@ export class BulkStream {
     const t = this.encoded % this.chunkTokens;
     const at = f.axis === 'token' ? t * rowBytes(f, this.headDim) : (t / f.blockValues) * this.headDim * f.blockBytes;
     const mem = this.arena.u8();
+    const encode = encoderFor(f);
     for (let h = 0; h < this.heads; h++) {
-      encodeRows(f, src, srcOff + h * this.headDim, srcStride, tokens, this.headDim, mem, chunk.offset + h * this.headStride + at);
+      encode(src, srcOff + h * this.headDim, srcStride, tokens, this.headDim, mem, chunk.offset + h * this.headStride + at);
     }
     this.encodedCount += tokens;
     this.encodeCalls += f.axis === 'token' ? tokens : 1;

@@ -104,6 +104,13 @@ export function scratchAt(base: number): UnitScratch {
 }
 
 type Fn = (...a: number[]) => void;
+
+/** Whole-memory views of the last buffer seen (a grow gives a new one): a unit makes no views of its own. */
+let seen: { buf: ArrayBufferLike; u8: Uint8Array; i32: Int32Array; f32: Float32Array; f64: Float64Array } | null = null;
+function viewsOf(buf: ArrayBufferLike): NonNullable<typeof seen> {
+  if (seen?.buf !== buf) seen = { buf, u8: new Uint8Array(buf), i32: new Int32Array(buf), f32: new Float32Array(buf), f64: new Float64Array(buf) };
+  return seen;
+}
 export type Exports = Record<string, unknown>;
 
 /** Bytes of one partial slot for `rows` rows (16-byte aligned parts). */
@@ -119,15 +126,18 @@ export function unitCoords(job: AttendJob, u: number): { h: number; qci: number;
   return { h: Math.floor(hq / nQC), qci: hq % nQC, sp };
 }
 
-/** Positions [a, b) unit u covers: its query chunk's visible span within split split0 + sp (fixed boundaries). */
-export function unitSpan(job: AttendJob, lohi: Int32Array, qci: number, sp: number): [number, number] {
+/**
+ * Positions [a, b) unit u covers: its query chunk's visible span within split split0 + sp (fixed boundaries).
+ * lohi holds the job's [nq, 3] bounds from element `at` on.
+ */
+export function unitSpan(job: AttendJob, lohi: Int32Array, qci: number, sp: number, at = 0): [number, number] {
   const i0 = qci * job.qc;
   const n = Math.min(job.qc, job.nq - i0);
   let L0 = Infinity;
   let L1 = 0;
   for (let i = i0; i < i0 + n; i++) {
-    L0 = Math.min(L0, lohi[3 * i]!);
-    L1 = Math.max(L1, lohi[3 * i + 1]!);
+    L0 = Math.min(L0, lohi[at + 3 * i]!);
+    L1 = Math.max(L1, lohi[at + 3 * i + 1]!);
   }
   const s = (job.split0 + sp) * SPLIT_POSITIONS;
   return [Math.max(L0, s), Math.min(L1, s + SPLIT_POSITIONS)];
@@ -235,47 +245,55 @@ function chunkGroups(segs: readonly BoundSeg[], first: number, c0: number, c1: n
 export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, u: number, sc: UnitScratch): void {
   const { D, G, qc, nq } = job;
   const buf = memory.buffer;
-  const jl = new Int32Array(buf, job.lohi, nq * 3);
+  const { u8, i32, f32, f64 } = viewsOf(buf);
+  // The job's lohi [nq, 3] i32 from jl0 on.
+  const jl = i32;
+  const jl0 = job.lohi >> 2;
   const { h, qci, sp } = unitCoords(job, u);
   const i0 = qci * qc;
   const n = Math.min(qc, nq - i0);
   const rows = n * G;
-  const [a, b] = unitSpan(job, jl, qci, sp);
+  const [a, b] = unitSpan(job, jl, qci, sp, jl0);
   const slot = job.part + u * job.slotBytes;
   const accAddr = slot;
   const mAddr = slot + rows * D * 4;
   const lAddr = mAddr + Math.ceil((rows * 4) / 16) * 16;
-  new Float32Array(buf, accAddr, rows * D).fill(0);
-  new Float32Array(buf, mAddr, rows).fill(-Infinity);
-  new Float64Array(buf, lAddr, rows).fill(0);
+  f32.fill(0, accAddr >> 2, (accAddr >> 2) + rows * D);
+  f32.fill(-Infinity, mAddr >> 2, (mAddr >> 2) + rows);
+  f64.fill(0, lAddr >> 3, (lAddr >> 3) + rows);
   if (a >= b) return;
   if (rows > MAX_UNIT_ROWS) throw new ShapeError(`attend: ${rows} rows per unit exceed ${MAX_UNIT_ROWS}`);
   let xmin = Infinity;
   let xmax = -Infinity;
   for (let i = i0; i < i0 + n; i++) {
-    xmin = Math.min(xmin, jl[3 * i + 2]!);
-    xmax = Math.max(xmax, jl[3 * i + 2]!);
+    xmin = Math.min(xmin, jl[jl0 + 3 * i + 2]!);
+    xmax = Math.max(xmax, jl[jl0 + 3 * i + 2]!);
   }
   const qRowsOff = (h * nq + i0) * G * D;
   const qAddr = job.q + qRowsOff * 4;
   const qiAddr = job.qi + qRowsOff * 2;
   const qdAddr = job.qd + (qRowsOff / 32) * 4;
-  const lohi = new Int32Array(buf, sc.lohi, rows * 2);
+  // This unit's per-chunk row bounds [rows, 2] i32 from lohi0 on.
+  const lohi = i32;
+  const lohi0 = sc.lohi >> 2;
   const softmaxChunk = ex['softmaxChunk'] as Fn;
   const segs = job.segs;
-  const u8 = new Uint8Array(buf);
   // Segments are ordered by start: skip those wholly before the unit, then walk it chunk by chunk.
   let first = 0;
   while (first < segs.length && segs[first]!.start + segs[first]!.count <= a) first++;
   // Views over the whole scratch (a chunk's rows are span apart); the helpers read the chunk's c0 and span.
-  const scores = new Float32Array(buf, sc.scores, rows * job.chunk);
-  const band = new Float32Array(buf, sc.band, rows * job.chunk);
+  // (Made only where JS reads them: JS kernels, the band's picks, soft-capping.)
+  let scoresV: Float32Array | undefined;
+  let bandV: Float32Array | undefined;
+  const scoresOf = () => (scoresV ??= new Float32Array(buf, sc.scores, rows * job.chunk));
+  const bandOf = () => (bandV ??= new Float32Array(buf, sc.band, rows * job.chunk));
   // Rows of this unit whose bounds differ: exact scores and weights go to the band buffer, each row picks.
   const mixed = xmin < xmax;
   let c0 = a;
   let span = 0;
-  // Scores q.k of [s0, s1) into dst ([rows, span] at address dstAddr): each K block read once for all rows.
-  const scoresInto = (pt: Part, dstAddr: number, dst: Float32Array) => {
+  // Scores q.k of [s0, s1) into the scores or band buffer ([rows, span]): each K block read once for all rows.
+  const scoresInto = (pt: Part, toBand: boolean) => {
+    const dstAddr = toBand ? sc.band : sc.scores;
     const { seg, u0: s0, u1: s1 } = pt;
     const k = seg.k;
     const t0 = k.first + (s0 - seg.start);
@@ -283,6 +301,7 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
     const out = dstAddr + (s0 - c0) * 4;
     const call = k.call;
     if (call.abi === 'js') {
+      const dst = toBand ? bandOf() : scoresOf();
       (call.fn as ScoresKernel)(new Float32Array(buf, qAddr, rows * D), 0, rows, D, u8, base, t0, s1 - s0, dst, s0 - c0, span);
     } else if (call.abi === 'scores-channel') {
       (ex[call.name] as Fn)(qAddr, rows, D, base, t0, s1 - s0, out, span, sc.tile, k.table);
@@ -292,8 +311,9 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
       (ex[call.name] as Fn)(qAddr, rows, D, base + t0 * k.rowBytes, s1 - s0, out, span, sc.tile);
     }
   };
-  // acc += weights (src, [rows, span] at srcAddr) x V of [s0, s1), token by token.
-  const accumFrom = (pt: Part, srcAddr: number, src: Float32Array) => {
+  // acc += weights (the scores or band buffer, [rows, span]) x V of [s0, s1), token by token.
+  const accumFrom = (pt: Part, fromBand: boolean) => {
+    const srcAddr = fromBand ? sc.band : sc.scores;
     const { seg, u0: s0, u1: s1 } = pt;
     const v = seg.v;
     const t0 = v.first + (s0 - seg.start);
@@ -301,6 +321,7 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
     const w = srcAddr + (s0 - c0) * 4;
     const call = v.call;
     if (call.abi === 'js') {
+      const src = fromBand ? bandOf() : scoresOf();
       (call.fn as AccumulateKernel)(src, s0 - c0, span, rows, D, u8, base, t0, s1 - s0, new Float32Array(buf, accAddr, rows * D), 0);
     } else if (call.abi === 'accum-channel') {
       (ex[call.name] as Fn)(w, span, rows, D, base, t0, s1 - s0, accAddr, sc.tile, v.table);
@@ -311,7 +332,7 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
   /** fn(row offset into a [rows, span] buffer minus c0, the row's bound) for every row. */
   const eachRow = (fn: (r: number, x: number) => void) => {
     for (let i = 0; i < n; i++) {
-      const x = jl[3 * (i0 + i) + 2]!;
+      const x = jl[jl0 + 3 * (i0 + i) + 2]!;
       for (let g = 0; g < G; g++) fn((i * G + g) * span - c0, x);
     }
   };
@@ -320,37 +341,42 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
     c1 = Math.min(b, (Math.floor(c0 / job.chunk) + 1) * job.chunk);
     span = c1 - c0;
     for (let i = 0; i < n; i++) {
-      const lo = Math.min(span, Math.max(0, jl[3 * (i0 + i)]! - c0));
-      const hi = Math.min(span, Math.max(0, jl[3 * (i0 + i) + 1]! - c0));
+      const lo = Math.min(span, Math.max(0, jl[jl0 + 3 * (i0 + i)]! - c0));
+      const hi = Math.min(span, Math.max(0, jl[jl0 + 3 * (i0 + i) + 1]! - c0));
       for (let g = 0; g < G; g++) {
-        lohi[2 * (i * G + g)] = lo;
-        lohi[2 * (i * G + g) + 1] = hi;
+        lohi[lohi0 + 2 * (i * G + g)] = lo;
+        lohi[lohi0 + 2 * (i * G + g) + 1] = hi;
       }
     }
     while (first < segs.length && segs[first]!.start + segs[first]!.count <= c0) first++;
     const groups = chunkGroups(segs, first, c0, c1, xmin, xmax);
     for (const gr of groups) {
       if ('all' in gr) {
-        scoresInto(gr.all, sc.scores, scores);
+        scoresInto(gr.all, false);
         continue;
       }
-      for (const pt of gr.packed) scoresInto(pt, sc.scores, scores);
-      for (const pt of gr.exact) scoresInto(pt, mixed ? sc.band : sc.scores, mixed ? band : scores);
+      for (const pt of gr.packed) scoresInto(pt, false);
+      for (const pt of gr.exact) scoresInto(pt, mixed);
       // Each row takes the exact score from its bound on.
-      if (mixed)
+      if (mixed) {
+        const scores = scoresOf();
+        const band = bandOf();
         for (const pt of gr.exact)
           eachRow((r, x) => {
             for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = band[r + t]!;
           });
+      }
     }
-    if (job.softcap) softcapRows(scores, rows, span, lohi, job.softcap);
+    if (job.softcap) softcapRows(scoresOf(), rows, span, new Int32Array(buf, sc.lohi, rows * 2), job.softcap);
     softmaxChunk(sc.scores, rows, span, sc.lohi, mAddr, lAddr, accAddr, D);
     for (const gr of groups) {
       if ('all' in gr) {
-        accumFrom(gr.all, sc.scores, scores);
+        accumFrom(gr.all, false);
         continue;
       }
       if (mixed) {
+        const scores = scoresOf();
+        const band = bandOf();
         // Exact weights from each row's bound on, then packed ones below it: zero weights add nothing, so a
         // row's real adds are its packed positions, then its exact ones, in position order, as alone.
         for (const pt of gr.exact)
@@ -362,8 +388,8 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
             for (let t = Math.max(pt.u0, x); t < pt.u1; t++) scores[r + t] = 0;
           });
       }
-      for (const pt of gr.packed) accumFrom(pt, sc.scores, scores);
-      for (const pt of gr.exact) accumFrom(pt, mixed ? sc.band : sc.scores, mixed ? band : scores);
+      for (const pt of gr.packed) accumFrom(pt, false);
+      for (const pt of gr.exact) accumFrom(pt, mixed);
     }
   }
 }

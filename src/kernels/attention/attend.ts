@@ -227,12 +227,13 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
     // Scaled q of queries [b0, b0+n), reordered [nq, heads, D] -> [kvHeads, n, G, D]: a unit's rows are contiguous.
     let buf = k.arena.memory.buffer;
     const qs = new Float32Array(buf, qOff, H * n * G * D);
+    const q = args.q;
     for (let h = 0; h < H; h++) {
       for (let i = 0; i < n; i++) {
         for (let g = 0; g < G; g++) {
           const src = ((b0 + i) * heads + h * G + g) * D;
           const dst = ((h * n + i) * G + g) * D;
-          for (let c = 0; c < D; c++) qs[dst + c] = args.q[src + c]! * scale;
+          for (let c = 0; c < D; c++) qs[dst + c] = q[src + c]! * scale;
         }
       }
     }
@@ -270,6 +271,9 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
  */
 function mergeUnits(job: AttendJob, buf: ArrayBufferLike, heads: number, out: Float32Array, firstQuery: number): void {
   const { D, G, qc, nq, splits } = job;
+  // Whole-buffer views indexed by address (slots are 64-byte aligned): no views per unit or split.
+  const f32 = new Float32Array(buf);
+  const f64 = new Float64Array(buf);
   for (let u0 = 0; u0 < job.units; u0 += splits) {
     const { h, qci } = unitCoords(job, u0);
     const i0 = qci * qc;
@@ -277,29 +281,32 @@ function mergeUnits(job: AttendJob, buf: ArrayBufferLike, heads: number, out: Fl
     const rows = n * G;
     const mOff = rows * D * 4;
     const lOff = mOff + Math.ceil((rows * 4) / 16) * 16;
-    const parts = Array.from({ length: splits }, (_, sp) => {
-      const slot = job.part + (u0 + sp) * job.slotBytes;
-      return { acc: new Float32Array(buf, slot, rows * D), m: new Float32Array(buf, slot + mOff, rows), l: new Float64Array(buf, slot + lOff, rows) };
-    });
+    const slot0 = job.part + u0 * job.slotBytes;
     for (let i = 0; i < n; i++) {
       for (let g = 0; g < G; g++) {
         const r = i * G + g;
         const o = ((firstQuery + i0 + i) * heads + h * G + g) * D;
         if (splits === 1) {
-          const p = parts[0]!;
-          const inv = 1 / p.l[r]!;
-          for (let c = 0; c < D; c++) out[o + c] = p.acc[r * D + c]! * inv;
+          const inv = 1 / f64[(slot0 + lOff) / 8 + r]!;
+          const a = slot0 / 4 + r * D;
+          for (let c = 0; c < D; c++) out[o + c] = f32[a + c]! * inv;
           continue;
         }
         let M = -Infinity;
-        for (const p of parts) if (p.l[r]! > 0) M = Math.max(M, p.m[r]!);
+        for (let sp = 0; sp < splits; sp++) {
+          const slot = slot0 + sp * job.slotBytes;
+          if (f64[(slot + lOff) / 8 + r]! > 0) M = Math.max(M, f32[(slot + mOff) / 4 + r]!);
+        }
         let sum = 0;
         for (let c = 0; c < D; c++) out[o + c] = 0;
-        for (const p of parts) {
-          if (!(p.l[r]! > 0)) continue;
-          const w = Math.exp(p.m[r]! - M);
-          sum += p.l[r]! * w;
-          for (let c = 0; c < D; c++) out[o + c] += p.acc[r * D + c]! * w;
+        for (let sp = 0; sp < splits; sp++) {
+          const slot = slot0 + sp * job.slotBytes;
+          const l = f64[(slot + lOff) / 8 + r]!;
+          if (!(l > 0)) continue;
+          const w = Math.exp(f32[(slot + mOff) / 4 + r]! - M);
+          sum += l * w;
+          const a = slot / 4 + r * D;
+          for (let c = 0; c < D; c++) out[o + c] += f32[a + c]! * w;
         }
         const inv = 1 / sum;
         for (let c = 0; c < D; c++) out[o + c] *= inv;

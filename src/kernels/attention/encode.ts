@@ -28,7 +28,8 @@ export function encodeRows(
   encoderFor(format)(src, srcOff, srcStride, tokens, headDim, dst, dstOff);
 }
 
-function encoderFor(format: KvFormat): EncodeKernel {
+/** The encoder encodeRows would call for this format now: callers encoding many heads look it up once. */
+export function encoderFor(format: KvFormat): EncodeKernel {
   // Formats built outside the registry (tests, experiments) use their own reference encoder.
   if (formats.get(format.id) === format) {
     const r = resolved.get(format);

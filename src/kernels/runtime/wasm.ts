@@ -146,11 +146,16 @@ export function wasmFailure(): string {
  * valid address in that memory (and in no other space's).
  */
 const seenBy = new WeakMap<ArrayBufferLike, WebAssembly.Memory>();
+let last: { buf: ArrayBufferLike | null; mem: WebAssembly.Memory | null } = { buf: null, mem: null };
 
 /** True when `a` is a view of k's memory, current or from before a grow (its byteOffset is then an address). */
 export function inWasm(k: WasmKernels, a: ArrayBufferView): boolean {
   const mem = k.arena.memory;
+  const ab = a.buffer;
+  // The buffer last recorded answers without reading mem.buffer (slow on a shared memory): it is mem's or not.
+  if (ab === last.buf) return last.mem === mem;
   const cur = mem.buffer;
   seenBy.set(cur, mem);
-  return a.buffer === cur || seenBy.get(a.buffer) === mem;
+  last = { buf: cur, mem };
+  return ab === cur || seenBy.get(ab) === mem;
 }

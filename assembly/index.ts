@@ -4,7 +4,8 @@ export { dotRows, axpyRows, softmaxRows, softmaxChunk, quantizeRows, scaleF32, s
 export { tileBytes } from './attention/tile';
 export { f32_encode, f32_decode, f32_scores, f32_accum, f16_encode, f16_decode, f16_scores, f16_accum, bf16_encode, bf16_decode, bf16_scores, bf16_accum } from './attention/float';
 export { q8_0_encode, q8_0_decode, q8_0_scores, q8_0_scores_i, q8_0_accum } from './attention/q8_0';
-export { q4_0_encode, q4_0_decode, q4_0_scores_i, q4_0_accum } from './attention/q4_0';
+export { q4_0_encode, q4_0_decode, q4_0_scores_i } from './attention/q4_0';
+export { q4_0_accum } from './attention/q4_0_accum';
 export { q4_0_scores } from './attention/q4_0_scores';
 export { q2c_0_encode, q2c_0_decode, q2c_0_scores, q2c_0_accum } from './attention/q2c_0';
 export { q4_1_decode, q4_1_scores, q4_1_accum, q5_0_decode, q5_0_scores, q5_0_accum, q5_1_decode, q5_1_scores, q5_1_accum, iq4_nl_decode, iq4_nl_scores, iq4_nl_accum, nf4_decode, nf4_scores, nf4_accum, int4_g32_decode, int4_g32_scores, int4_g32_accum, int4_g64_decode, int4_g64_scores, int4_g64_accum, int4_g128_decode, int4_g128_scores, int4_g128_accum, int2_g32_decode, int2_g32_scores, int2_g32_accum, int2_g64_decode, int2_g64_scores, int2_g64_accum, int2_g128_decode, int2_g128_scores, int2_g128_accum, sign_g32_decode, sign_g32_scores, sign_g32_accum, sign_g8_decode, sign_g8_scores, sign_g8_accum, sign_g4_decode, sign_g4_scores, sign_g4_accum } from './attention/tiled';

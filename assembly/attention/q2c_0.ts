@@ -2,7 +2,7 @@
 // in byte j>>2 at bits 2*(j&3)). A group of 32 tokens x D channels is stored channel by channel; kernels
 // decode a whole group into a [32, D] f32 tile (channels become lanes) and run the shared f32 kernels.
 // `table` (built by JS from the reference decoder): 256 entries x f32x4, the levels of a code byte's 4 tokens.
-import { dotRows, axpyRows, floatToHalf, halfToFloat } from '../shared/common';
+import { axpyRows, floatToHalf, halfToFloat, madd } from '../shared/common';
 
 const QK = 32;
 const BB: usize = 10;
@@ -38,6 +38,16 @@ const BB: usize = 10;
   }
 }
 
+/** Four f16 scales (bits in i32 lanes) -> f32x4, each exactly halfToFloat's (the same integer rebias and selects). */
+@inline function halves(h: v128): v128 {
+  const m = v128.and(h, i32x4.splat(0x7fff));
+  const sub = f32x4.mul(f32x4.convert_i32x4_s(m), f32x4.splat(reinterpret<f32>(0x33800000)));
+  const mag = v128.bitselect(i32x4.add(i32x4.shl(m, 13), i32x4.splat(0x38000000)), sub, i32x4.ge_s(m, i32x4.splat(0x400)));
+  const special = i32x4.eq(v128.and(h, i32x4.splat(0x7c00)), i32x4.splat(0x7c00));
+  const bits = v128.bitselect(v128.or(i32x4.splat(0x7f800000), i32x4.shl(v128.and(h, i32x4.splat(0x3ff)), 13)), mag, special);
+  return v128.or(bits, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
+}
+
 /** Run tokens [t0, t0+T) of one head (groups from `base`) -> dst [T, D] f32. */
 export function q2c_0_decode(base: usize, t0: i32, T: i32, D: i32, dst: usize, tile: usize, table: usize): void {
   const rowB = <usize>D << 2;
@@ -64,48 +74,54 @@ export function q2c_0_decode(base: usize, t0: i32, T: i32, D: i32, dst: usize, t
 }
 
 /**
- * Scores with the channel scales folded into q once per 32-token group (q'[r, c] = q[r, c] * d_c in the
+ * Scores with the channel scales folded into q once per 32-token group (q'[c, r] = q[r, c] * d_c in the
  * tile), so the inner loop is a level-table load and a multiply-add, tokens in lanes: no decoded K at all.
  * Rows (query heads) go in fours, the 1-3 left over in one more pass (see groupRows).
  */
 export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: i32, out: usize, outStride: i32, tile: usize, table: usize): void {
   const rowB = <usize>D << 2;
+  const cs = <usize>G << 2;
+  const cEnd = <usize>D * cs;
   const os = <usize>outStride << 2;
   const end = t0 + T;
   for (let g = t0 / QK; g * QK < end; g++) {
     const grp = base + <usize>g * D * BB;
     const a = max(t0, g * QK) - g * QK;
     const e = min(end, g * QK + QK) - g * QK;
-    // q'[r, c] = q[r, c] * d_c for this group's channel scales.
+    // q'[c, r] = q[r, c] * d_c for this group's channel scales, channel-major: a pass's rows of one channel
+    // sit side by side (constant offsets from one address in the inner loop).
     for (let c = 0; c < D; c += 4) {
-      let d4 = f32x4.splat(halfToFloat(load<u16>(grp + <usize>c * BB)));
-      d4 = f32x4.replace_lane(d4, 1, halfToFloat(load<u16>(grp + <usize>(c + 1) * BB)));
-      d4 = f32x4.replace_lane(d4, 2, halfToFloat(load<u16>(grp + <usize>(c + 2) * BB)));
-      d4 = f32x4.replace_lane(d4, 3, halfToFloat(load<u16>(grp + <usize>(c + 3) * BB)));
+      const p = grp + <usize>c * BB;
+      const d4 = halves(i32x4(load<u16>(p), load<u16>(p + BB), load<u16>(p + 2 * BB), load<u16>(p + 3 * BB)));
       for (let r = 0; r < G; r++) {
-        const x = <usize>r * rowB + (<usize>c << 2);
-        v128.store(tile + x, f32x4.mul(v128.load(q + x), d4));
+        const x = f32x4.mul(v128.load(q + <usize>r * rowB + (<usize>c << 2)), d4);
+        const o = tile + ((<usize>c * G + r) << 2);
+        store<f32>(o, f32x4.extract_lane(x, 0));
+        store<f32>(o + cs, f32x4.extract_lane(x, 1));
+        store<f32>(o + 2 * cs, f32x4.extract_lane(x, 2));
+        store<f32>(o + 3 * cs, f32x4.extract_lane(x, 3));
       }
     }
     // out column of group token j: out + (g*32 + j - t0)*4.
     const o0 = out + ((<usize>(g * QK - t0)) << 2);
     const G4 = G & ~3;
     const rest = G - G4;
-    for (let r = 0; r < G4; r += 4) groupRows(4, tile + <usize>r * rowB, rowB, grp, a, e, o0 + <usize>r * os, os, table);
-    const qr = tile + <usize>G4 * rowB;
+    for (let r = 0; r < G4; r += 4) groupRows(4, tile + (<usize>r << 2), cs, cEnd, grp, a, e, o0 + <usize>r * os, os, table);
+    const qr = tile + (<usize>G4 << 2);
     const or = o0 + <usize>G4 * os;
-    if (rest == 3) groupRows(3, qr, rowB, grp, a, e, or, os, table);
-    else if (rest == 2) groupRows(2, qr, rowB, grp, a, e, or, os, table);
-    else if (rest == 1) groupRows(1, qr, rowB, grp, a, e, or, os, table);
+    if (rest == 3) groupRows(3, qr, cs, cEnd, grp, a, e, or, os, table);
+    else if (rest == 2) groupRows(2, qr, cs, cEnd, grp, a, e, or, os, table);
+    else if (rest == 1) groupRows(1, qr, cs, cEnd, grp, a, e, or, os, table);
   }
 }
 
 /**
- * Tokens [a, e) of one group for R (1..4, a constant after inlining) rows of folded q' at q0: eight tokens
+ * Tokens [a, e) of one group for R (1..4, a constant after inlining) rows of folded q' at q0 (channel c's
+ * rows at q0 + c*cs, 4 bytes apart, cEnd = D*cs): eight tokens
  * (two code bytes per channel) at a time, so each q' splat feeds two level vectors; a last lone column of
  * four tokens takes the narrow body.
  */
-@inline function groupRows(R: i32, q0: usize, rowB: usize, grp: usize, a: i32, e: i32, o0: usize, os: usize, table: usize): void {
+@inline function groupRows(R: i32, q0: usize, cs: usize, cEnd: usize, grp: usize, a: i32, e: i32, o0: usize, os: usize, table: usize): void {
   const jEnd = (e + 3) >> 2;
   let j = a >> 2;
   for (; j + 1 < jEnd; j += 2) {
@@ -118,26 +134,26 @@ export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: 
     let b2 = f32x4.splat(0);
     let b3 = f32x4.splat(0);
     let p = grp + 2 + <usize>j;
-    for (let c: usize = 0; c < rowB; c += 4) {
+    for (let c: usize = 0; c < cEnd; c += cs) {
       const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
       const l1 = v128.load(table + (<usize>load<u8>(p, 1) << 4));
       const x0 = v128.load32_splat(q0 + c);
-      a0 = f32x4.add(a0, f32x4.mul(x0, l0));
-      b0 = f32x4.add(b0, f32x4.mul(x0, l1));
+      a0 = madd(x0, l0, a0);
+      b0 = madd(x0, l1, b0);
       if (R > 1) {
-        const x1 = v128.load32_splat(q0 + rowB + c);
-        a1 = f32x4.add(a1, f32x4.mul(x1, l0));
-        b1 = f32x4.add(b1, f32x4.mul(x1, l1));
+        const x1 = v128.load32_splat(q0 + c, 4);
+        a1 = madd(x1, l0, a1);
+        b1 = madd(x1, l1, b1);
       }
       if (R > 2) {
-        const x2 = v128.load32_splat(q0 + 2 * rowB + c);
-        a2 = f32x4.add(a2, f32x4.mul(x2, l0));
-        b2 = f32x4.add(b2, f32x4.mul(x2, l1));
+        const x2 = v128.load32_splat(q0 + c, 8);
+        a2 = madd(x2, l0, a2);
+        b2 = madd(x2, l1, b2);
       }
       if (R > 3) {
-        const x3 = v128.load32_splat(q0 + 3 * rowB + c);
-        a3 = f32x4.add(a3, f32x4.mul(x3, l0));
-        b3 = f32x4.add(b3, f32x4.mul(x3, l1));
+        const x3 = v128.load32_splat(q0 + c, 12);
+        a3 = madd(x3, l0, a3);
+        b3 = madd(x3, l1, b3);
       }
       p += BB;
     }
@@ -154,12 +170,12 @@ export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: 
     let a2 = f32x4.splat(0);
     let a3 = f32x4.splat(0);
     let p = grp + 2 + <usize>j;
-    for (let c: usize = 0; c < rowB; c += 4) {
+    for (let c: usize = 0; c < cEnd; c += cs) {
       const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
-      a0 = f32x4.add(a0, f32x4.mul(v128.load32_splat(q0 + c), l0));
-      if (R > 1) a1 = f32x4.add(a1, f32x4.mul(v128.load32_splat(q0 + rowB + c), l0));
-      if (R > 2) a2 = f32x4.add(a2, f32x4.mul(v128.load32_splat(q0 + 2 * rowB + c), l0));
-      if (R > 3) a3 = f32x4.add(a3, f32x4.mul(v128.load32_splat(q0 + 3 * rowB + c), l0));
+      a0 = madd(v128.load32_splat(q0 + c), l0, a0);
+      if (R > 1) a1 = madd(v128.load32_splat(q0 + c, 4), l0, a1);
+      if (R > 2) a2 = madd(v128.load32_splat(q0 + c, 8), l0, a2);
+      if (R > 3) a3 = madd(v128.load32_splat(q0 + c, 12), l0, a3);
       p += BB;
     }
     const o = o0 + (<usize>j << 4);

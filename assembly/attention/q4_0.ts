@@ -1,8 +1,7 @@
 // q4_0 (ggml block_q4_0: f16 d + 16 bytes; byte j = element j | element j+16 << 4).
 // Encode is float32 math, bit-exact to quantize_row_q4_0_ref.
-import { axpyRows, floatToHalf, halfToFloat } from '../shared/common';
+import { floatToHalf, halfToFloat } from '../shared/common';
 import { FMT_Q4, scoresInt } from './ggml_scores';
-import { tileTokens } from './tile';
 
 const QK = 32;
 const BB: usize = 18;
@@ -87,15 +86,4 @@ export function q4_0_decode(src: usize, T: i32, D: i32, dst: usize): void {
 /** Integer-q scores (an explicit accuracy choice, see quantizeRows): qi [G, D] i16, qd [G, D/32] f32 scales. */
 export function q4_0_scores_i(qi: usize, qd: usize, G: i32, D: i32, k: usize, T: i32, out: usize, outStride: i32): void {
   scoresInt(FMT_Q4, qi, qd, G, D, k, T, out, outStride);
-}
-
-export function q4_0_accum(w: usize, wStride: i32, G: i32, D: i32, v: usize, T: i32, acc: usize, tile: usize): void {
-  const TT = tileTokens(D);
-  const nb = D / QK;
-  const rb = <usize>nb * BB;
-  for (let t0 = 0; t0 < T; t0 += TT) {
-    const n = min(TT, T - t0);
-    decodeBlocks(v + <usize>t0 * rb, n * nb, tile);
-    axpyRows(w + (<usize>t0 << 2), wStride, G, D, tile, n, <usize>D << 2, acc);
-  }
 }

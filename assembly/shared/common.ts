@@ -401,3 +401,13 @@ export function sumF32(p: usize, n: i32): f32 {
 @inline export function dot4(q: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
   return f32x4.add(f32x4.add(f32x4.mul(v128.load(q), x0), f32x4.mul(v128.load(q, 16), x1)), f32x4.add(f32x4.mul(v128.load(q, 32), x2), f32x4.mul(v128.load(q, 48), x3)));
 }
+
+/**
+ * a * b + c per f32 lane: one fused multiply-add in relaxed-SIMD builds (V8 emits vfmadd where the CPU has
+ * FMA), a multiply then an add in baseline builds. A build runs one form everywhere, so results still do not
+ * depend on the batch or the thread count.
+ */
+@inline export function madd(a: v128, b: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
+  return f32x4.add(c, f32x4.mul(a, b));
+}

@@ -23,3 +23,9 @@
 @inline export function round8(p: usize, id: v128): v128 {
   return i16x8.narrow_i32x4_s(round4(p, id), round4(p + 16, id));
 }
+
+/** Sum of the 16-bit lanes of four vectors (|sum| < 2^15 here: 32 values of at most 127). */
+@inline export function sum32(a: v128, b: v128, c: v128, d: v128): i32 {
+  const s = i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.add(a, b), i16x8.add(c, d)));
+  return i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1) + i32x4.extract_lane(s, 2) + i32x4.extract_lane(s, 3);
+}

@@ -3,7 +3,10 @@
 // weightTypeFacts exports every field; the matmul gate checks them against the TS rows and ggml's block sizes.
 import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
 
-/** Value orders of packActVec (vec.ts): natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs half-block). */
+/**
+ * Value orders of packActVec (vec.ts): natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs
+ * half-block), which relaxed-SIMD builds lay out as int8 in natural order instead (vec_qk_relaxed.ts).
+ */
 export const ORDER_NATURAL: i32 = 0;
 export const ORDER_NIB32: i32 = 1;
 export const ORDER_NIB256: i32 = 2;
@@ -23,34 +26,40 @@ export const FACT_BLOCK_BYTES: i32 = 2;
 export const FACT_BLOCK_VALUES: i32 = 3;
 /** 1: the one-token kernel converts f16 scales four at a time, Inf/NaN not kept (vecScalesFinite); the table's scalesChecked. */
 export const FACT_SCALES_CHECKED: i32 = 4;
-export const FACT_SHARED: i32 = 5;
+/**
+ * 1: relaxed-SIMD builds' one-token kernel dots by i16x8.relaxed_dot_i8x16_i7x16_s (vec.ts vecRelaxed: q4_0,
+ * q4_K, q5_K); the table's oneToken.relaxed.
+ */
+export const FACT_VEC_RELAXED: i32 = 5;
+export const FACT_SHARED: i32 = 6;
 /** 1: an f16 min after the f16 d that rowsQ adds as m * dx * sum(x) (q4_1, q5_1). */
-export const FACT_MIN: i32 = 5;
+export const FACT_MIN: i32 = 6;
 /** 1: rowsQ runs long rows eight at a time without touches (vec.ts EIGHT_MIN_ROW_BYTES: q8_0, q4_0). */
-export const FACT_EIGHT_ROWS: i32 = 6;
+export const FACT_EIGHT_ROWS: i32 = 7;
 /** The centre rowsQ subtracts after the integer dot, as centre * sum(x) (q4_0 8; q5_0's 16 goes inside its dot). */
-export const FACT_CENTRE: i32 = 7;
+export const FACT_CENTRE: i32 = 8;
 
-@inline function pick(f: i32, order: i32, actBlock: i32, bytes: i32, values: i32, checked: i32, min: i32, eight: i32, centre: i32): i32 {
-  return f == FACT_ORDER ? order : f == FACT_ACT_BLOCK ? actBlock : f == FACT_BLOCK_BYTES ? bytes : f == FACT_BLOCK_VALUES ? values : f == FACT_SCALES_CHECKED ? checked : f == FACT_MIN ? min : f == FACT_EIGHT_ROWS ? eight : centre;
+@inline function pick(f: i32, order: i32, actBlock: i32, bytes: i32, values: i32, checked: i32, relaxed: i32, min: i32, eight: i32, centre: i32): i32 {
+  return f == FACT_ORDER ? order : f == FACT_ACT_BLOCK ? actBlock : f == FACT_BLOCK_BYTES ? bytes : f == FACT_BLOCK_VALUES ? values : f == FACT_SCALES_CHECKED ? checked : f == FACT_VEC_RELAXED ? relaxed : f == FACT_MIN ? min : f == FACT_EIGHT_ROWS ? eight : centre;
 }
 
 /** Field `f` of `type`'s row (0 for every field but the order, -1, for a type the kernels do not read). */
 @inline export function fact(type: i32, f: i32): i32 {
-  //                               order, actBlock, block bytes, values, scalesChecked, min, eight rows, centre
-  if (type == T_F32) return pick(f, -1, 0, 4, 1, 0, 0, 0, 0);
-  if (type == T_F16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0);
-  if (type == T_BF16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0);
-  if (type == T_Q8_0) return pick(f, ORDER_NATURAL, 32, 34, 32, 1, 0, 1, 0);
-  if (type == T_Q4_0) return pick(f, ORDER_NIB32, 32, 18, 32, 1, 0, 1, 8);
-  if (type == T_Q4_1) return pick(f, ORDER_NATURAL, 32, 20, 32, 1, 1, 0, 0);
-  if (type == T_Q5_0) return pick(f, ORDER_NATURAL, 32, 22, 32, 1, 0, 0, 0);
-  if (type == T_Q5_1) return pick(f, ORDER_NATURAL, 32, 24, 32, 1, 1, 0, 0);
-  if (type == T_IQ4_NL) return pick(f, ORDER_NATURAL, 32, 18, 32, 1, 0, 0, 0);
-  if (type == T_Q4_K) return pick(f, ORDER_NIB256, 256, 144, 256, 0, 0, 0, 0);
-  if (type == T_Q5_K) return pick(f, ORDER_NIB256, 256, 176, 256, 0, 0, 0, 0);
-  if (type == T_Q6_K) return pick(f, ORDER_Q6K, 256, 210, 256, 0, 0, 0, 0);
-  return pick(f, -1, 0, 0, 0, 0, 0, 0, 0);
+  //                               order, actBlock, block bytes, values, scalesChecked, vec relaxed, min, eight rows, centre
+  if (type == T_F32) return pick(f, -1, 0, 4, 1, 0, 0, 0, 0, 0);
+  if (type == T_F16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0, 0);
+  if (type == T_BF16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0, 0);
+  if (type == T_Q8_0) return pick(f, ORDER_NATURAL, 32, 34, 32, 1, 0, 0, 1, 0);
+  if (type == T_Q4_0) return pick(f, ORDER_NIB32, 32, 18, 32, 1, 1, 0, 1, 8);
+  if (type == T_Q4_1) return pick(f, ORDER_NATURAL, 32, 20, 32, 1, 0, 1, 0, 0);
+  if (type == T_Q5_0) return pick(f, ORDER_NATURAL, 32, 22, 32, 1, 0, 0, 0, 0);
+  if (type == T_Q5_1) return pick(f, ORDER_NATURAL, 32, 24, 32, 1, 0, 1, 0, 0);
+  if (type == T_IQ4_NL) return pick(f, ORDER_NATURAL, 32, 18, 32, 1, 0, 0, 0, 0);
+  // q4_K and q5_K share ORDER_NIB256, whose relaxed layout only their relaxed kernel reads: both relaxed or neither.
+  if (type == T_Q4_K) return pick(f, ORDER_NIB256, 256, 144, 256, 0, 1, 0, 0, 0);
+  if (type == T_Q5_K) return pick(f, ORDER_NIB256, 256, 176, 256, 0, 1, 0, 0, 0);
+  if (type == T_Q6_K) return pick(f, ORDER_Q6K, 256, 210, 256, 0, 0, 0, 0, 0);
+  return pick(f, -1, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
 @inline export function orderOf(type: i32): i32 {
@@ -67,6 +76,10 @@ export const FACT_CENTRE: i32 = 7;
 }
 @inline export function centreOf(type: i32): i32 {
   return fact(type, FACT_CENTRE);
+}
+/** Whether this build's one-token kernel of `type` runs the relaxed dot (relaxed builds only; FACT_VEC_RELAXED). */
+@inline export function vecRelaxed(type: i32): bool {
+  return ASC_FEATURE_RELAXED_SIMD && fact(type, FACT_VEC_RELAXED) != 0;
 }
 @inline export function eightRows(type: i32): bool {
   return fact(type, FACT_EIGHT_ROWS) != 0;

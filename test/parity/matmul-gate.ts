@@ -193,10 +193,11 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
     report(facts(type, WASM_FACTS.length) === -2, `matmul ${name}: the module shares ${WASM_FACTS.length} fields with the table`);
     const kernelOrder = wasmKernels()!.exports['vecOrder']!(type) as number;
     report(kernelOrder === (row.oneToken?.order ?? -1), `matmul ${name}: the table's one-token order ${row.oneToken?.order ?? -1}, vecOrder's ${kernelOrder}`);
-    if (build.relaxed && type === GGML.Q4_0) {
-      // The relaxed build's q4_0 one-token kernel dots by relaxed_dot (vec.ts RELAXED_VEC_Q4_0): its checks below are that kernel's.
-      report(wasmKernels()!.exports['vecRelaxedType']!(type) === 1, `matmul ${name}: the one-token kernel is the relaxed one`);
-    }
+    // The table's relaxed one-token kernels (q4_0, q4_K, q5_K) are the ones that run in a relaxed build, so its
+    // checks below are theirs; a baseline build runs none.
+    const vecRelaxed = wasmKernels()!.exports['vecRelaxedType']!(type) === 1;
+    const wantRelaxed = build.relaxed && row.oneToken?.relaxed === true;
+    report(vecRelaxed === wantRelaxed, `matmul ${name}: the one-token kernel is ${wantRelaxed ? '' : 'not '}the relaxed one (the module: ${vecRelaxed})`);
     if (build.relaxed) {
       const inModule = wasmKernels()!.exports['relaxedTileType']!(type) === 1;
       report(inModule === row.relaxedTile, `matmul ${name}: the table's relaxed tile ${row.relaxedTile}, the module's ${inModule}`);

@@ -101,6 +101,7 @@ export function layoutBytes(layout: Layout, n: number, cols: number): [number, n
       return [nq * cols * 12, nq * ng * 16, nq * ng * 16];
     case 'vec0':
     case 'vec1':
+    // vec2: relaxed builds use half of q (int8, table.ts oneToken.relaxed).
     case 'vec2':
       return [n * cols * 2, n * Math.ceil(cols / 32) * 4, n * Math.ceil(cols / 32) * 2];
     case 'vec3':

@@ -31,9 +31,11 @@ export interface WeightTypeRow {
    * 651 vs 574 / 699 (tiled), at 8 722 / 870 vs 571 / 705; q6_K at 3 530 vs 653 (row kernel), at 4 702 vs
    * 494 (tiled); f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531 vs 563, at 6 793 vs 760 (f32 row
    * kernel); q4_1 / q5_0 / q5_1 / iq4_nl (weights cycled from DRAM) at 3 538-744 vs 610-933 (row kernel);
-   * q5_K at 3 600-610 vs 781-852 (row kernel), at 4 773 vs 689-691 (tiled).
+   * q5_K at 3 600-610 vs 781-852 (row kernel), at 4 773 vs 689-691 (tiled). `relaxed`: a relaxed-SIMD build's
+   * kernel dots by i16x8.relaxed_dot_i8x16_i7x16_s (q4_0, q4_K, q5_K; vecRelaxedType must agree, the matmul gate
+   * checks; relaxed builds lay ORDER_NIB256 out as int8 in natural order, half of layoutBytes' vec2 bytes).
    */
-  readonly oneToken: { readonly order: number; readonly maxTokens: number } | null;
+  readonly oneToken: { readonly order: number; readonly maxTokens: number; readonly relaxed?: boolean } | null;
   /** 'q8': int8 activations per `actBlock` values (matmulQ8Tiled) by default; 'f32': float weights, f32 activations always. */
   readonly acts: 'q8' | 'f32';
   /** Values per int8 activation scale (32, or 256 for K-quants); 0 for float types. */
@@ -75,13 +77,13 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   row(GGML.F16, 'format', { order: HALVES, maxTokens: 1 }, 'f32', 0, false, 'float'),
   row(GGML.BF16, 'format', { order: HALVES, maxTokens: 4 }, 'f32', 0, false, 'float'),
   row(GGML.Q8_0, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
-  row(GGML.Q4_0, 'format', { order: NIB32, maxTokens: 6 }, 'q8', 32, true, 'block32', true),
+  row(GGML.Q4_0, 'format', { order: NIB32, maxTokens: 6, relaxed: true }, 'q8', 32, true, 'block32', true),
   row(GGML.Q4_1, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32', true),
   row(GGML.Q5_0, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32', true),
   row(GGML.Q5_1, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32', true),
   row(GGML.IQ4_NL, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
-  row(GGML.Q4_K, decodeQ4K, { order: NIB256, maxTokens: 6 }, 'q8', 256, false, 'block256', true),
-  row(GGML.Q5_K, decodeQ5K, { order: NIB256, maxTokens: 3 }, 'q8', 256, false, 'block256', true),
+  row(GGML.Q4_K, decodeQ4K, { order: NIB256, maxTokens: 6, relaxed: true }, 'q8', 256, false, 'block256', true),
+  row(GGML.Q5_K, decodeQ5K, { order: NIB256, maxTokens: 3, relaxed: true }, 'q8', 256, false, 'block256', true),
   row(GGML.Q6_K, decodeQ6K, { order: Q6K, maxTokens: 3 }, 'q8', 256, false, 'block256'),
 ];
 
@@ -95,6 +97,7 @@ export const WASM_FACTS: readonly (readonly [string, (r: WeightTypeRow) => numbe
   ['blockBytes', (r) => ggmlType(r.type)?.blockBytes ?? 0],
   ['blockValues', (r) => ggmlType(r.type)?.blockValues ?? 0],
   ['scalesChecked', (r) => (r.scalesChecked ? 1 : 0)],
+  ['vecRelaxed', (r) => (r.oneToken?.relaxed ? 1 : 0)],
 ];
 
 const byType = new Map(WEIGHT_TYPES.map((r) => [r.type, r]));

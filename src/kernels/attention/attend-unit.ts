@@ -248,7 +248,7 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
   const { u8, i32, f32, f64 } = viewsOf(buf);
   // The job's lohi [nq, 3] i32 from jl0 on.
   const jl = i32;
-  const jl0 = job.lohi >> 2;
+  const jl0 = job.lohi >>> 2;
   const { h, qci, sp } = unitCoords(job, u);
   const i0 = qci * qc;
   const n = Math.min(qc, nq - i0);
@@ -258,9 +258,9 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
   const accAddr = slot;
   const mAddr = slot + rows * D * 4;
   const lAddr = mAddr + Math.ceil((rows * 4) / 16) * 16;
-  f32.fill(0, accAddr >> 2, (accAddr >> 2) + rows * D);
-  f32.fill(-Infinity, mAddr >> 2, (mAddr >> 2) + rows);
-  f64.fill(0, lAddr >> 3, (lAddr >> 3) + rows);
+  f32.fill(0, accAddr >>> 2, (accAddr >>> 2) + rows * D);
+  f32.fill(-Infinity, mAddr >>> 2, (mAddr >>> 2) + rows);
+  f64.fill(0, lAddr >>> 3, (lAddr >>> 3) + rows);
   if (a >= b) return;
   if (rows > MAX_UNIT_ROWS) throw new ShapeError(`attend: ${rows} rows per unit exceed ${MAX_UNIT_ROWS}`);
   let xmin = Infinity;
@@ -275,7 +275,7 @@ export function runUnit(ex: Exports, memory: WebAssembly.Memory, job: BoundJob, 
   const qdAddr = job.qd + (qRowsOff / 32) * 4;
   // This unit's per-chunk row bounds [rows, 2] i32 from lohi0 on.
   const lohi = i32;
-  const lohi0 = sc.lohi >> 2;
+  const lohi0 = sc.lohi >>> 2;
   const softmaxChunk = ex['softmaxChunk'] as Fn;
   const segs = job.segs;
   // Segments are ordered by start: skip those wholly before the unit, then walk it chunk by chunk.

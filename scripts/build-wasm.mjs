@@ -1,7 +1,8 @@
 // Builds assembly/index.ts with AssemblyScript (SIMD on; a second build with relaxed SIMD) and embeds both as base64 in
 // src/kernels/runtime/wasm-binary.ts, so Node and browsers load it without a fetch.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 
 const entry = 'assembly/index.ts';
 const outWasm = 'build/kernels.wasm';
@@ -10,8 +11,10 @@ const outWasm = 'build/kernels.wasm';
 const outRelaxed = 'build/kernels-relaxed.wasm';
 const outTs = 'src/kernels/runtime/wasm-binary.ts';
 mkdirSync('build', { recursive: true });
-const compile = (features, out) => {
-  execFileSync(
+// The two builds run at once (one core each): asc is single-threaded.
+// asc's own messages (warnings, errors) are printed whole once it ends; a failed build exits 1.
+const compile = async (features, out) => {
+  const run = promisify(execFile)(
     process.execPath,
     [
       'node_modules/assemblyscript/bin/asc.js',
@@ -31,15 +34,20 @@ const compile = (features, out) => {
       '--maximumMemory',
       '65536',
     ],
-    { stdio: 'inherit' },
+    { maxBuffer: 64 << 20 },
   );
+  const { stdout, stderr } = await run.catch((e) => {
+    process.stderr.write(`${e.stdout ?? ''}${e.stderr ?? ''}asc (${features}) failed\n`);
+    process.exit(1);
+  });
+  process.stdout.write(stdout);
+  process.stderr.write(stderr);
   return readFileSync(out).toString('base64');
 };
 let b64 = '';
 let relaxed = '';
 if (existsSync(entry)) {
-  b64 = compile('simd,threads', outWasm);
-  relaxed = compile('simd,threads,relaxed-simd', outRelaxed);
+  [b64, relaxed] = await Promise.all([compile('simd,threads', outWasm), compile('simd,threads,relaxed-simd', outRelaxed)]);
 }
 writeFileSync(
   outTs,

@@ -27,7 +27,7 @@ export const FACT_BLOCK_VALUES: i32 = 3;
 /** 1: the one-token kernel converts f16 scales four at a time, Inf/NaN not kept (vecScalesFinite); the table's scalesChecked. */
 export const FACT_SCALES_CHECKED: i32 = 4;
 /**
- * 1: relaxed-SIMD builds' one-token kernel dots by i16x8.relaxed_dot_i8x16_i7x16_s (vec.ts vecRelaxed: q4_0,
+ * 1: relaxed-SIMD builds' one-token kernel dots by i16x8.relaxed_dot_i8x16_i7x16_s (vec.ts VEC_RELAXED_*: q4_0,
  * q4_K, q5_K); the table's oneToken.relaxed.
  */
 export const FACT_VEC_RELAXED: i32 = 5;
@@ -77,10 +77,14 @@ export const FACT_CENTRE: i32 = 8;
 @inline export function centreOf(type: i32): i32 {
   return fact(type, FACT_CENTRE);
 }
-/** Whether this build's one-token kernel of `type` runs the relaxed dot (relaxed builds only; FACT_VEC_RELAXED). */
-@inline export function vecRelaxed(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && fact(type, FACT_VEC_RELAXED) != 0;
-}
+/**
+ * Which one-token kernels a relaxed build swaps in, as compile-time constants: the kernels branch on these, not on
+ * fact(), so the compiler drops the other path itself. Through fact() both paths were compiled into matmulVec
+ * and Binaryen's -O3 took 200 s on it instead of 14 (q4_K / q5_K share ORDER_NIB256: both or neither). A
+ * constant from fact() would be a start-function global. vec.ts vecRelaxedType reports these; the gate checks them.
+ */
+export const VEC_RELAXED_Q4_0: bool = ASC_FEATURE_RELAXED_SIMD;
+export const VEC_RELAXED_NIB256: bool = ASC_FEATURE_RELAXED_SIMD;
 @inline export function eightRows(type: i32): bool {
   return fact(type, FACT_EIGHT_ROWS) != 0;
 }

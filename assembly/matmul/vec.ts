@@ -10,7 +10,7 @@ import { halfToFloat, hsum, hsum4i } from '../shared/common';
 import { actInverse, actScale, round8, sum32 } from './act';
 import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
 import { dotOther } from './vec_blocks';
-import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, vecRelaxed } from './types';
+import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, VEC_RELAXED_NIB256, VEC_RELAXED_Q4_0 } from './types';
 import { packActQKRelaxed, rowQKRelaxed } from './vec_qk_relaxed';
 import { packActQ6K, rowQ6K } from './vec_q6k';
 import { keep, touch } from './touch';
@@ -36,15 +36,12 @@ const EIGHT_MIN_ROW_BYTES: usize = 2048;
  */
 const QK_LONG_NO_TOUCH = true;
 /**
- * Relaxed-SIMD builds run q4_K / q5_K by vec_qk_relaxed.ts rowQKRelaxed, x in its int8 natural layout (the two
+ * Relaxed-SIMD builds (types.ts VEC_RELAXED_NIB256) run q4_K / q5_K by vec_qk_relaxed.ts rowQKRelaxed, x in its int8 natural layout (the two
  * share ORDER_NIB256, so types.ts marks both relaxed). One token, one thread, against the relaxed build before
  * (bench/matmul-ab.ts, 3 runs, a loaded machine): q4_K [4096, 4096] 0.69-0.70x the time warm, 0.71-0.77x cold;
  * [14336, 4096] 0.71-0.76x / 0.71-0.72x; [4096, 14336] 0.57-0.61x / 0.60-0.66x; q5_K 0.75-0.89x on the same
  * shapes. callgrind Ir of matmulVec: q4_K 0.73-0.74x on the three, q5_K [4096, 4096] 0.80x. One row at a time.
  */
-@inline function relaxedNib256(): bool {
-  return vecRelaxed(T_Q4_K) && vecRelaxed(T_Q5_K);
-}
 
 export { ORDER_HALVES, ORDER_NATURAL, ORDER_NIB256, ORDER_NIB32, ORDER_Q6K } from './types';
 
@@ -80,7 +77,7 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
     packActQ6K(x, cols, xq, xd, xs);
     return;
   }
-  if (order == ORDER_NIB256 && relaxedNib256()) {
+  if (order == ORDER_NIB256 && VEC_RELAXED_NIB256) {
     packActQKRelaxed(x, cols, xq, xd, xs);
     return;
   }
@@ -164,20 +161,18 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
 }
 
 /**
- * Whether q4_0's one-token kernel dots its nibbles by i16x8.relaxed_dot_i8x16_i7x16_s (relaxed-SIMD builds):
+ * q4_0's one-token kernel in relaxed-SIMD builds (types.ts VEC_RELAXED_Q4_0) dots its nibbles by i16x8.relaxed_dot_i8x16_i7x16_s:
  * 16 bytes of nibbles against x as int8 in natural order, low nibbles (values 0..15) and high (16..31) as
  * the 7-bit operand, the two i16 dots added (at most 2 * 2 * 15 * 127 per lane) and widened once. The
  * integer dot is exact either way, so the bits are those of dotNib. One token, one thread (bench/matmul-ab.ts
  * against the relaxed build before): [4096, 4096] 0.78x the time warm, 0.86x cold; [14336, 4096] 0.88x /
  * 0.87x; [2048, 768] 0.78x / 0.72x; callgrind Ir of matmulVec 0.66-0.76x.
  */
-@inline function relaxedQ4_0(): bool {
-  return vecRelaxed(T_Q4_0);
-}
 
-/** 1 when this build's one-token kernel of `type` runs the relaxed dot (types.ts vecRelaxed; the matmul gate checks it against the table). */
+/** 1 when this build's one-token kernel of `type` runs the relaxed dot (the constants its kernels branch on, types.ts VEC_RELAXED_*; the matmul gate checks them against the table). */
 export function vecRelaxedType(type: i32): i32 {
-  return vecRelaxed(type) ? 1 : 0;
+  const relaxed = type == T_Q4_0 ? VEC_RELAXED_Q4_0 : type == T_Q4_K || type == T_Q5_K ? VEC_RELAXED_NIB256 : false;
+  return relaxed ? 1 : 0;
 }
 
 /** x in ORDER_NIB32 (x0..x3: evens, odds of values 0..15, then of 16..31) -> int8 values 0..15 (hi: 16..31), natural order. */
@@ -188,7 +183,7 @@ export function vecRelaxedType(type: i32): i32 {
 
 /** 16 bytes of nibbles at p . x as int8 natural values 0..15 (n0) and 16..31 (n1), as i32x4 partial sums (relaxed builds). */
 @inline function dotNibRelaxed(p: usize, n0: v128, n1: v128): v128 {
-  // A baseline build compiles no relaxed instruction (and never calls this: relaxedQ4_0() is false).
+  // A baseline build compiles no relaxed instruction (and never calls this: VEC_RELAXED_Q4_0 is false).
   if (!ASC_FEATURE_RELAXED_SIMD) return v128.splat<i32>(0);
   const v = v128.load(p);
   const m = i8x16.splat(0x0f);
@@ -202,7 +197,7 @@ export function vecRelaxedType(type: i32): i32 {
  */
 @inline function dotBlock(type: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128, n0: v128, n1: v128): v128 {
   if (type == T_Q8_0) return dotQ8(p + 2, x0, x1, x2, x3);
-  if (type == T_Q4_0) return relaxedQ4_0() ? dotNibRelaxed(p + 2, n0, n1) : dotNib(p + 2, x0, x1, x2, x3);
+  if (type == T_Q4_0) return VEC_RELAXED_Q4_0 ? dotNibRelaxed(p + 2, n0, n1) : dotNib(p + 2, x0, x1, x2, x3);
   return dotOther(type, p, x0, x1, x2, x3);
 }
 
@@ -389,7 +384,7 @@ export function vecRelaxedType(type: i32): i32 {
 
 /** Bytes of one token's packed x in xq / xd / xs for rows of `cols` values (packActVec's layout). */
 @inline function tokenQ(order: i32, cols: i32): usize {
-  return <usize>cols << (order == ORDER_HALVES ? 2 : order == ORDER_NIB256 && relaxedNib256() ? 0 : 1);
+  return <usize>cols << (order == ORDER_HALVES ? 2 : order == ORDER_NIB256 && VEC_RELAXED_NIB256 ? 0 : 1);
 }
 @inline function tokenD(order: i32, cols: i32): usize {
   return <usize>(order == ORDER_NIB256 || order == ORDER_Q6K ? cols >> 8 : cols >> 5) << 2;
@@ -424,7 +419,7 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     else if (type == T_Q4_K || type == T_Q5_K) {
       const nb = <usize>(cols >> 8);
       const last = w + <usize>rows * rb - 1;
-      if (relaxedNib256()) {
+      if (VEC_RELAXED_NIB256) {
         if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(true, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
         else if (QK_LONG_NO_TOUCH && rb >= EIGHT_MIN_ROW_BYTES) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(false, false, w + <usize>r * rb, nb, q, d, s, 0, last));
         else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(false, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));

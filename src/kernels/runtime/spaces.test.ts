@@ -55,6 +55,38 @@ test('a model and caches over several 16 MiB memory spaces decode exactly as in 
   }
 });
 
+/** 2 GiB and a bit: every address the model, its caches and the kernels' scratch get is then past 2^31. */
+const FILL_MIB = 2100;
+
+test('weights, caches and scratch above 2 GiB decode exactly as low in memory (addresses read unsigned)', {
+  skip: wasmKernels() ? false : 'wasm kernels unavailable',
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kvpack-spaces-high-'));
+  try {
+    const path = join(dir, 'm.gguf');
+    writeGguf(path, tinyLlama({ dim: 256, layers: 2, heads: 4, kvHeads: 2, ff: 512, vocab: 512, ctx: 2048, weightType: 'q8_0', seed: 12 }));
+    const low = runWorkload(path);
+    const child = spawnSync(process.execPath, [workload, path, String(FILL_MIB)], {
+      encoding: 'utf8',
+      env: { ...process.env, KVPACK_THREADS: '2' },
+      maxBuffer: 1 << 28,
+    });
+    assert.equal(child.status, 0, child.stderr);
+    const high = JSON.parse(child.stdout) as WorkloadResult;
+    // The control: there, the weights really start past 2^31 (here they do not), in the one memory.
+    assert.ok(high.lowestWeight >= FILL_MIB * 2 ** 20 && high.lowestWeight > 2 ** 31, `lowest weight at ${high.lowestWeight}`);
+    assert.ok(low.lowestWeight < 2 ** 31);
+    assert.equal(high.spaces, 1);
+    assert.ok(high.poolJobs > 0, 'attention ran no pooled unit job there');
+    for (const name of Object.keys(low.logits)) {
+      assert.equal(high.logits[name]!.length, low.logits[name]!.length);
+      low.logits[name]!.forEach((step, i) => assert.deepEqual(high.logits[name]![i], step, `${name}: step ${i} differs`));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('placement: a tensor bigger than one space, a bad cap, and which space a view is in', { skip: wasmKernels() ? false : 'wasm kernels unavailable' }, () => {
   assert.throws(() => setSpaceCap(1000), ArgumentError);
   assert.throws(() => placeIn('t', 2 ** 33), OutOfMemoryError);

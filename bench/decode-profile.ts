@@ -1,7 +1,7 @@
 // Where a decode step's time goes: the bench's synthetic q8_0 model (bench/engine.ts), a q8_0 cache filled
 // with a 128-token prompt, then decode steps through model.forward alternated with the same step run op by op
 // (the llama path of forward.ts's blocks, no QK-norm, no bias) with a timer around each part; and each
-// weight's matmul alone, 1 vs N threads, as GB/s of weights (warm in cache, unlike in a step).
+// weight's matmul alone, 1 vs N threads, as GB/s of weights, warm in cache and from DRAM (as in a step).
 // Run: npm run bench:decode -- [--threads N] [--steps 48] [--weights q8_0] [--choice measured|always]
 import { performance } from 'node:perf_hooks';
 import { loadModel } from '../src/model/model.js';
@@ -174,7 +174,24 @@ const cases: [string, Weight[]][] = [
   ['down', [L0.wDown]],
   ['output', [model.output]],
 ];
+// Weights from DRAM, as a step finds them (56 MB of other weights read since): a 96 MiB sweep (past L3, as
+// matmul-ab --cold) before each timed call; only the call is timed.
+const evict = new Float64Array(96 << 17).fill(1);
+let evictSink = 0;
+function coldMedian(fn: () => void, reps = 15): number {
+  const t: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    let s = 0;
+    for (let i = 0; i < evict.length; i += 8) s += evict[i]!;
+    evictSink += s;
+    const t0 = performance.now();
+    fn();
+    t.push((performance.now() - t0) / 1000);
+  }
+  return median(t);
+}
 const rows: string[][] = [];
+const coldRows: string[][] = [];
 for (const [name, ws] of cases) {
   const bytes = ws.reduce((a, w) => a + w.nbytes, 0);
   const fn = group(ws);
@@ -195,7 +212,15 @@ for (const [name, ws] of cases) {
   const ms = (t: number) => (t * 1e3).toFixed(3);
   const gbs = (t: number) => (bytes / t / 1e9).toFixed(2);
   rows.push([name, `${(bytes / 1e6).toFixed(2)}`, ms(a!), gbs(a!), ms(b!), gbs(b!), ms(c!), gbs(c!)]);
+  const d1 = coldMedian(t1);
+  const held = MatmulStep.begin();
+  const dN = coldMedian(tN);
+  held.end();
+  coldRows.push([name, `${(bytes / 1e6).toFixed(2)}`, ms(d1), gbs(d1), ms(dN), gbs(dN), (d1 / a!).toFixed(2), (dN / c!).toFixed(2)]);
 }
+if (evictSink === 0) throw new Error('bench:decode: the eviction sweep read nothing');
 configureMatmul({ threads, threadChoice: choice });
 console.log('\neach weight alone (arena input), median per call, weights read from memory (not cached between calls unless they fit)');
 printTable(['matmul', 'MB', '1 thread ms', 'GB/s', `${threads} threads ms`, 'GB/s', 'workers held ms', 'GB/s'], rows);
+console.log(`\neach weight alone from DRAM (a 96 MiB sweep before each call, as a step finds its weights), median of 15`);
+printTable(['matmul', 'MB', '1 thread ms', 'GB/s', `${threads} threads held ms`, 'GB/s', 'x warm 1 thread', 'x warm held'], coldRows);

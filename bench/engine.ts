@@ -207,7 +207,13 @@ function nativeEngine(n: NativeLlama, model: string, threads: number, kv: string
   return {
     prefillTps: nativeTps(pp.results, 'pp'),
     decodeTps: nativeTps(tg.results, 'tg'),
-    load: { before: pp.load.before, after: tg.load.after, otherCores: Math.max(pp.load.otherCores ?? 0, tg.load.otherCores ?? 0) },
+    load: {
+      before: pp.load.before,
+      after: tg.load.after,
+      otherCores: Math.max(pp.load.otherCores ?? 0, tg.load.otherCores ?? 0),
+      // The lower of the two probes: either test may have run beside another tenant's memory traffic.
+      readGBs: pp.load.readGBs == null || tg.load.readGBs == null ? null : Math.min(pp.load.readGBs, tg.load.readGBs),
+    },
   };
 }
 
@@ -359,6 +365,7 @@ export function printEngine(r: EngineBenchResult): void {
     );
     const peer = r.peer;
     const pl = (wt: string, kv: string) => (peer ? r.engines.find((e) => e.engine === peer.engine && e.weight === wt && e.kv === kv) : undefined);
+    const shortLoads = r.engines.flatMap((e) => e.runs.map((x) => x.load));
     printTable(
       [
         'weights',
@@ -371,7 +378,7 @@ export function printEngine(r: EngineBenchResult): void {
         'prefill x nlc',
         'decode x nlc',
         'native ref pp / tg (issue 24)',
-        'load per run (1-min avg before->after)',
+        'load per run (1-min avg before->after, read GB/s before)',
       ],
       r.engines.map((e) => {
         const n = nativeRow(e.weight, e.kv);
@@ -394,7 +401,7 @@ export function printEngine(r: EngineBenchResult): void {
       }),
     );
     const far = r.engines.filter((e) => e.engine.startsWith('llama.cpp native') && (check(e).pp?.farBelow || check(e).tg?.farBelow));
-    const busy = machineNote(r.engines.flatMap((e) => e.runs.map((x) => x.load)));
+    const busy = machineNote(shortLoads);
     if (busy !== null) console.log(`! ${busy}`);
     if (far.length)
       console.log(
@@ -427,6 +434,7 @@ export function printEngine(r: EngineBenchResult): void {
   const natBest = (c: number) => r.nativeLong.filter((x) => x.context === c).sort((a, b) => b.decodeTps - a.decodeTps)[0];
   const farLong = (x: NativeLongRow) => !!checkNative(`d${s.dim}-${LONG_WEIGHTS}`, 'tg', 0, x.context, x.kv, r.threads, x.decodeTps)?.farBelow;
   const anyFar = (c: number) => r.nativeLong.some((x) => x.context === c && farLong(x));
+  const longLoads = r.nativeLong.flatMap((x) => x.loads);
   const rows = [
     ...r.long.map((x) => ({ engine: x.engine, kv: x.kv, context: x.context, tps: x.decodeTps, native: false, loads: '' })),
     ...r.nativeLong.map((x) => ({
@@ -435,7 +443,7 @@ export function printEngine(r: EngineBenchResult): void {
       context: x.context,
       tps: x.decodeTps,
       native: true,
-      loads: x.loads.map(fmtLoad).join(' '),
+      loads: x.loads.map((l) => fmtLoad(l)).join(' '),
     })),
   ].sort((a, b) => a.context - b.context);
   printTable(
@@ -459,7 +467,7 @@ export function printEngine(r: EngineBenchResult): void {
     }),
   );
   if (r.nativeLong.some(farLong)) console.log('* native llama.cpp ran far below its issue-24 figure at this context: no ratio is divided by it');
-  const busy = machineNote(r.nativeLong.flatMap((x) => x.loads));
+  const busy = machineNote(longLoads);
   if (busy !== null) console.log(`! ${busy}`);
 }
 

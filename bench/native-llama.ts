@@ -7,10 +7,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism, homedir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { cacheRoot } from './cache-dir.js';
 import { declareOptions } from './harness.js';
+import { readBandwidthNow } from './read-bandwidth.js';
 
 /** The cmake configuration: CPU only, no network code; changing it changes the cache key (a new build). */
 export const NATIVE_CMAKE_FLAGS = [
@@ -98,11 +100,6 @@ function nodeLlamaDir(): string | null {
   }
   for (; dirname(dir) !== dir; dir = dirname(dir)) if (existsSync(join(dir, 'llama', 'gitRelease.bundle'))) return join(dir, 'llama');
   return null;
-}
-
-/** The cache root: $KVPACK_CACHE_DIR, else $XDG_CACHE_HOME/kvpack, else ~/.cache/kvpack. */
-export function cacheRoot(): string {
-  return process.env.KVPACK_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kvpack');
 }
 
 const run = (cmd: string, args: string[], cwd?: string) =>
@@ -209,9 +206,12 @@ export interface RunLoad {
   before: { load1: number; running: number } | null;
   after: { load1: number; running: number } | null;
   otherCores?: number | null;
+  /** GB/s the read-bandwidth probe read just before the run, on the machine's cores (null: no probe). */
+  readGBs?: number | null;
 }
 
 export function withLoad<T>(fn: () => T): { value: T; load: RunLoad } {
+  const readGBs = readBandwidthNow(availableParallelism());
   const before = loadNow();
   const j0 = cpuJiffies();
   const c0 = ownCpuS();
@@ -220,31 +220,52 @@ export function withLoad<T>(fn: () => T): { value: T; load: RunLoad } {
   const wall = (performance.now() - t0) / 1000;
   const j1 = cpuJiffies();
   const otherCores = j0 && j1 && wall > 0 ? Math.max(0, ((j1.busy - j0.busy) / 100 - (ownCpuS() - c0)) / wall) : null;
-  return { value, load: { before, after: loadNow(), otherCores } };
+  return { value, load: { before, after: loadNow(), otherCores, readGBs } };
 }
+
+/**
+ * Below this share of the bench's best probe, the host's memory was contended during the bench. Measured here:
+ * the probe before a run does not predict that run (correlation -0.07 over 15 decode runs), since the traffic
+ * comes and goes faster than a run, so the note is for the whole bench and no run is marked.
+ */
+export const BANDWIDTH_FLOOR = 0.7;
 
 /** Above this many cores' worth of other processes' CPU during a run, its figures are marked contended. */
 export const CONTENDED_CORES = 0.2;
 
 /**
  * Why these runs' ratios are not figures to quote, or null: a 1-minute load average above the cores + 1 (the
- * bench itself keeps at most the cores busy), or runs during which other processes took CPU (CONTENDED_CORES).
+ * bench itself keeps at most the cores busy), runs during which other processes took CPU (CONTENDED_CORES), or
+ * read-bandwidth probes spread past BANDWIDTH_FLOOR.
  */
 export function machineNote(loads: readonly RunLoad[]): string | null {
   const max = Math.max(0, ...loads.flatMap((l) => [l.before?.load1 ?? 0, l.after?.load1 ?? 0]));
   const contended = loads.filter((l) => (l.otherCores ?? 0) > CONTENDED_CORES).length;
+  const gbs = loads.flatMap((l) => (l.readGBs == null ? [] : [l.readGBs]));
+  const lo = Math.min(...gbs);
+  const hi = Math.max(...gbs);
   const why = [
     ...(max > availableParallelism() + 1 ? [`1-min load up to ${max.toFixed(1)} on ${availableParallelism()} cores`] : []),
     ...(contended ? [`other processes took over ${CONTENDED_CORES} cores during ${contended} of ${loads.length} runs (marked !)`] : []),
+    // Another tenant's memory traffic: invisible in this machine's load, it slows memory-bound runs.
+    ...(gbs.length && lo < BANDWIDTH_FLOOR * hi
+      ? [
+          `the host's read bandwidth varied ${lo.toFixed(1)}-${hi.toFixed(1)} GB/s over the probes before ${gbs.length} runs: another tenant's memory traffic slowed memory-bound runs unevenly`,
+        ]
+      : []),
   ];
   return why.length ? `the machine was busy (${why.join('; ')}): these ratios are not figures to quote; re-run on a quiet machine` : null;
 }
 
-/** "0.55->0.60" and, when other processes took CPU meanwhile, "+0.31" (cores) with a "!" past CONTENDED_CORES. */
+/**
+ * "0.55->0.60" and, when other processes took CPU meanwhile, "+0.31" (cores) with a "!" past CONTENDED_CORES;
+ * then the read bandwidth probed just before the run.
+ */
 export const fmtLoad = (l: RunLoad) => {
   const o = l.otherCores;
   const other = o == null || o < 0.05 ? '' : ` +${o.toFixed(2)}${o > CONTENDED_CORES ? '!' : ''}`;
-  return `${l.before?.load1.toFixed(2) ?? '?'}->${l.after?.load1.toFixed(2) ?? '?'}${other}`;
+  const read = l.readGBs == null ? '' : ` ${l.readGBs.toFixed(0)} GB/s`;
+  return `${l.before?.load1.toFixed(2) ?? '?'}->${l.after?.load1.toFixed(2) ?? '?'}${other}${read}`;
 };
 
 export interface NativeRequest {

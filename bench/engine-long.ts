@@ -8,6 +8,7 @@ import { schemePolicy } from '../src/cache/schemes.js';
 import type { AttentionPrecision, KvCache } from '../src/cache/kvcache.js';
 import { Prng } from '../src/numeric/prng.js';
 import { median } from './harness.js';
+import { withLoad, type RunLoad } from './native-llama.js';
 import { peerName, startLongPeer, type LongPeer } from './engine-peer.js';
 
 export interface LongRow {
@@ -17,6 +18,8 @@ export interface LongRow {
   /** Median over rounds. */
   decodeTps: number;
   samples: number[];
+  /** kvpack's rows: the load of each round's run (native-llama.ts withLoad). */
+  loads?: RunLoad[];
 }
 
 /** Decode steps timed per round: fewer as the context grows, never under 8. */
@@ -89,13 +92,18 @@ export async function benchLong(
     await llama?.fill(c);
     log(`long ${c}: filled`);
     const samples = new Map<string, number[]>();
+    const loads = new Map<string, RunLoad[]>();
     const add = (k: string, v: number) => samples.set(k, [...(samples.get(k) ?? []), v]);
     const steps = longSteps(c);
     for (let r = 0; r < rounds; r++) {
       for (const x of caches) {
-        const t0 = performance.now();
-        for (let i = 0; i < steps; i++) x.last = argmax(model.forward([x.last], x.cache));
-        add(x.scheme, steps / ((performance.now() - t0) / 1000));
+        const { value: tps, load } = withLoad(() => {
+          const t0 = performance.now();
+          for (let i = 0; i < steps; i++) x.last = argmax(model.forward([x.last], x.cache));
+          return steps / ((performance.now() - t0) / 1000);
+        });
+        add(x.scheme, tps);
+        loads.set(x.scheme, [...(loads.get(x.scheme) ?? []), load]);
       }
       if (llama) for (const [t, v] of Object.entries(await llama.decode(steps))) add(`peer:${t}`, v);
       eachRound?.(c, r);
@@ -108,7 +116,7 @@ export async function benchLong(
       .sort((a, b) => median(b.v) - median(a.v))[0];
     for (const [k, v] of samples) {
       if (k.startsWith('peer:')) continue;
-      rows.push({ engine: `kvpack (${weights} weights)`, kv: k, context: c, decodeTps: median(v), samples: v });
+      rows.push({ engine: `kvpack (${weights} weights)`, kv: k, context: c, decodeTps: median(v), samples: v, loads: loads.get(k) ?? [] });
     }
     if (peerBest)
       rows.push({

@@ -434,9 +434,16 @@ export function printEngine(r: EngineBenchResult): void {
   const natBest = (c: number) => r.nativeLong.filter((x) => x.context === c).sort((a, b) => b.decodeTps - a.decodeTps)[0];
   const farLong = (x: NativeLongRow) => !!checkNative(`d${s.dim}-${LONG_WEIGHTS}`, 'tg', 0, x.context, x.kv, r.threads, x.decodeTps)?.farBelow;
   const anyFar = (c: number) => r.nativeLong.some((x) => x.context === c && farLong(x));
-  const longLoads = r.nativeLong.flatMap((x) => x.loads);
+  const longLoads = [...r.nativeLong.flatMap((x) => x.loads), ...r.long.flatMap((x) => x.loads ?? [])];
   const rows = [
-    ...r.long.map((x) => ({ engine: x.engine, kv: x.kv, context: x.context, tps: x.decodeTps, native: false, loads: '' })),
+    ...r.long.map((x) => ({
+      engine: x.engine,
+      kv: x.kv,
+      context: x.context,
+      tps: x.decodeTps,
+      native: false,
+      loads: (x.loads ?? []).map((l) => fmtLoad(l)).join(' '),
+    })),
     ...r.nativeLong.map((x) => ({
       engine: `llama.cpp native${'commit' in r.native ? ` ${r.native.commit.slice(0, 7)}` : ''}`,
       kv: x.kv,
@@ -447,7 +454,7 @@ export function printEngine(r: EngineBenchResult): void {
     })),
   ].sort((a, b) => a.context - b.context);
   printTable(
-    ['engine', 'KV', 'context', 'decode tok/s', 'x native f16', 'x native best', 'x nlc f16', 'native ref (issue 24)', 'load per native run'],
+    ['engine', 'KV', 'context', 'decode tok/s', 'x native f16', 'x native best', 'x nlc f16', 'native ref (issue 24)', 'load per run'],
     rows.map((x) => {
       const f16 = nat16(x.context),
         best = natBest(x.context),

@@ -162,7 +162,6 @@ export function bigRun(o: BigRunOptions): void {
   const nativePrefill = theirs.length ? median(theirs.map((x) => x.tps)) : null;
   const ppRef = nativePrefill === null ? null : checkNative(refModel, 'pp', o.prompt, 0, 'f16', o.threads, nativePrefill);
   const within = (r: number, want: number) => `${(r / want).toFixed(3)}${r <= 1.1 * want ? '' : ' (over 1.1x)'}`;
-  const all = [...ours, ...theirs, ...natives].map((x) => x.load);
   const loads = (xs: { load: RunLoad }[]) => xs.map((x) => fmtLoad(x.load)).join(' ');
   console.log(
     `\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads; kvpack kernels: ${kernelBuild()?.note ?? 'none'}`,
@@ -231,7 +230,7 @@ export function bigRun(o: BigRunOptions): void {
         fmtLoad(x.load),
       ]),
     );
-    const busy = machineNote(all);
+    const busy = machineNote([...ours, ...theirs, ...natives].map((x) => x.load));
     if (busy !== null) console.log(`  ! ${busy}`);
     if (natives.some(farTg) || ppRef?.farBelow)
       console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');

@@ -365,7 +365,6 @@ export function printEngine(r: EngineBenchResult): void {
     );
     const peer = r.peer;
     const pl = (wt: string, kv: string) => (peer ? r.engines.find((e) => e.engine === peer.engine && e.weight === wt && e.kv === kv) : undefined);
-    const shortLoads = r.engines.flatMap((e) => e.runs.map((x) => x.load));
     printTable(
       [
         'weights',
@@ -401,7 +400,7 @@ export function printEngine(r: EngineBenchResult): void {
       }),
     );
     const far = r.engines.filter((e) => e.engine.startsWith('llama.cpp native') && (check(e).pp?.farBelow || check(e).tg?.farBelow));
-    const busy = machineNote(shortLoads);
+    const busy = machineNote(r.engines.flatMap((e) => e.runs.map((x) => x.load)));
     if (busy !== null) console.log(`! ${busy}`);
     if (far.length)
       console.log(
@@ -442,7 +441,7 @@ export function printEngine(r: EngineBenchResult): void {
       context: x.context,
       tps: x.decodeTps,
       native: false,
-      loads: (x.loads ?? []).map((l) => fmtLoad(l)).join(' '),
+      loads: (x.loads ?? []).map(fmtLoad).join(' '),
     })),
     ...r.nativeLong.map((x) => ({
       engine: `llama.cpp native${'commit' in r.native ? ` ${r.native.commit.slice(0, 7)}` : ''}`,
@@ -450,7 +449,7 @@ export function printEngine(r: EngineBenchResult): void {
       context: x.context,
       tps: x.decodeTps,
       native: true,
-      loads: x.loads.map((l) => fmtLoad(l)).join(' '),
+      loads: x.loads.map(fmtLoad).join(' '),
     })),
   ].sort((a, b) => a.context - b.context);
   printTable(

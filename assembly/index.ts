@@ -14,7 +14,7 @@ export { packActQ8, matmulQ8Tiled } from './matmul/tile_q8';
 export { matmulTileScratchBytes } from './matmul/tile_strip';
 export { matmulF32Tiled } from './matmul/tile_f32';
 export { halfNonFinite } from './matmul/decode';
-export { matmulVec, packActVec, packActVecN, vecOrder, vecRelaxedType, vecScalesFinite } from './matmul/vec';
+export { matmulVec, packActVec, packActVecN, repackTypeOf, repackWeight, vecOrder, vecRelaxedType, vecScalesFinite } from './matmul/vec';
 export { weightTypeFacts } from './matmul/types';
 export { matmulRun, matmulPart, matmulArm, matmulCancel, matmulJobBytes, matmulJobParts, matmulJobDone, K_VEC, K_Q8_TILED, K_F32_TILED, K_Q8_RELAXED, K_TOUCH } from './matmul/run';
 export { matmulQ8Relaxed, narrowActQ8, relaxedTileType, relaxedDotCheck } from './matmul/relaxed_tile';

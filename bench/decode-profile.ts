@@ -22,12 +22,18 @@ declareOptions('bench:decode', "where a decode step's time goes, op by op, on th
   '--steps': { kind: 'int', min: 1, help: 'decode steps', default: 48 },
   '--weights': { kind: 'str', help: 'weight type of the synthetic model', default: 'q8_0' },
   '--choice': { kind: 'str', choices: ['measured', 'always'], help: 'matmul thread choice', default: 'measured' },
+  '--repack': {
+    kind: 'str',
+    choices: ['on', 'off'],
+    help: "repack weights into the kernels' interleaved layout at load (off: the file layout, for A/B runs)",
+    default: 'on',
+  },
 });
 const threads = Math.min(Number(option('--threads') ?? availableCores()), availableCores());
 const steps = Number(option('--steps') ?? 48);
 const wt = option('--weights') ?? 'q8_0';
 const choice = (option('--choice') ?? 'measured') as 'measured' | 'always';
-configureMatmul({ threads, threadChoice: choice });
+configureMatmul({ threads, threadChoice: choice, repack: option('--repack') !== 'off' });
 const model = loadModel(
   syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)),
   { expand: false },

@@ -16,6 +16,11 @@ export const T_Q5_K: i32 = 13;
 export const T_Q6_K: i32 = 14;
 export const T_IQ4_NL: i32 = 20;
 export const T_BF16: i32 = 30;
+/**
+ * Not a ggml type: q4_0 rows repacked at load four at a time (vec_q4x4.ts; src/kernels/matmul/interleave.ts is
+ * the definition), 256 + q4_0's id. Its rowBytes is q4_0's; a group of four rows fills 4 * rowBytes.
+ */
+export const T_Q4_0X4: i32 = 258;
 
 /** Sum of the four i32 lanes. */
 @inline export function hsumi(a: v128): i32 {
@@ -47,6 +52,35 @@ export const T_BF16: i32 = 30;
   const sc = (<u32>load<u8>(s + j + 4) & 0xf) | ((<u32>load<u8>(s + j - 4) >> 6) << 4);
   const m = (<u32>load<u8>(s + j + 4) >> 4) | ((<u32>load<u8>(s + j) >> 6) << 4);
   return sc | (m << 16);
+}
+
+/**
+ * Row r of the weight at w (rowBytes apart) as decodeRowI8 gives it, for every layout: a q4_0x4 row is read
+ * from its four-row group (callers start their rows on a group, as every job's units do).
+ */
+@inline export function decodeRowI8At(type: i32, w: usize, rowBytes: i32, r: i32, cols: i32, q: usize, sc: usize, mn: usize): bool {
+  if (type == T_Q4_0X4) {
+    decodeRowQ4x4(w + <usize>(r & ~3) * <usize>rowBytes, <usize>(r & 3), cols, q, sc);
+    return false;
+  }
+  return decodeRowI8(type, w + <usize>r * <usize>rowBytes, cols, q, sc, mn);
+}
+
+/** Row `lane` of the q4_0x4 group at g (blocks of 72 B: four f16 d, then 4 x 16 B of 4 qs bytes per row) as q4_0's decode. */
+function decodeRowQ4x4(g: usize, lane: usize, cols: i32, q: usize, sc: usize): void {
+  const m4 = i8x16.splat(0x0f);
+  const nb = <usize>(cols >> 5);
+  for (let b: usize = 0; b < nb; b++) {
+    const p = g + b * 72;
+    pair(sc, b, f16at(p + (lane << 1)));
+    const o = p + 8 + (lane << 2);
+    let v = v128.load32_zero(o);
+    v = v128.load32_lane(o + 16, v, 1);
+    v = v128.load32_lane(o + 32, v, 2);
+    v = v128.load32_lane(o + 48, v, 3);
+    v128.store(q + (b << 5), i8x16.sub(v128.and(v, m4), i8x16.splat(8)));
+    v128.store(q + (b << 5), i8x16.sub(i8x16.shr_u(v, 4), i8x16.splat(8)), 16);
+  }
 }
 
 /**

@@ -5,7 +5,7 @@
 // (w[k] x[k] + w[4+k] x[4+k]) to its accumulator, then (l0 + l2) + (l1 + l3), then the last cols % 8
 // products summed in order. f16 / bf16 rows are decoded with their 8 values permuted to even then odd, the
 // order packActHalves gives x, so their products are the one-token kernel's.
-import { decodeRowI8, halfRowToF32, halfToFloat4s, i8RowToF32, T_BF16, T_F16, T_F32 } from './decode';
+import { decodeRowI8At, halfRowToF32, halfToFloat4s, i8RowToF32, T_BF16, T_F16, T_F32 } from './decode';
 import { hsum4 } from '../shared/common';
 import { stF, stMn, stQ, stSc } from './tile_strip';
 
@@ -54,7 +54,7 @@ export function matmulF32Tiled(type: i32, w: usize, rowBytes: i32, rows: i32, co
       else if (type == T_F16) halfRowPermuted(false, wr, cols, fi);
       else if (type == T_BF16) halfRowPermuted(true, wr, cols, fi);
       else {
-        const hasMin = decodeRowI8(type, wr, cols, stQ(scratch, cols), stSc(scratch, cols), stMn(scratch, cols));
+        const hasMin = decodeRowI8At(type, w, rowBytes, r0 + i, cols, stQ(scratch, cols), stSc(scratch, cols), stMn(scratch, cols));
         i8RowToF32(stQ(scratch, cols), stSc(scratch, cols), stMn(scratch, cols), hasMin, cols, fi);
       }
       if (i == 0) p0 = p1 = p2 = p3 = p;

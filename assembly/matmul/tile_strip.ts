@@ -1,6 +1,6 @@
 // What the int8 tiles (tile_q8.ts, relaxed_tile.ts) and the f32 tile (tile_f32.ts) share: the per-thread
 // scratch layout, a strip of 4 weight rows decoded once per call into it, and the stores of a tile's outputs.
-import { decodeRowI8, kScales, T_Q4_K, T_Q5_K, T_Q6_K } from './decode';
+import { decodeRowI8At, kScales, T_Q4_K, T_Q5_K, T_Q6_K } from './decode';
 
 @inline function up16(n: usize): usize {
   return (n + 15) & ~(<usize>15);
@@ -57,7 +57,7 @@ export function matmulTileScratchBytes(cols: i32): i32 {
     const wi = scratch + <usize>i * wRow;
     if (i < nr) {
       const wr = w + <usize>(r0 + i) * rowBytes;
-      hasMin = decodeRowI8(type, wr, cols, Q, SC + <usize>i * gRow, MN + <usize>i * gRow);
+      hasMin = decodeRowI8At(type, w, rowBytes, r0 + i, cols, Q, SC + <usize>i * gRow, MN + <usize>i * gRow);
       if (kq) kScales(type, wr, cols, SC + <usize>i * gRow, MN + <usize>i * gRow, DD + <usize>i * dRow);
       if (bytes) offsetRow(Q, cols, off, wi);
       else if (kq) widenScaled(type == T_Q6_K, Q, SC + <usize>i * gRow, cols, wi);

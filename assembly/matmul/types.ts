@@ -1,7 +1,7 @@
 // The wasm side of the weight-type table (src/kernels/matmul/table.ts): one row per ggml weight type, read
 // through @inline accessors, so a kernel inlined with its type a constant folds each fact to a constant.
 // weightTypeFacts exports every field; the matmul gate checks them against the TS rows and ggml's block sizes.
-import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
+import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
 
 /**
  * Value orders of packActVec (vec.ts): natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs
@@ -14,6 +14,8 @@ export const ORDER_NIB256: i32 = 2;
 export const ORDER_HALVES: i32 = 3;
 /** q6_K: int16, per 16 values the 8 even then the 8 odd, one scale per 256, sums per 16 (vec_q6k.ts). */
 export const ORDER_Q6K: i32 = 4;
+/** q4_0x4: int8 in natural order, one scale per 32, sums per 32 (vec_q4x4.ts). */
+export const ORDER_NAT8: i32 = 5;
 
 // Fields of a row. The first FACT_SHARED are exported by weightTypeFacts and checked by the matmul gate against
 // the TS table (src/kernels/matmul/table.ts WASM_FACTS, same order); the rest only steer the kernels.
@@ -51,6 +53,8 @@ export const FACT_CENTRE: i32 = 8;
   if (type == T_BF16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0, 0);
   if (type == T_Q8_0) return pick(f, ORDER_NATURAL, 32, 34, 32, 1, 0, 0, 1, 0);
   if (type == T_Q4_0) return pick(f, ORDER_NIB32, 32, 18, 32, 1, 1, 0, 1, 8);
+  // Block bytes and values of one row's share: a q4_0x4 row takes q4_0's bytes, interleaved in groups of four.
+  if (type == T_Q4_0X4) return pick(f, ORDER_NAT8, 32, 18, 32, 1, 1, 0, 0, 8);
   if (type == T_Q4_1) return pick(f, ORDER_NATURAL, 32, 20, 32, 1, 0, 1, 0, 0);
   if (type == T_Q5_0) return pick(f, ORDER_NATURAL, 32, 22, 32, 1, 0, 0, 0, 0);
   if (type == T_Q5_1) return pick(f, ORDER_NATURAL, 32, 24, 32, 1, 0, 1, 0, 0);

@@ -8,13 +8,14 @@
 // each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum, hsum4i } from '../shared/common';
 import { actInverse, actScale, round8, sum32 } from './act';
-import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
+import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
 import { dotOther } from './vec_blocks';
-import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, VEC_RELAXED_NIB256, VEC_RELAXED_Q4_0 } from './types';
+import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NAT8, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, VEC_RELAXED_NIB256, VEC_RELAXED_Q4_0 } from './types';
 import { packActQKRelaxed, rowQKRelaxed } from './vec_qk_relaxed';
 import { packActQ6K, rowQ6K } from './vec_q6k';
 import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './vec_halves';
+import { matmulVecQ4x4, packActNat8, q4x4ScalesFinite, repackQ4x4 } from './vec_q4x4';
 
 /**
  * q8_0 / q4_0 rows of at least EIGHT_MIN_ROW_BYTES run eight at a time, with no touches ahead (the hardware
@@ -43,7 +44,7 @@ const QK_LONG_NO_TOUCH = true;
  * shapes. callgrind Ir of matmulVec: q4_K 0.73-0.74x on the three, q5_K [4096, 4096] 0.80x. One row at a time.
  */
 
-export { ORDER_HALVES, ORDER_NATURAL, ORDER_NIB256, ORDER_NIB32, ORDER_Q6K } from './types';
+export { ORDER_HALVES, ORDER_NAT8, ORDER_NATURAL, ORDER_NIB256, ORDER_NIB32, ORDER_Q6K } from './types';
 
 /**
  * The activation order a weight type's one-token kernel reads (-1: none): its row in types.ts. The int8
@@ -75,6 +76,10 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
   }
   if (order == ORDER_Q6K) {
     packActQ6K(x, cols, xq, xd, xs);
+    return;
+  }
+  if (order == ORDER_NAT8) {
+    packActNat8(x, cols, xq, xd, xs);
     return;
   }
   if (order == ORDER_NIB256 && VEC_RELAXED_NIB256) {
@@ -134,6 +139,7 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
  */
 export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   if (!scalesChecked(type)) return 1;
+  if (type == T_Q4_0X4) return q4x4ScalesFinite(w, bytes);
   const bs = blockBytesOf(type);
   const mins = hasMin(type);
   let bad: u32 = 0;
@@ -169,9 +175,23 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
  * 0.87x; [2048, 768] 0.78x / 0.72x; callgrind Ir of matmulVec 0.66-0.76x.
  */
 
+/**
+ * The type a weight of `type` is repacked to at load for this build's kernels, or -1 (kept as it is): q4_0 to
+ * q4_0x4 where the relaxed q4_0 kernel runs (vec_q4x4.ts). Rows must come in whole groups of four.
+ */
+export function repackTypeOf(type: i32): i32 {
+  return type == T_Q4_0 && VEC_RELAXED_Q4_0 ? T_Q4_0X4 : -1;
+}
+
+/** Repacks `rows` weight rows of `type` at w in place to repackTypeOf(type)'s layout, through tmp [4 * rowBytes]. */
+export function repackWeight(type: i32, w: usize, rowBytes: i32, rows: i32, tmp: usize): void {
+  if (repackTypeOf(type) == T_Q4_0X4) repackQ4x4(w, rowBytes, rows, tmp);
+  else unreachable();
+}
+
 /** 1 when this build's one-token kernel of `type` runs the relaxed dot (the constants its kernels branch on, types.ts VEC_RELAXED_*; the matmul gate checks them against the table). */
 export function vecRelaxedType(type: i32): i32 {
-  const relaxed = type == T_Q4_0 ? VEC_RELAXED_Q4_0 : type == T_Q4_K || type == T_Q5_K ? VEC_RELAXED_NIB256 : false;
+  const relaxed = type == T_Q4_0 || type == T_Q4_0X4 ? VEC_RELAXED_Q4_0 : type == T_Q4_K || type == T_Q5_K ? VEC_RELAXED_NIB256 : false;
   return relaxed ? 1 : 0;
 }
 
@@ -384,7 +404,7 @@ export function vecRelaxedType(type: i32): i32 {
 
 /** Bytes of one token's packed x in xq / xd / xs for rows of `cols` values (packActVec's layout). */
 @inline function tokenQ(order: i32, cols: i32): usize {
-  return <usize>cols << (order == ORDER_HALVES ? 2 : order == ORDER_NIB256 && VEC_RELAXED_NIB256 ? 0 : 1);
+  return <usize>cols << (order == ORDER_HALVES ? 2 : order == ORDER_NAT8 || (order == ORDER_NIB256 && VEC_RELAXED_NIB256) ? 0 : 1);
 }
 @inline function tokenD(order: i32, cols: i32): usize {
   return <usize>(order == ORDER_NIB256 || order == ORDER_Q6K ? cols >> 8 : cols >> 5) << 2;
@@ -412,6 +432,7 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     // (One call per type, each inlined with its type a constant.)
     else if (type == T_Q8_0) rowsQ(T_Q8_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q4_0) rowsQ(T_Q4_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q4_0X4) matmulVecQ4x4(w, rowBytes, rows, cols, q, d, s, yt);
     else if (type == T_Q4_1) rowsQ(T_Q4_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q5_0) rowsQ(T_Q5_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q5_1) rowsQ(T_Q5_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);

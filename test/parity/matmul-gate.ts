@@ -13,10 +13,10 @@ import { GGML, ggmlType } from '../../src/gguf/types.js';
 import { encode } from '../../src/formats/codec.js';
 import { kernelBuild, wasmFailure, wasmKernels } from '../../src/kernels/runtime/wasm.js';
 import { configureMatmul } from '../../src/kernels/matmul/config.js';
-import { WASM_FACTS, weightType } from '../../src/kernels/matmul/table.js';
+import { WASM_FACTS, weightType, weightTypeName } from '../../src/kernels/matmul/table.js';
 import { Prng } from '../../src/numeric/prng.js';
 import type { GateResult } from '../../src/parity/gate.js';
-import { FLOAT_TYPES, K_TYPES, MATMUL_TYPES, matmulTolerance, randomWeight } from './matmul-weights.js';
+import { FLOAT_TYPES, K_TYPES, MATMUL_TYPES, matmulTolerance, randomWeight, REPACK_TYPES } from './matmul-weights.js';
 
 export interface MatmulGrid {
   readonly rows: readonly number[];
@@ -49,10 +49,31 @@ function relaxedDiffers(w: Weight, x: Float32Array, n: number, y: Float32Array):
   return null;
 }
 
-/** The npm-test grid: leftover rows of four-row groups and strips, every token path (~2 s). */
+/**
+ * For a weight repacked at load (a kernel layout, interleave.ts): null when y has the bits of the same weight
+ * in its file layout, else the first difference. Both sum each output in one order, so they must agree.
+ */
+function fileLayoutDiffers(w: Weight, type: number, data: Uint8Array, x: Float32Array, n: number, a: Activations, y: Float32Array): string | null {
+  configureMatmul({ repack: false });
+  let plain: Weight;
+  try {
+    plain = new Weight('w', { type, dims: [w.cols, w.rows], data });
+  } finally {
+    configureMatmul({ repack: true });
+  }
+  if (plain.packedWeight!.type !== type) return `the file-layout twin was repacked too (${weightTypeName(plain.packedWeight!.type)})`;
+  const base = new Float32Array(y.length);
+  wasmMatmul(plain.packedWeight!, x, n, base, a);
+  const p = new Uint32Array(y.buffer, y.byteOffset, y.length);
+  const q = new Uint32Array(base.buffer, base.byteOffset, base.length);
+  for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return `output ${i}: ${y[i]} vs file layout ${base[i]}`;
+  return null;
+}
+
+/** The npm-test grid: leftover rows of four-row groups and strips, whole groups (8: repacked q4_0), every token path (~2 s). */
 /** blockCols 7680 (and 4096 in the full grid): rows of 2 KiB and more (q8_0, q4_0), which the one-token kernel runs eight at a time. */
 export const SMALL_MATMUL_GRID: MatmulGrid = {
-  rows: [3, 6, 37],
+  rows: [3, 6, 8, 37],
   tokens: [1, 2, 3, 4, 7, 9],
   floatCols: [37, 130],
   blockCols: [96, 288, 7680],
@@ -177,6 +198,32 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
   const build = kernelBuild()!;
   log(`matmul gate: kernel build ${build.note}`);
   if (!build.relaxed) result.fallback++;
+  // Kernel layouts: the module's facts and kernels agree with the table, and the build repacks what the table says.
+  const repackRan = new Map<number, number>();
+  for (const layout of REPACK_TYPES) {
+    const row = weightType(layout)!;
+    const e = wasmKernels()!.exports;
+    for (const [i, [field, ofRow]] of WASM_FACTS.entries())
+      report(
+        e['weightTypeFacts']!(layout, i) === ofRow(row),
+        `matmul layout ${weightTypeName(layout)}: the table's ${field} ${ofRow(row)}, the module's ${e['weightTypeFacts']!(layout, i)}`,
+      );
+    report(
+      e['vecOrder']!(layout) === row.oneToken?.order,
+      `matmul layout ${weightTypeName(layout)}: the table's one-token order ${row.oneToken?.order}, vecOrder's ${e['vecOrder']!(layout)}`,
+    );
+    const repacks = e['repackTypeOf']!(row.repackOf!) === layout;
+    report(
+      repacks === build.relaxed,
+      `matmul layout ${weightTypeName(layout)}: ${build.relaxed ? 'a relaxed build repacks' : 'a baseline build keeps'} ${ggmlType(row.repackOf!)!.name} (the module: ${repacks ? 'repacks' : 'keeps'})`,
+    );
+    if (build.relaxed)
+      report(
+        e['relaxedTileType']!(layout) === (row.relaxedTile ? 1 : 0),
+        `matmul layout ${weightTypeName(layout)}: the table's relaxed tile ${row.relaxedTile}`,
+      );
+    repackRan.set(layout, 0);
+  }
   for (const type of MATMUL_TYPES) {
     const name = ggmlType(type)!.name;
     const qb = weightType(type)!.actBlock || 32;
@@ -219,7 +266,7 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
           // A zero block (zero scale) and one large value (a wide block range).
           x.fill(0, 0, Math.min(cols, qb));
           if (cols > qb) x[qb + 3] = 40;
-          checkOne(w, full, x, n, rows, cols);
+          checkOne(w, full, x, n, rows, cols, '', data);
         }
       }
     }
@@ -233,8 +280,20 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
         const full = dequantize(type, data, rows * cols, 'w');
         for (const n of [4, 9]) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`);
       }
+    // The same extremes on whole row groups (a repacked layout where the build has one), one token too.
+    if (!FLOAT_TYPES.has(type))
+      for (const sign of [1, -1]) {
+        const rows = 8,
+          cols = K_TYPES.has(type) ? 512 : 96;
+        const data = extremeWeight(type, rows, cols, rng);
+        const w = new Weight('w', { type, dims: [cols, rows], data });
+        const full = dequantize(type, data, rows * cols, 'w');
+        for (const n of [1, 4]) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`, data);
+      }
     // One check: the wasm product of n tokens against the reference, per activation path, naming the kernel.
-    function checkOne(w: Weight, full: Float32Array, x: Float32Array, n: number, rows: number, cols: number, what = ''): void {
+    // data: the file bytes, to check a repacked weight against its file layout bit for bit.
+    function checkOne(w: Weight, full: Float32Array, x: Float32Array, n: number, rows: number, cols: number, what = '', data?: Uint8Array): void {
+      const layout = w.packedWeight!.type !== type ? w.packedWeight!.type : null;
       const ref = new Float32Array(n * rows);
       w.matmulRef(x, n, ref);
       const acts: Activations[] = FLOAT_TYPES.has(type) ? ['f32'] : ['f32', 'q8'];
@@ -250,16 +309,25 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
         const { worst, at } = worstError(y, ref, full, x, n, rows, cols, a === 'q8' ? qb : null);
         // The relaxed tiles also against the baseline tiles, bit for bit.
         const differs = kernel === 'matmulQ8Relaxed' ? relaxedDiffers(w, x, n, y) : null;
-        const bits = kernel === 'matmulQ8Relaxed' ? (differs ? `, NOT the baseline tiles' bits (${differs})` : ", the baseline tiles' bits") : '';
+        let bits = kernel === 'matmulQ8Relaxed' ? (differs ? `, NOT the baseline tiles' bits (${differs})` : ", the baseline tiles' bits") : '';
+        let layoutDiffers: string | null = null;
+        if (layout !== null) {
+          layoutDiffers = data ? fileLayoutDiffers(w, type, data, x, n, a, y) : 'no file bytes to compare';
+          bits += layoutDiffers ? `, NOT the file layout's bits (${layoutDiffers})` : ", the file layout's bits";
+          if (kernel === 'matmulVec') repackRan.set(layout, (repackRan.get(layout) ?? 0) + 1);
+        }
         report(
-          worst <= 1 && !differs,
-          `matmul ${name} [${rows}, ${cols}] n=${n}${what ? ` (${what})` : ''} ${a} acts ${kernel}: worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}${bits}`,
+          worst <= 1 && !differs && !layoutDiffers,
+          `matmul ${name}${layout !== null ? ` as ${weightTypeName(layout)}` : ''} [${rows}, ${cols}] n=${n}${what ? ` (${what})` : ''} ${a} acts ${kernel}: worst error ${worst.toFixed(3)} of its bound${worst > 1 ? ` (${at})` : ''}${bits}`,
         );
       }
     }
     if (hasVec) report(vecRan > 0, `matmul ${name}: the one-token kernel ran ${vecRan} checks`);
     if (SCALED_BLOCKS.has(type)) nonFiniteScales(type, grid, rng, ran, report);
   }
+  // A relaxed build must have run each layout's one-token kernel (a repack that never happened would prove nothing).
+  if (build.relaxed)
+    for (const [layout, count] of repackRan) report(count > 0, `matmul layout ${weightTypeName(layout)}: its one-token kernel ran ${count} checks`);
   for (const k of [...MATMUL_KERNELS, ...(build.relaxed ? ['matmulQ8Relaxed'] : [])])
     report((ran.get(k) ?? 0) > 0, `matmul kernel ${k} ran ${ran.get(k) ?? 0} checks`);
   if (!build.relaxed) log(`matmul gate: matmulQ8Relaxed not checked: the ${build.note} build loaded`);

@@ -5,8 +5,13 @@ import { GGML, ggmlType } from '../../src/gguf/types.js';
 import { WEIGHT_TYPES } from '../../src/kernels/matmul/table.js';
 import type { Prng } from '../../src/numeric/prng.js';
 
-/** Every weight type the wasm matmuls take: the weight-type table's rows (adding a row adds it to the gate). */
-export const MATMUL_TYPES: readonly number[] = WEIGHT_TYPES.filter((r) => r.wasm).map((r) => r.type);
+/**
+ * Every file weight type the wasm matmuls take: the weight-type table's rows (adding a row adds it to the gate).
+ * Kernel layouts (rows with repackOf) are reached through their file type's weights, repacked at load.
+ */
+export const MATMUL_TYPES: readonly number[] = WEIGHT_TYPES.filter((r) => r.wasm && r.repackOf === undefined).map((r) => r.type);
+/** The kernel layouts: each is checked on its file type's weights of whole row groups. */
+export const REPACK_TYPES: readonly number[] = WEIGHT_TYPES.filter((r) => r.repackOf !== undefined).map((r) => r.type);
 /** Types in whole 256-value blocks, and the float types (any column count). */
 export const K_TYPES: ReadonlySet<number> = new Set(WEIGHT_TYPES.filter((r) => r.gateCols === 'block256').map((r) => r.type));
 export const FLOAT_TYPES: ReadonlySet<number> = new Set(WEIGHT_TYPES.filter((r) => r.gateCols === 'float').map((r) => r.type));

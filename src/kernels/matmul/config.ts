@@ -21,6 +21,11 @@ export interface MatmulConfig {
    * type has them; false runs the baseline tiles (same bits: for A/B runs and the gate).
    */
   relaxed: boolean;
+  /**
+   * Repack weights at load into the layout the loaded build's kernels read fastest (q4_0 -> q4_0x4, interleave.ts)
+   * where it has one; false keeps the file's layout (same bits: for A/B runs and the gate). Read at load only.
+   */
+  repack: boolean;
 }
 
 /**
@@ -35,11 +40,12 @@ export const DEFAULT_ACTIVATIONS: Activations = 'q8';
  */
 export const PARALLEL_MIN_MACS = 1 << 17;
 
-let config: Omit<MatmulConfig, 'threads'> = { activations: DEFAULT_ACTIVATIONS, threadChoice: 'measured', relaxed: true };
+let config: Omit<MatmulConfig, 'threads'> = { activations: DEFAULT_ACTIVATIONS, threadChoice: 'measured', relaxed: true, repack: true };
 export function configureMatmul(c: Partial<MatmulConfig>): void {
   if (c.activations !== undefined && c.activations !== 'f32' && c.activations !== 'q8')
     throw new ArgumentError(`activations must be 'f32' or 'q8', got '${c.activations}'`);
   if (c.relaxed !== undefined && typeof c.relaxed !== 'boolean') throw new ArgumentError(`relaxed must be true or false, got ${String(c.relaxed)}`);
+  if (c.repack !== undefined && typeof c.repack !== 'boolean') throw new ArgumentError(`repack must be true or false, got ${String(c.repack)}`);
   const { threads, ...rest } = c;
   if (threads !== undefined) setThreadBudget(threads);
   config = { ...config, ...rest };

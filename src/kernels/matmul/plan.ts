@@ -14,11 +14,11 @@ export const TILE_MIN_TOKENS_F32 = 2;
 /**
  * Activation layouts a call may need; one weight group packs each at most once. vec*: one token in the order
  * a type's one-token kernel reads (assembly/matmul/vec.ts ORDER_*: int16 natural, q4_0 nibbles, q4_K nibbles; f32
- * for f16 / bf16, which the f32 tile reads too; int16 even/odd per 16 for q6_K); tiles*: token quads for the
+ * for f16 / bf16, which the f32 tile reads too; int16 even/odd per 16 for q6_K; int8 natural for q4_0x4); tiles*: token quads for the
  * int8 tile, tiles32b / tiles256b the same int8 narrowed to bytes per 4 columns (the relaxed tile; the int16 quads follow
  * them in q as its staging); raw: x as it is (the f32 tile of f32 and quantized weights).
  */
-export type Layout = 'raw' | 'tiles32' | 'tiles32b' | 'tiles256' | 'tiles256b' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4';
+export type Layout = 'raw' | 'tiles32' | 'tiles32b' | 'tiles256' | 'tiles256b' | 'vec0' | 'vec1' | 'vec2' | 'vec3' | 'vec4' | 'vec5';
 
 export interface Plan {
   kernel: MatmulKernel;
@@ -63,7 +63,7 @@ const ORDER_HALVES = 3;
 export function plan(e: WasmKernels['exports'], w: PackedWeight, n: number, activations: Activations): Plan {
   const row = weightType(w.type)!;
   const order = row.oneToken && n <= row.oneToken.maxTokens ? vecOrder(e, w, activations) : -1;
-  if (order >= 0) return { kernel: 'matmulVec', layout: `vec${order as 0 | 1 | 2 | 3 | 4}` };
+  if (order >= 0) return { kernel: 'matmulVec', layout: `vec${order as 0 | 1 | 2 | 3 | 4 | 5}` };
   // f16 / bf16: x in the one-token kernel's even/odd order, which the f32 tile's decoded rows follow.
   if (row.oneToken?.order === ORDER_HALVES) return { kernel: 'matmulF32Tiled', layout: 'vec3' };
   if (activations === 'q8' && row.acts === 'q8') {
@@ -108,5 +108,7 @@ export function layoutBytes(layout: Layout, n: number, cols: number): [number, n
       return [n * cols * 4, 0, 0];
     case 'vec4':
       return [n * cols * 2, n * Math.ceil(cols / 256) * 4, n * Math.ceil(cols / 16) * 2];
+    case 'vec5':
+      return [n * cols, n * Math.ceil(cols / 32) * 4, n * Math.ceil(cols / 32) * 2];
   }
 }

@@ -5,7 +5,7 @@
 // read it: adding a weight type is one row here (plus its kernels in assembly/ and golden vectors).
 import { formats } from '../../formats/registry.js';
 import { decodeQ4K, decodeQ5K, decodeQ6K } from '../../gguf/kquants.js';
-import { GGML, ggmlType } from '../../gguf/types.js';
+import { GGML, ggmlType, ggmlTypeName } from '../../gguf/types.js';
 
 /** Decodes one block at src[srcOff..] into dst[dstOff..] (blockValues floats). */
 export type BlockDecoder = (src: Uint8Array, srcOff: number, dst: Float32Array, dstOff: number) => void;
@@ -51,6 +51,20 @@ export interface WeightTypeRow {
    * relaxedTileType must agree (the matmul gate checks).
    */
   readonly relaxedTile: boolean;
+  /**
+   * Set on a kernel layout, not a file type: the ggml type whose weights the engine repacks to it at load where
+   * the loaded build says so (repackTypeOf; interleave.ts defines the bytes). Its blocks are that type's, row by row.
+   */
+  readonly repackOf?: number;
+}
+
+/** Kernel layouts past ggml's ids (assembly/matmul/decode.ts T_*): q4_0 rows interleaved four at a time. */
+export const KERNEL_LAYOUT = { Q4_0X4: 258 } as const;
+const LAYOUT_NAMES = new Map<number, string>([[KERNEL_LAYOUT.Q4_0X4, 'q4_0x4']]);
+
+/** The name of a ggml type or kernel layout (q4_0x4). */
+export function weightTypeName(type: number): string {
+  return LAYOUT_NAMES.get(type) ?? ggmlTypeName(type);
 }
 
 // packActVec orders (assembly/matmul/vec.ts ORDER_*).
@@ -58,7 +72,8 @@ const NATURAL = 0,
   NIB32 = 1,
   NIB256 = 2,
   HALVES = 3,
-  Q6K = 4;
+  Q6K = 4,
+  NAT8 = 5;
 
 const row = (
   type: number,
@@ -85,6 +100,9 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   row(GGML.Q4_K, decodeQ4K, { order: NIB256, maxTokens: 6, relaxed: true }, 'q8', 256, false, 'block256', true),
   row(GGML.Q5_K, decodeQ5K, { order: NIB256, maxTokens: 3, relaxed: true }, 'q8', 256, false, 'block256', true),
   row(GGML.Q6_K, decodeQ6K, { order: Q6K, maxTokens: 3 }, 'q8', 256, false, 'block256'),
+  // q4_0 in four-row groups (assembly/matmul/vec_q4x4.ts): one row per lane of the relaxed dot. Relaxed builds
+  // only (repackTypeOf); the tiles decode it row by row into q4_0's strips.
+  { ...row(KERNEL_LAYOUT.Q4_0X4, 'format', { order: NAT8, maxTokens: 6, relaxed: true }, 'q8', 32, true, 'block32', true), repackOf: GGML.Q4_0 },
 ];
 
 /**
@@ -94,15 +112,20 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
 export const WASM_FACTS: readonly (readonly [string, (r: WeightTypeRow) => number])[] = [
   ['order', (r) => r.oneToken?.order ?? -1],
   ['actBlock', (r) => r.actBlock],
-  ['blockBytes', (r) => ggmlType(r.type)?.blockBytes ?? 0],
-  ['blockValues', (r) => ggmlType(r.type)?.blockValues ?? 0],
+  ['blockBytes', (r) => ggmlType(r.repackOf ?? r.type)?.blockBytes ?? 0],
+  ['blockValues', (r) => ggmlType(r.repackOf ?? r.type)?.blockValues ?? 0],
   ['scalesChecked', (r) => (r.scalesChecked ? 1 : 0)],
   ['vecRelaxed', (r) => (r.oneToken?.relaxed ? 1 : 0)],
 ];
 
 const byType = new Map(WEIGHT_TYPES.map((r) => [r.type, r]));
 
-/** The row of a ggml type, or undefined (not a weight type the engine multiplies). */
+/** The kernel layout weights of ggml `type` may be repacked to (a row with repackOf), or undefined. */
+export function repackRowOf(type: number): WeightTypeRow | undefined {
+  return WEIGHT_TYPES.find((r) => r.repackOf === type);
+}
+
+/** The row of a ggml type or kernel layout, or undefined (not a weight type the engine multiplies). */
 export function weightType(type: number): WeightTypeRow | undefined {
   return byType.get(type);
 }

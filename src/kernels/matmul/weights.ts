@@ -3,6 +3,7 @@
 import { OutOfMemoryError, WasmUnavailableError } from '../../errors.js';
 import { inWasm, wasmKernels, type WasmKernels } from '../runtime/wasm.js';
 import { placeIn } from '../runtime/spaces.js';
+import { matmulConfig } from './config.js';
 import { weightType } from './table.js';
 
 /** A [rows, cols] weight whose packed bytes start at address `ptr` of memory space `space` (spaces.ts). */
@@ -61,6 +62,25 @@ function allocIn(k: WasmKernels, name: string, bytes: number): { ptr: number; vi
   // Registers this buffer object, so views made from it still count as arena memory after a grow.
   inWasm(k, view);
   return { ptr, view };
+}
+
+/**
+ * The weight repacked in place into the layout the loaded build reads fastest (the build's repackTypeOf: q4_0 ->
+ * q4_0x4 in relaxed builds, interleave.ts), or null when it stays as it is: no such layout, rows not in
+ * whole groups of four, a non-finite block scale (such weights run the exact tiles), or repack off (config.ts).
+ */
+export function repackInArena(w: PackedWeight): PackedWeight | null {
+  const e = w.space.exports;
+  const target = e['repackTypeOf']!(w.type) as number;
+  if (target < 0 || !matmulConfig().repack || w.rows % 4 !== 0 || weightType(target)?.repackOf !== w.type) return null;
+  if (e['vecScalesFinite']!(w.type, w.ptr, w.rows * w.rowBytes) !== 1) return null;
+  const tmp = w.space.arena.alloc(4 * w.rowBytes);
+  try {
+    e['repackWeight']!(w.type, w.ptr, w.rowBytes, w.rows, tmp);
+  } finally {
+    w.space.arena.free(tmp);
+  }
+  return { ...w, type: target };
 }
 
 /** Returns bytes to the allocator of their space (default the primary one). */

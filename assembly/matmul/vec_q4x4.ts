@@ -1,0 +1,99 @@
+// q4_0 rows repacked at load four at a time (T_Q4_0X4; src/kernels/matmul/interleave.ts defines the layout):
+// per 32-value block a group holds the four rows' f16 d (8 B), then four 16-byte vectors, vector k holding
+// qs bytes 4k..4k+3 of rows 0, 1, 2, 3. One relaxed dot then gives each row its own i32 lane: no horizontal
+// sums, no shuffles, and x enters as 4-byte broadcasts. Per block the float steps are rowsQ's (vec.ts) for
+// q4_0, so the bits are those of the q4_0 kernels (the matmul gate checks against the rows not repacked).
+import { actInverse, actScale, round8, sum32 } from './act';
+import { halfToFloat4s } from './decode';
+
+/** Bytes of one block of a group: four f16 scales and 64 bytes of nibbles. */
+const GROUP_BLOCK: usize = 72;
+
+/**
+ * Repacks `rows` (% 4 == 0) q4_0 rows at w (rowBytes = 18 * blocks apart) into q4_0x4 in place, one group at
+ * a time through tmp [4 * rowBytes].
+ */
+export function repackQ4x4(w: usize, rowBytes: i32, rows: i32, tmp: usize): void {
+  const rb = <usize>rowBytes;
+  const nb = rb / 18;
+  for (let g = 0; g < rows; g += 4) {
+    const gp = w + <usize>g * rb;
+    memory.copy(tmp, gp, rb << 2);
+    for (let b: usize = 0; b < nb; b++) {
+      const o = gp + b * GROUP_BLOCK;
+      for (let r: usize = 0; r < 4; r++) {
+        const src = tmp + r * rb + b * 18;
+        store<u16>(o + (r << 1), load<u16>(src));
+        for (let k: usize = 0; k < 4; k++) store<u32>(o + 8 + (k << 4) + (r << 2), load<u32>(src + 2 + (k << 2)));
+      }
+    }
+  }
+}
+
+/**
+ * One token x [cols] f32 -> xq [cols] i8 in natural order, xd [cols/32] f32 (d = amax / 127), xs [cols/32]
+ * i16 (the sum of each block's quantized values): packActVec's values, as bytes.
+ */
+export function packActNat8(x: usize, cols: i32, xq: usize, xd: usize, xs: usize): void {
+  for (let b0: usize = 0; b0 < <usize>cols; b0 += 32) {
+    const d = actScale(x + (b0 << 2), 32);
+    store<f32>(xd + ((b0 >> 5) << 2), d);
+    const id = actInverse(d);
+    const p = x + (b0 << 2);
+    const q0 = round8(p, id), q1 = round8(p + 32, id), q2 = round8(p + 64, id), q3 = round8(p + 96, id);
+    store<i16>(xs + (b0 >> 4), <i16>sum32(q0, q1, q2, q3));
+    v128.store(xq + b0, i8x16.narrow_i16x8_s(q0, q1));
+    v128.store(xq + b0, i8x16.narrow_i16x8_s(q2, q3), 16);
+  }
+}
+
+/**
+ * One block of a group at p . the block's x at xb (int8): each row's q . x in its i32 lane. Lanes of the i16
+ * dots sum 16 products of at most 15 * 127 (30480 < 2^15) before the one widening.
+ */
+@inline function dotGroup(p: usize, xb: usize, m: v128): v128 {
+  if (!ASC_FEATURE_RELAXED_SIMD) return v128.splat<i32>(0);
+  const v0 = v128.load(p, 8), v1 = v128.load(p, 24), v2 = v128.load(p, 40), v3 = v128.load(p, 56);
+  const a = i16x8.add(
+    i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), v128.and(v0, m)), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), v128.and(i16x8.shr_u(v0, 4), m))),
+    i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), v128.and(v1, m)), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), v128.and(i16x8.shr_u(v1, 4), m))),
+  );
+  const b = i16x8.add(
+    i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), v128.and(v2, m)), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), v128.and(i16x8.shr_u(v2, 4), m))),
+    i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), v128.and(v3, m)), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), v128.and(i16x8.shr_u(v3, 4), m))),
+  );
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(a, b));
+}
+
+/**
+ * y[r] = W[r] . x for `rows` (% 4 == 0) q4_0x4 rows at w (rowBytes per row, 4 * rowBytes per group), x
+ * packed by packActNat8. Per block and row: acc += f32(q . x - 8 sum x) * (d * dx), rowsQ's q4_0 steps.
+ * Relaxed-SIMD builds only (the engine repacks only where repackTypeOf says so).
+ */
+export function matmulVecQ4x4(w: usize, rowBytes: i32, rows: i32, cols: i32, xq: usize, xd: usize, xs: usize, y: usize): void {
+  if (!ASC_FEATURE_RELAXED_SIMD) unreachable();
+  const nb = <usize>(cols >> 5);
+  const m = i8x16.splat(0x0f);
+  for (let g = 0; g < rows; g += 4) {
+    let p = w + <usize>g * <usize>rowBytes;
+    let acc = f32x4.splat(0);
+    for (let b: usize = 0; b < nb; b++) {
+      const s = i32x4.sub(dotGroup(p, xq + (b << 5), m), i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3));
+      const d = halfToFloat4s(i32x4.extend_low_i16x8_s(v128.load64_zero(p)));
+      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(d, v128.load32_splat(xd + (b << 2)))));
+      p += GROUP_BLOCK;
+    }
+    v128.store(y + (<usize>g << 2), acc);
+  }
+}
+
+/** 1 when every f16 d in `bytes` of q4_0x4 groups at w is finite (vec.ts vecScalesFinite for this layout). */
+export function q4x4ScalesFinite(w: usize, bytes: usize): i32 {
+  const end = w + bytes;
+  let bad: u32 = 0;
+  for (let p = w; p < end; p += GROUP_BLOCK) {
+    const h = v128.load64_zero(p);
+    bad |= <u32>v128.any_true(i16x8.eq(v128.and(h, i16x8.splat(0x7c00)), i16x8.splat(0x7c00)));
+  }
+  return bad ? 0 : 1;
+}

@@ -2,7 +2,7 @@
 // a fresh cache through model.forward, alternated with the same pass run op by op (the llama path of
 // forward.ts's blocks, no QK-norm, no bias) with a timer around each part; then each weight's tiled matmul
 // alone (activation packing timed apart), 1 and N threads, as GMAC/s (weights warm in cache).
-// Run: npm run build && node dist-test/bench/prefill-profile.js [--weights q8_0] [--prompt 128] [--threads N] [--runs 9] [--kv f16] [--no-prefetch]
+// Run: npm run build && node dist-test/bench/prefill-profile.js [--weights q8_0] [--prompt 128] [--threads N] [--runs 9] [--kv f16] [--no-prefetch] [--repack off]
 import { performance } from 'node:perf_hooks';
 import { loadModel } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
@@ -25,6 +25,12 @@ declareOptions('bench:prefill', "where a prefill's time goes, op by op, on the s
   '--weights': { kind: 'str', help: 'weight type of the synthetic model', default: 'q8_0' },
   '--kv': { kind: 'str', help: 'cache scheme', default: 'f16' },
   '--no-prefetch': { kind: 'switch', help: 'the op-by-op pass posts no weight prefetch (forward.ts does)' },
+  '--repack': {
+    kind: 'str',
+    choices: ['on', 'off'],
+    help: "repack weights into the kernels' interleaved layout at load (off: the file layout, for A/B runs)",
+    default: 'on',
+  },
 });
 const threads = Math.min(Number(option('--threads') ?? availableCores()), availableCores());
 const prompt = Number(option('--prompt') ?? 128);
@@ -33,7 +39,7 @@ const wt = option('--weights') ?? 'q8_0';
 const kv = option('--kv') ?? 'f16';
 /** --no-prefetch: the op-by-op pass posts no weight prefetch before rope/attention (forward.ts does). */
 const prefetch = !flag('--no-prefetch');
-configureMatmul({ threads });
+configureMatmul({ threads, repack: option('--repack') !== 'off' });
 const model = loadModel(
   syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)),
   { expand: false },

@@ -77,6 +77,7 @@ export function matmulVecQ4x4(w: usize, rowBytes: i32, rows: i32, cols: i32, xq:
   for (let g = 0; g < rows; g += 4) {
     let p = w + <usize>g * <usize>rowBytes;
     let acc = f32x4.splat(0);
+    // Two blocks per pass took 1.04-1.18x the time (bench/matmul-ab.ts, one thread, warm and cold): one it is.
     for (let b: usize = 0; b < nb; b++) {
       const s = i32x4.sub(dotGroup(p, xq + (b << 5), m), i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3));
       const d = halfToFloat4s(i32x4.extend_low_i16x8_s(v128.load64_zero(p)));

@@ -21,11 +21,19 @@ export function repackQ4x4(w: usize, rowBytes: i32, rows: i32, tmp: usize): void
     memory.copy(tmp, gp, rb << 2);
     for (let b: usize = 0; b < nb; b++) {
       const o = gp + b * GROUP_BLOCK;
-      for (let r: usize = 0; r < 4; r++) {
-        const src = tmp + r * rb + b * 18;
-        store<u16>(o + (r << 1), load<u16>(src));
-        for (let k: usize = 0; k < 4; k++) store<u32>(o + 8 + (k << 4) + (r << 2), load<u32>(src + 2 + (k << 2)));
-      }
+      const s0 = tmp + b * 18, s1 = s0 + rb, s2 = s1 + rb, s3 = s2 + rb;
+      store<u16>(o, load<u16>(s0));
+      store<u16>(o + 2, load<u16>(s1));
+      store<u16>(o + 4, load<u16>(s2));
+      store<u16>(o + 6, load<u16>(s3));
+      // The four rows' 16 qs bytes as 4 x 4 words, transposed: vector k takes word k of each row.
+      const a = v128.load(s0, 2), c = v128.load(s1, 2), e = v128.load(s2, 2), f = v128.load(s3, 2);
+      const t0 = i32x4.shuffle(a, c, 0, 4, 1, 5), t1 = i32x4.shuffle(a, c, 2, 6, 3, 7);
+      const t2 = i32x4.shuffle(e, f, 0, 4, 1, 5), t3 = i32x4.shuffle(e, f, 2, 6, 3, 7);
+      v128.store(o, i32x4.shuffle(t0, t2, 0, 1, 4, 5), 8);
+      v128.store(o, i32x4.shuffle(t0, t2, 2, 3, 6, 7), 24);
+      v128.store(o, i32x4.shuffle(t1, t3, 0, 1, 4, 5), 40);
+      v128.store(o, i32x4.shuffle(t1, t3, 2, 3, 6, 7), 56);
     }
   }
 }

@@ -270,26 +270,20 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
         }
       }
     }
-    // Extreme integer sums (block types), x of either sign, both tile paths.
+    // Extreme integer sums (block types), x of either sign, both tile paths; 8 rows: whole row groups (a repacked
+    // layout where the build has one), one token too.
     if (!FLOAT_TYPES.has(type))
-      for (const sign of [1, -1]) {
-        const rows = 5,
-          cols = K_TYPES.has(type) ? 512 : 96;
-        const data = extremeWeight(type, rows, cols, rng);
-        const w = new Weight('w', { type, dims: [cols, rows], data });
-        const full = dequantize(type, data, rows * cols, 'w');
-        for (const n of [4, 9]) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`);
-      }
-    // The same extremes on whole row groups (a repacked layout where the build has one), one token too.
-    if (!FLOAT_TYPES.has(type))
-      for (const sign of [1, -1]) {
-        const rows = 8,
-          cols = K_TYPES.has(type) ? 512 : 96;
-        const data = extremeWeight(type, rows, cols, rng);
-        const w = new Weight('w', { type, dims: [cols, rows], data });
-        const full = dequantize(type, data, rows * cols, 'w');
-        for (const n of [1, 4]) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`, data);
-      }
+      for (const [rows, ns] of [
+        [5, [4, 9]],
+        [8, [1, 4]],
+      ] as const)
+        for (const sign of [1, -1]) {
+          const cols = K_TYPES.has(type) ? 512 : 96;
+          const data = extremeWeight(type, rows, cols, rng);
+          const w = new Weight('w', { type, dims: [cols, rows], data });
+          const full = dequantize(type, data, rows * cols, 'w');
+          for (const n of ns) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`, data);
+        }
     // One check: the wasm product of n tokens against the reference, per activation path, naming the kernel.
     // data: the file bytes, to check a repacked weight against its file layout bit for bit.
     function checkOne(w: Weight, full: Float32Array, x: Float32Array, n: number, rows: number, cols: number, what = '', data?: Uint8Array): void {

@@ -43,31 +43,30 @@ function relaxedDiffers(w: Weight, x: Float32Array, n: number, y: Float32Array):
   } finally {
     configureMatmul({ relaxed: true });
   }
-  const a = new Uint32Array(y.buffer, y.byteOffset, y.length);
-  const b = new Uint32Array(base.buffer, base.byteOffset, base.length);
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return `output ${i}: ${y[i]} vs baseline ${base[i]}`;
+  return firstDifference(y, base, 'baseline');
+}
+
+/** null when a and b hold the same bits, else the first difference (b named `what`). */
+function firstDifference(a: Float32Array, b: Float32Array, what: string): string | null {
+  const p = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const q = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return `output ${i}: ${a[i]} vs ${what} ${b[i]}`;
   return null;
 }
 
 /**
- * For a weight repacked at load (a kernel layout, interleave.ts): null when y has the bits of the same weight
- * in its file layout, else the first difference. Both sum each output in one order, so they must agree.
+ * For a weight repacked at load (a kernel layout, interleave.ts): the same file bytes loaded in their file
+ * layout, which every product is compared with bit for bit (both sum each output in one order); null when w
+ * kept its file layout.
  */
-function fileLayoutDiffers(w: Weight, type: number, data: Uint8Array, x: Float32Array, n: number, a: Activations, y: Float32Array): string | null {
+function fileLayoutTwin(w: Weight, type: number, data: Uint8Array): Weight | null {
+  if (w.packedWeight!.type === type) return null;
   configureMatmul({ repack: false });
-  let plain: Weight;
   try {
-    plain = new Weight('w', { type, dims: [w.cols, w.rows], data });
+    return new Weight('w', { type, dims: [w.cols, w.rows], data });
   } finally {
     configureMatmul({ repack: true });
   }
-  if (plain.packedWeight!.type !== type) return `the file-layout twin was repacked too (${weightTypeName(plain.packedWeight!.type)})`;
-  const base = new Float32Array(y.length);
-  wasmMatmul(plain.packedWeight!, x, n, base, a);
-  const p = new Uint32Array(y.buffer, y.byteOffset, y.length);
-  const q = new Uint32Array(base.buffer, base.byteOffset, base.length);
-  for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return `output ${i}: ${y[i]} vs file layout ${base[i]}`;
-  return null;
 }
 
 /** The npm-test grid: leftover rows of four-row groups and strips, whole groups (8: repacked q4_0), every token path (~2 s). */
@@ -260,13 +259,14 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
           report(false, `matmul ${name} [${rows}, ${cols}]: not in the wasm arena`);
           continue;
         }
+        const twin = fileLayoutTwin(w, type, data);
         const full = dequantize(type, data, rows * cols, 'w');
         for (const n of grid.tokens) {
           const x = rng.normals(n * cols);
           // A zero block (zero scale) and one large value (a wide block range).
           x.fill(0, 0, Math.min(cols, qb));
           if (cols > qb) x[qb + 3] = 40;
-          checkOne(w, full, x, n, rows, cols, '', data);
+          checkOne(w, full, x, n, rows, cols, '', twin);
         }
       }
     }
@@ -282,11 +282,12 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
           const data = extremeWeight(type, rows, cols, rng);
           const w = new Weight('w', { type, dims: [cols, rows], data });
           const full = dequantize(type, data, rows * cols, 'w');
-          for (const n of ns) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`, data);
+          const twin = fileLayoutTwin(w, type, data);
+          for (const n of ns) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`, twin);
         }
     // One check: the wasm product of n tokens against the reference, per activation path, naming the kernel.
-    // data: the file bytes, to check a repacked weight against its file layout bit for bit.
-    function checkOne(w: Weight, full: Float32Array, x: Float32Array, n: number, rows: number, cols: number, what = '', data?: Uint8Array): void {
+    // twin: the weight in its file layout, when w was repacked (fileLayoutTwin).
+    function checkOne(w: Weight, full: Float32Array, x: Float32Array, n: number, rows: number, cols: number, what = '', twin: Weight | null = null): void {
       const layout = w.packedWeight!.type !== type ? w.packedWeight!.type : null;
       const ref = new Float32Array(n * rows);
       w.matmulRef(x, n, ref);
@@ -306,7 +307,13 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
         let bits = kernel === 'matmulQ8Relaxed' ? (differs ? `, NOT the baseline tiles' bits (${differs})` : ", the baseline tiles' bits") : '';
         let layoutDiffers: string | null = null;
         if (layout !== null) {
-          layoutDiffers = data ? fileLayoutDiffers(w, type, data, x, n, a, y) : 'no file bytes to compare';
+          const base = new Float32Array(y.length);
+          if (twin) wasmMatmul(twin.packedWeight!, x, n, base, a);
+          layoutDiffers = !twin
+            ? 'no file-layout twin to compare'
+            : twin.packedWeight!.type !== type
+              ? `the file-layout twin was repacked too (${weightTypeName(twin.packedWeight!.type)})`
+              : firstDifference(y, base, 'file layout');
           bits += layoutDiffers ? `, NOT the file layout's bits (${layoutDiffers})` : ", the file layout's bits";
           if (kernel === 'matmulVec') repackRan.set(layout, (repackRan.get(layout) ?? 0) + 1);
         }

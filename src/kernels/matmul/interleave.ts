@@ -8,37 +8,29 @@ import { ShapeError } from '../../errors.js';
 const Q4_BLOCK = 18;
 const GROUP_BLOCK = 4 * Q4_BLOCK;
 
+/**
+ * Where byte i (< 18) of row r's q4_0 block b lies in q4_0x4 bytes (groups from offset 0): the one mapping
+ * both directions below use. Bytes 0-1 are d, 2..17 the qs bytes, 4 per vector.
+ */
+function q4x4Offset(rowBytes: number, r: number, b: number, i: number): number {
+  const o = (r - (r % 4)) * rowBytes + b * GROUP_BLOCK;
+  const lane = r % 4;
+  if (i < 2) return o + 2 * lane + i;
+  const q = i - 2;
+  return o + 8 + 16 * (q >> 2) + 4 * lane + (q & 3);
+}
+
 /** q4_0 rows src [rows][rowBytes] (rows % 4 == 0) -> the q4_0x4 bytes of the same rows. */
 export function interleaveQ4x4(src: Uint8Array, rowBytes: number, rows: number): Uint8Array {
   if (rows % 4 !== 0 || rowBytes % Q4_BLOCK !== 0 || src.length < rows * rowBytes)
     throw new ShapeError(`q4_0x4: ${rows} rows of ${rowBytes} B in ${src.length} B (rows must come in fours, rows in whole q4_0 blocks)`);
   const out = new Uint8Array(rows * rowBytes);
-  const nb = rowBytes / Q4_BLOCK;
-  for (let g = 0; g < rows; g += 4) {
-    const base = g * rowBytes;
-    for (let b = 0; b < nb; b++) {
-      const o = base + b * GROUP_BLOCK;
-      for (let r = 0; r < 4; r++) {
-        const s = base + r * rowBytes + b * Q4_BLOCK;
-        out[o + 2 * r] = src[s]!;
-        out[o + 2 * r + 1] = src[s + 1]!;
-        for (let k = 0; k < 4; k++) for (let j = 0; j < 4; j++) out[o + 8 + 16 * k + 4 * r + j] = src[s + 2 + 4 * k + j]!;
-      }
-    }
-  }
+  for (let r = 0; r < rows; r++)
+    for (let b = 0; b < rowBytes / Q4_BLOCK; b++) for (let i = 0; i < Q4_BLOCK; i++) out[q4x4Offset(rowBytes, r, b, i)] = src[r * rowBytes + b * Q4_BLOCK + i]!;
   return out;
 }
 
 /** Row r of q4_0x4 bytes (groups from data[0]) -> its q4_0 row bytes in out [rowBytes]. */
 export function q4x4Row(data: Uint8Array, rowBytes: number, r: number, out: Uint8Array): void {
-  const nb = rowBytes / Q4_BLOCK;
-  const base = (r - (r % 4)) * rowBytes;
-  const lane = r % 4;
-  for (let b = 0; b < nb; b++) {
-    const o = base + b * GROUP_BLOCK;
-    const d = b * Q4_BLOCK;
-    out[d] = data[o + 2 * lane]!;
-    out[d + 1] = data[o + 2 * lane + 1]!;
-    for (let k = 0; k < 4; k++) for (let j = 0; j < 4; j++) out[d + 2 + 4 * k + j] = data[o + 8 + 16 * k + 4 * lane + j]!;
-  }
+  for (let b = 0; b < rowBytes / Q4_BLOCK; b++) for (let i = 0; i < Q4_BLOCK; i++) out[b * Q4_BLOCK + i] = data[q4x4Offset(rowBytes, r, b, i)]!;
 }

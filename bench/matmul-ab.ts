@@ -5,12 +5,15 @@
 // Build the old module: git archive <rev> assembly | tar -x -C /tmp/old && node node_modules/assemblyscript/bin/asc.js
 //   /tmp/old/assembly/index.ts --outFile /tmp/old/kernels.wasm <flags of scripts/build-wasm.mjs>
 // node dist-test/bench/matmul-ab.js --old /tmp/old/kernels.wasm [--new build/kernels.wasm] [--cold] [--types q8_0,q4_K] [--shapes 2048x768] [--n 1,64] [--old-plan v1]
+// Layout A/B (the file layout against the one weights are repacked to, one build): --old build/kernels-relaxed.wasm
+//   --new build/kernels-relaxed.wasm --old-plan v2 --old-repack off
 import { readFileSync } from 'node:fs';
 import { ggmlTypeByName, GGML } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
 import { matmulKernelFor } from '../src/kernels/matmul/plan.js';
 import { wasmKernels, type WasmExports } from '../src/kernels/runtime/wasm.js';
-import { weightType } from '../src/kernels/matmul/table.js';
+import { configureMatmul } from '../src/kernels/matmul/config.js';
+import { weightType, weightTypeName } from '../src/kernels/matmul/table.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomWeight } from '../test/parity/matmul-weights.js';
 import { cpuAlternated, declareOptions, option, printTable } from './harness.js';
@@ -80,6 +83,7 @@ declareOptions('matmul-ab', 'in-process A/B of two builds of the matmul kernels 
   '--budget': { kind: 'num', help: 'seconds per case', default: 0.6 },
   '--count': { kind: 'str', choices: ['old', 'new'], help: 'only run that side, untimed (for callgrind)' },
   '--reps': { kind: 'int', min: 1, help: 'calls per case with --count', default: 100 },
+  '--old-repack': { kind: 'str', choices: ['on', 'off'], help: "the old side's weights repacked at load (off: the file layout)", default: 'on' },
   '--cold': { kind: 'switch', help: 'each call reads one of 96 MiB of weight copies (past L3), as decode streams weights' },
 });
 const oldPath = option('--old');
@@ -104,6 +108,7 @@ const budget = Number(option('--budget') ?? 0.6);
 const count = option('--count');
 const reps = Number(option('--reps') ?? 100);
 const cold = process.argv.includes('--cold');
+const oldRepack = (option('--old-repack') ?? 'on') === 'on';
 const rng = new Prng(3);
 const rows: string[][] = [];
 for (const name of types) {
@@ -112,7 +117,16 @@ for (const name of types) {
     const data = randomWeight(type, r, c, rng);
     // --cold: copies of the weight through 96 MiB (past L3), one per call in turn, as a decode step streams its weights.
     const copies = cold ? Math.max(1, Math.ceil((96 << 20) / data.length)) : 1;
-    const ws = Array.from({ length: copies }, () => new Weight(name, { type, dims: [c, r], data }).packedWeight!);
+    const load = (repack: boolean) => {
+      configureMatmul({ repack });
+      try {
+        return Array.from({ length: copies }, () => new Weight(name, { type, dims: [c, r], data }).packedWeight!);
+      } finally {
+        configureMatmul({ repack: true });
+      }
+    };
+    const ws = load(true);
+    const wsOldSide = oldRepack ? ws : load(false);
     const w = ws[0]!;
     for (const n of ns) {
       const a = k.arena;
@@ -123,12 +137,12 @@ for (const name of types) {
       const wsOld = a.alloc(wsBytes),
         wsNew = a.alloc(wsBytes);
       new Float32Array(a.memory.buffer, xp, n * c).set(rng.normals(n * c));
-      const rot = (e: Exports, plan: 'v1' | 'v2', y: number, wsp: number) => {
-        const fs = ws.map((wi) => caller(e, plan, wi, n, xp, y, wsp));
+      const rot = (e: Exports, plan: 'v1' | 'v2', y: number, wsp: number, side = ws) => {
+        const fs = side.map((wi) => caller(e, plan, wi, n, xp, y, wsp));
         let i = 0;
         return () => fs[(i = (i + 1) % fs.length)]!();
       };
-      const fns = [rot(oldE, oldPlan, yOld, wsOld), rot(newE, 'v2', yNew, wsNew)];
+      const fns = [rot(oldE, oldPlan, yOld, wsOld, wsOldSide), rot(newE, 'v2', yNew, wsNew)];
       if (count) {
         const fn = fns[count === 'old' ? 0 : 1]!;
         for (let i = 0; i < reps; i++) fn();
@@ -138,7 +152,7 @@ for (const name of types) {
           name,
           `${r}x${c}`,
           `${n}`,
-          matmulKernelFor(w, n),
+          `${matmulKernelFor(w, n)} ${weightTypeName(w.type)}`,
           (tOld * 1e6).toFixed(1),
           (tNew * 1e6).toFixed(1),
           (tNew / tOld).toFixed(3),
@@ -151,6 +165,6 @@ for (const name of types) {
 }
 if (!count)
   console.log(
-    `matmul A/B, one thread, weights warm, CPU time per call, batches alternated (medians of 21)${cold ? ', weights cycled through 96 MiB' : ''}; old: ${oldPath} (plan ${oldPlan})`,
+    `matmul A/B, one thread, weights warm, CPU time per call, batches alternated (medians of 21)${cold ? ', weights cycled through 96 MiB' : ''}; old: ${oldPath} (plan ${oldPlan}${oldRepack ? '' : ', file layout'})`,
   );
 if (!count) printTable(['type', 'shape', 'n', 'new kernel', 'old us', 'new us', 'new/old', 'new GB/s'], rows);

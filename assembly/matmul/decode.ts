@@ -21,6 +21,8 @@ export const T_BF16: i32 = 30;
  * the definition), 256 + q4_0's id. Its rowBytes is q4_0's; a group of four rows fills 4 * rowBytes.
  */
 export const T_Q4_0X4: i32 = 258;
+/** Not a ggml type either: q4_K rows in four-row groups the same way (vec_q4kx4.ts), 256 + q4_K's id. */
+export const T_Q4_KX4: i32 = 268;
 
 /** Sum of the four i32 lanes. */
 @inline export function hsumi(a: v128): i32 {
@@ -46,11 +48,16 @@ export const T_Q4_0X4: i32 = 258;
   return v128.and(set, i8x16.splat(0x10));
 }
 
-/** q4_K / q5_K sub-block j's 6-bit scale (low 16 bits) and min (high 16 bits): ggml's get_scale_min_k4. */
-@inline function scaleMinK4(s: usize, j: usize): u32 {
-  if (j < 4) return (<u32>load<u8>(s + j) & 63) | ((<u32>load<u8>(s + j + 4) & 63) << 16);
-  const sc = (<u32>load<u8>(s + j + 4) & 0xf) | ((<u32>load<u8>(s + j - 4) >> 6) << 4);
-  const m = (<u32>load<u8>(s + j + 4) >> 4) | ((<u32>load<u8>(s + j) >> 6) << 4);
+/**
+ * q4_K / q5_K sub-block j's 6-bit scale (low 16 bits) and min (high 16 bits): ggml's get_scale_min_k4, the 12
+ * scale bytes as 3 words `stride` bytes apart from s (4: a block's own; 16: q4_Kx4's, one row's words).
+ */
+@inline function scaleMinK4(s: usize, j: usize, stride: usize = 4): u32 {
+  const w1 = s + stride, w2 = w1 + stride;
+  if (j < 4) return (<u32>load<u8>(s + j) & 63) | ((<u32>load<u8>(w1 + j) & 63) << 16);
+  const i = j - 4;
+  const sc = (<u32>load<u8>(w2 + i) & 0xf) | ((<u32>load<u8>(s + i) >> 6) << 4);
+  const m = (<u32>load<u8>(w2 + i) >> 4) | ((<u32>load<u8>(w1 + i) >> 6) << 4);
   return sc | (m << 16);
 }
 
@@ -63,7 +70,44 @@ export const T_Q4_0X4: i32 = 258;
     decodeRowQ4x4(w + <usize>(r & ~3) * <usize>rowBytes, <usize>(r & 3), cols, q, sc);
     return false;
   }
+  if (type == T_Q4_KX4) {
+    decodeRowQ4Kx4(w + <usize>(r & ~3) * <usize>rowBytes, <usize>(r & 3), cols, q, sc, mn);
+    return true;
+  }
   return decodeRowI8(type, w + <usize>r * <usize>rowBytes, cols, q, sc, mn);
+}
+
+/** Words o, o + 16, o + 32, o + 48 (one row's units of a four-row group) as one vector. */
+@inline function groupWords(o: usize): v128 {
+  let v = v128.load32_zero(o);
+  v = v128.load32_lane(o + 16, v, 1);
+  v = v128.load32_lane(o + 32, v, 2);
+  return v128.load32_lane(o + 48, v, 3);
+}
+
+/**
+ * Row `lane` of the q4_Kx4 group at g (blocks of 576 B: four f16 d, four dmin, scale words A, B, C of the
+ * four rows, then 32 x 16 B of 4 qs bytes per row) as q4_K's decode.
+ */
+function decodeRowQ4Kx4(g: usize, lane: usize, cols: i32, q: usize, sc: usize, mn: usize): void {
+  const m4 = i8x16.splat(0x0f);
+  const nb = <usize>(cols >> 8);
+  for (let b: usize = 0; b < nb; b++) {
+    const p = g + b * 576;
+    const d = f16at(p + (lane << 1));
+    const dmin = f16at(p + 8 + (lane << 1));
+    for (let j: usize = 0; j < 8; j++) {
+      const smv = scaleMinK4(p + 16 + (lane << 2), j, 16);
+      const gi = (b << 3) + j;
+      pair(sc, gi, d * <f32>(smv & 0xffff));
+      pair(mn, gi, -dmin * <f32>(smv >>> 16));
+      // Sub-block j: the low (even j) or high nibbles of the row's 32 qs bytes of pair j / 2 (vectors 8(j/2)..+7).
+      const src = p + 64 + ((j >> 1) << 7) + (lane << 2);
+      const v0 = groupWords(src), v1 = groupWords(src + 64);
+      v128.store(q + (gi << 5), j & 1 ? i8x16.shr_u(v0, 4) : v128.and(v0, m4));
+      v128.store(q + (gi << 5), j & 1 ? i8x16.shr_u(v1, 4) : v128.and(v1, m4), 16);
+    }
+  }
 }
 
 /** Row `lane` of the q4_0x4 group at g (blocks of 72 B: four f16 d, then 4 x 16 B of 4 qs bytes per row) as q4_0's decode. */
@@ -73,11 +117,7 @@ function decodeRowQ4x4(g: usize, lane: usize, cols: i32, q: usize, sc: usize): v
   for (let b: usize = 0; b < nb; b++) {
     const p = g + b * 72;
     pair(sc, b, f16at(p + (lane << 1)));
-    const o = p + 8 + (lane << 2);
-    let v = v128.load32_zero(o);
-    v = v128.load32_lane(o + 16, v, 1);
-    v = v128.load32_lane(o + 32, v, 2);
-    v = v128.load32_lane(o + 48, v, 3);
+    const v = groupWords(p + 8 + (lane << 2));
     v128.store(q + (b << 5), i8x16.sub(v128.and(v, m4), i8x16.splat(8)));
     v128.store(q + (b << 5), i8x16.sub(i8x16.shr_u(v, 4), i8x16.splat(8)), 16);
   }
@@ -216,27 +256,33 @@ export function decodeRowI8(type: i32, w: usize, cols: i32, q: usize, sc: usize,
 }
 
 /**
- * A K-quant row's integer scales (the tiled kernel's exact form, tile_q8.ts): isc [cols/32] i32 (q6_K:
- * [cols/16], signed) sub-block scales, imn [cols/32] i32 mins (q4_K / q5_K), dd [cols/256][2] f32 d and dmin.
+ * K-quant row r of the weight at w (rowBytes apart; q4_Kx4: from its four-row group) as integer scales (the
+ * tiled kernel's exact form, tile_q8.ts): isc [cols/32] i32 (q6_K: [cols/16], signed) sub-block scales, imn
+ * [cols/32] i32 mins (q4_K / q5_K), dd [cols/256][2] f32 d and dmin.
  */
-export function kScales(type: i32, w: usize, cols: i32, isc: usize, imn: usize, dd: usize): void {
+export function kScalesAt(type: i32, w: usize, rowBytes: i32, r: i32, cols: i32, isc: usize, imn: usize, dd: usize): void {
   const nb = <usize>(cols >> 8);
+  const row = w + <usize>r * <usize>rowBytes;
   if (type == T_Q6_K) {
     for (let b: usize = 0; b < nb; b++) {
-      const p = w + b * 210;
+      const p = row + b * 210;
       store<f32>(dd + (b << 3), f16at(p + 208));
       store<f32>(dd + (b << 3), 0, 4);
       for (let g: usize = 0; g < 16; g++) store<i32>(isc + (((b << 4) + g) << 2), <i32>load<i8>(p + 192 + g));
     }
     return;
   }
-  const bs: usize = type == T_Q5_K ? 176 : 144;
+  // d, dmin and the scale words of block b: a block's own, or q4_Kx4's fields of row `lane` of its group.
+  const grouped = type == T_Q4_KX4;
+  const lane = <usize>(r & 3);
+  const base = grouped ? w + <usize>(r & ~3) * <usize>rowBytes : row;
+  const bs: usize = grouped ? 576 : type == T_Q5_K ? 176 : 144;
   for (let b: usize = 0; b < nb; b++) {
-    const p = w + b * bs;
-    store<f32>(dd + (b << 3), f16at(p));
-    store<f32>(dd + (b << 3), f16at(p + 2), 4);
+    const p = base + b * bs;
+    store<f32>(dd + (b << 3), f16at(grouped ? p + (lane << 1) : p));
+    store<f32>(dd + (b << 3), f16at(grouped ? p + 8 + (lane << 1) : p + 2), 4);
     for (let j: usize = 0; j < 8; j++) {
-      const smv = scaleMinK4(p + 4, j);
+      const smv = grouped ? scaleMinK4(p + 16 + (lane << 2), j, 16) : scaleMinK4(p + 4, j);
       store<i32>(isc + (((b << 3) + j) << 2), <i32>(smv & 0xffff));
       store<i32>(imn + (((b << 3) + j) << 2), <i32>(smv >>> 16));
     }

@@ -10,7 +10,7 @@
 // the baseline tiles' time (bench/relaxed-ab.ts, [2048, 768], n 64-128; Node 20's V8 lowers the dots to
 // pmaddubsw, no VNNI), and the i32 form (i32x4.relaxed_dot_i8x16_i7x16_add_s) ran 0.38 ns per 16
 // multiply-adds against 0.15 ns per 8 for dot_i16x8_s + add: no faster per multiply-add.
-import { T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K } from './decode';
+import { T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K } from './decode';
 import { kMins, kStep } from './tile_q8';
 import { decodeStrip, stDD, stMn, stSc, storeTile } from './tile_strip';
 
@@ -18,7 +18,7 @@ import { decodeStrip, stDD, stMn, stSc, storeTile } from './tile_strip';
 @inline function offsetOf(type: i32): i32 {
   if (type == T_Q4_0 || type == T_Q4_0X4) return 8;
   if (type == T_Q5_0) return 16;
-  if (type == T_Q4_1 || type == T_Q5_1 || type == T_Q4_K || type == T_Q5_K) return 0;
+  if (type == T_Q4_1 || type == T_Q5_1 || type == T_Q4_K || type == T_Q4_KX4 || type == T_Q5_K) return 0;
   return -1;
 }
 
@@ -55,7 +55,7 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
     const yr = y + (<usize>r0 << 2);
     // One instance per (kind, width, mins) so each inlines its branches away.
     if (type == T_Q5_K) tiles(true, true, false, 0, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
-    else if (type == T_Q4_K) tiles(true, false, false, 0, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
+    else if (type == T_Q4_K || type == T_Q4_KX4) tiles(true, false, false, 0, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
     else if (type == T_Q5_0 || type == T_Q5_1) tiles(false, true, hasMin, off, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
     else tiles(false, false, hasMin, off, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
   }

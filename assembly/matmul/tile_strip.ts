@@ -1,6 +1,6 @@
 // What the int8 tiles (tile_q8.ts, relaxed_tile.ts) and the f32 tile (tile_f32.ts) share: the per-thread
 // scratch layout, a strip of 4 weight rows decoded once per call into it, and the stores of a tile's outputs.
-import { decodeRowI8At, kScales, T_Q4_K, T_Q5_K, T_Q6_K } from './decode';
+import { decodeRowI8At, kScalesAt, T_Q4_K, T_Q4_KX4, T_Q5_K, T_Q6_K } from './decode';
 
 @inline function up16(n: usize): usize {
   return (n + 15) & ~(<usize>15);
@@ -34,7 +34,7 @@ export function matmulTileScratchBytes(cols: i32): i32 {
 
 /** Whether a type's tiles take K-quant strips (integer sub-block scales, d and dmin per 256). */
 @inline export function isKQuant(type: i32): bool {
-  return type == T_Q4_K || type == T_Q5_K || type == T_Q6_K;
+  return type == T_Q4_K || type == T_Q4_KX4 || type == T_Q5_K || type == T_Q6_K;
 }
 
 /**
@@ -56,9 +56,8 @@ export function matmulTileScratchBytes(cols: i32): i32 {
   for (let i = 0; i < 4; i++) {
     const wi = scratch + <usize>i * wRow;
     if (i < nr) {
-      const wr = w + <usize>(r0 + i) * rowBytes;
       hasMin = decodeRowI8At(type, w, rowBytes, r0 + i, cols, Q, SC + <usize>i * gRow, MN + <usize>i * gRow);
-      if (kq) kScales(type, wr, cols, SC + <usize>i * gRow, MN + <usize>i * gRow, DD + <usize>i * dRow);
+      if (kq) kScalesAt(type, w, rowBytes, r0 + i, cols, SC + <usize>i * gRow, MN + <usize>i * gRow, DD + <usize>i * dRow);
       if (bytes) offsetRow(Q, cols, off, wi);
       else if (kq) widenScaled(type == T_Q6_K, Q, SC + <usize>i * gRow, cols, wi);
       else widenRow(Q, cols, wi);

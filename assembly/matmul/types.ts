@@ -1,7 +1,7 @@
 // The wasm side of the weight-type table (src/kernels/matmul/table.ts): one row per ggml weight type, read
 // through @inline accessors, so a kernel inlined with its type a constant folds each fact to a constant.
 // weightTypeFacts exports every field; the matmul gate checks them against the TS rows and ggml's block sizes.
-import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
+import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
 
 /**
  * Value orders of packActVec (vec.ts): natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs
@@ -62,6 +62,8 @@ export const FACT_CENTRE: i32 = 8;
   // q4_K and q5_K share ORDER_NIB256, whose relaxed layout only their relaxed kernel reads: both relaxed or neither.
   if (type == T_Q4_K) return pick(f, ORDER_NIB256, 256, 144, 256, 0, 1, 0, 0, 0);
   if (type == T_Q5_K) return pick(f, ORDER_NIB256, 256, 176, 256, 0, 1, 0, 0, 0);
+  // q4_Kx4 (relaxed builds only): q4_K's bytes and x; its kernel converts d and dmin four at a time.
+  if (type == T_Q4_KX4) return pick(f, ORDER_NIB256, 256, 144, 256, 1, 1, 0, 0, 0);
   if (type == T_Q6_K) return pick(f, ORDER_Q6K, 256, 210, 256, 0, 0, 0, 0, 0);
   return pick(f, -1, 0, 0, 0, 0, 0, 0, 0, 0);
 }

@@ -8,7 +8,7 @@
 // each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum, hsum4i } from '../shared/common';
 import { actInverse, actScale, round8, sum32 } from './act';
-import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
+import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
 import { dotOther } from './vec_blocks';
 import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NAT8, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, VEC_RELAXED_NIB256, VEC_RELAXED_Q4_0 } from './types';
 import { packActQKRelaxed, rowQKRelaxed } from './vec_qk_relaxed';
@@ -16,6 +16,7 @@ import { packActQ6K, rowQ6K } from './vec_q6k';
 import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './vec_halves';
 import { matmulVecQ4x4, packActNat8, q4x4ScalesFinite, repackQ4x4 } from './vec_q4x4';
+import { matmulVecQ4Kx4, q4Kx4ScalesFinite, repackQ4Kx4 } from './vec_q4kx4';
 
 /**
  * q8_0 / q4_0 rows of at least EIGHT_MIN_ROW_BYTES run eight at a time, with no touches ahead (the hardware
@@ -140,12 +141,16 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
 export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   if (!scalesChecked(type)) return 1;
   if (type == T_Q4_0X4) return q4x4ScalesFinite(w, bytes);
-  const bs = blockBytesOf(type);
-  const mins = hasMin(type);
+  if (type == T_Q4_KX4) return q4Kx4ScalesFinite(w, bytes);
+  return blockHalvesFinite(w, bytes, blockBytesOf(type), hasMin(type));
+}
+
+/** 1 when the f16 at the start of every block of bs bytes in `bytes` at w (and, with `two`, the f16 after it) is finite. */
+@inline function blockHalvesFinite(w: usize, bytes: usize, bs: usize, two: bool): i32 {
   let bad: u32 = 0;
   for (let p = w; p < w + bytes; p += bs) {
     bad |= <u32>((load<u16>(p) & 0x7c00) == 0x7c00);
-    if (mins) bad |= <u32>((load<u16>(p + 2) & 0x7c00) == 0x7c00);
+    if (two) bad |= <u32>((load<u16>(p + 2) & 0x7c00) == 0x7c00);
   }
   return bad ? 0 : 1;
 }
@@ -177,21 +182,36 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
 
 /**
  * The type a weight of `type` is repacked to at load for this build's kernels, or -1 (kept as it is): q4_0 to
- * q4_0x4 where the relaxed q4_0 kernel runs (vec_q4x4.ts). Rows must come in whole groups of four.
+ * q4_0x4 and q4_K to q4_Kx4 where their relaxed kernels run (vec_q4x4.ts, vec_q4kx4.ts). Rows must come in
+ * whole groups of four.
  */
 export function repackTypeOf(type: i32): i32 {
-  return type == T_Q4_0 && VEC_RELAXED_Q4_0 ? T_Q4_0X4 : -1;
+  if (type == T_Q4_0 && VEC_RELAXED_Q4_0) return T_Q4_0X4;
+  if (type == T_Q4_K && VEC_RELAXED_NIB256) return T_Q4_KX4;
+  return -1;
 }
 
-/** Repacks `rows` weight rows of `type` at w in place to repackTypeOf(type)'s layout, through tmp [4 * rowBytes]. */
-export function repackWeight(type: i32, w: usize, rowBytes: i32, rows: i32, tmp: usize): void {
-  if (repackTypeOf(type) == T_Q4_0X4) repackQ4x4(w, rowBytes, rows, tmp);
-  else unreachable();
+/**
+ * Repacks `rows` weight rows of `type` at w in place to repackTypeOf(type)'s layout, through tmp [4 * rowBytes],
+ * and returns 1; returns 0 with the bytes untouched where a block's f16 d (or dmin) is not finite, which the
+ * layout's kernel converts four at a time (Inf/NaN not kept).
+ */
+export function repackWeight(type: i32, w: usize, rowBytes: i32, rows: i32, tmp: usize): i32 {
+  const to = repackTypeOf(type);
+  const bytes = <usize>rows * <usize>rowBytes;
+  if (to == T_Q4_0X4) {
+    if (!blockHalvesFinite(w, bytes, 18, false)) return 0;
+    repackQ4x4(w, rowBytes, rows, tmp);
+  } else if (to == T_Q4_KX4) {
+    if (!blockHalvesFinite(w, bytes, 144, true)) return 0;
+    repackQ4Kx4(w, rowBytes, rows, tmp);
+  } else unreachable();
+  return 1;
 }
 
 /** 1 when this build's one-token kernel of `type` runs the relaxed dot (the constants its kernels branch on, types.ts VEC_RELAXED_*; the matmul gate checks them against the table). */
 export function vecRelaxedType(type: i32): i32 {
-  const relaxed = type == T_Q4_0 || type == T_Q4_0X4 ? VEC_RELAXED_Q4_0 : type == T_Q4_K || type == T_Q5_K ? VEC_RELAXED_NIB256 : false;
+  const relaxed = type == T_Q4_0 || type == T_Q4_0X4 ? VEC_RELAXED_Q4_0 : type == T_Q4_K || type == T_Q4_KX4 || type == T_Q5_K ? VEC_RELAXED_NIB256 : false;
   return relaxed ? 1 : 0;
 }
 
@@ -433,6 +453,7 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     else if (type == T_Q8_0) rowsQ(T_Q8_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q4_0) rowsQ(T_Q4_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q4_0X4) matmulVecQ4x4(w, rowBytes, rows, cols, q, d, s, yt);
+    else if (type == T_Q4_KX4) matmulVecQ4Kx4(w, rowBytes, rows, cols, q, d, s, yt);
     else if (type == T_Q4_1) rowsQ(T_Q4_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q5_0) rowsQ(T_Q5_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q5_1) rowsQ(T_Q5_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);

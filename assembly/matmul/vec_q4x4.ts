@@ -5,6 +5,7 @@
 // q4_0, so the bits are those of the q4_0 kernels (the matmul gate checks against the rows not repacked).
 import { actInverse, actScale, round8, sum32 } from './act';
 import { halfToFloat4s } from './decode';
+import { groupHalvesFinite, storeWordsByRow } from './group4';
 
 /** Bytes of one block of a group: four f16 scales and 64 bytes of nibbles. */
 const GROUP_BLOCK: usize = 72;
@@ -27,13 +28,7 @@ export function repackQ4x4(w: usize, rowBytes: i32, rows: i32, tmp: usize): void
       store<u16>(o + 4, load<u16>(s2));
       store<u16>(o + 6, load<u16>(s3));
       // The four rows' 16 qs bytes as 4 x 4 words, transposed: vector k takes word k of each row.
-      const a = v128.load(s0, 2), c = v128.load(s1, 2), e = v128.load(s2, 2), f = v128.load(s3, 2);
-      const t0 = i32x4.shuffle(a, c, 0, 4, 1, 5), t1 = i32x4.shuffle(a, c, 2, 6, 3, 7);
-      const t2 = i32x4.shuffle(e, f, 0, 4, 1, 5), t3 = i32x4.shuffle(e, f, 2, 6, 3, 7);
-      v128.store(o, i32x4.shuffle(t0, t2, 0, 1, 4, 5), 8);
-      v128.store(o, i32x4.shuffle(t0, t2, 2, 3, 6, 7), 24);
-      v128.store(o, i32x4.shuffle(t1, t3, 0, 1, 4, 5), 40);
-      v128.store(o, i32x4.shuffle(t1, t3, 2, 3, 6, 7), 56);
+      storeWordsByRow(v128.load(s0, 2), v128.load(s1, 2), v128.load(s2, 2), v128.load(s3, 2), o + 8);
     }
   }
 }
@@ -98,11 +93,5 @@ export function matmulVecQ4x4(w: usize, rowBytes: i32, rows: i32, cols: i32, xq:
 
 /** 1 when every f16 d in `bytes` of q4_0x4 groups at w is finite (vec.ts vecScalesFinite for this layout). */
 export function q4x4ScalesFinite(w: usize, bytes: usize): i32 {
-  const end = w + bytes;
-  let bad: u32 = 0;
-  for (let p = w; p < end; p += GROUP_BLOCK) {
-    const h = v128.load64_zero(p);
-    bad |= <u32>v128.any_true(i16x8.eq(v128.and(h, i16x8.splat(0x7c00)), i16x8.splat(0x7c00)));
-  }
-  return bad ? 0 : 1;
+  return groupHalvesFinite(w, bytes, GROUP_BLOCK, false);
 }

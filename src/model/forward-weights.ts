@@ -9,8 +9,7 @@ import { blockDecoderOf, type BlockDecoder } from '../kernels/matmul/table.js';
 import { dequantTypes } from '../kernels/matmul/dequant.js';
 import { addRows } from '../kernels/ops/ops.js';
 import { allocWeight, arenaVector, arenaHalfNonFinite, freeInArena, repackInArena, wasmMatmulSupports, type PackedWeight } from '../kernels/matmul/weights.js';
-import { KERNEL_LAYOUT } from '../kernels/matmul/table.js';
-import { q4x4Row } from '../kernels/matmul/interleave.js';
+import { groupedRow, interleavedLayout } from '../kernels/matmul/interleave.js';
 import { wasmMatmul, wasmMatmulGroup } from '../kernels/matmul/matmul.js';
 
 /** Scratch of about this many float32 values per row block: 64 KiB stays in L2 while the batch reuses it. */
@@ -78,7 +77,7 @@ export class Weight {
       this.f32 = toF32 ? new Float32Array(view.buffer, view.byteOffset, this.rows * this.cols) : null;
       this.data = toF32 ? null : view;
       this.fill(t, nbytes);
-      // Into the kernels' interleaved layout where the build has one (q4_0 -> q4_0x4); decodeRows reads either.
+      // Into the kernels' interleaved layout where the build has one (q4_0 -> q4_0x4, q4_K -> q4_Kx4); decodeRows reads either.
       if (!toF32) this.packed = repackInArena(this.packed) ?? this.packed;
       if (type === GGML.F16 && arenaHalfNonFinite(ptr, this.rows * this.cols, space) > 0) {
         // The f16 kernels turn Inf/NaN into large finite values: keep such a weight exact as f32 instead.
@@ -139,11 +138,11 @@ export class Weight {
     }
     const decode = this.decode!;
     const blocksPerRow = this.cols / this.blockValues;
-    // A repacked q4_0x4 weight: each row back to its q4_0 bytes first (interleave.ts).
-    const grouped = this.packed?.type === KERNEL_LAYOUT.Q4_0X4;
+    // A repacked weight (q4_0x4, q4_Kx4): each row back to its file bytes first (interleave.ts).
+    const grouped = this.packed ? interleavedLayout(this.packed.type) : undefined;
     const row = grouped ? (this.rowBuf ??= new Uint8Array(this.rowBytes)) : this.data!;
     for (let r = r0; r < r1; r++) {
-      if (grouped) q4x4Row(this.data!, this.rowBytes, r, row);
+      if (grouped) groupedRow(grouped, this.data!, this.rowBytes, r, row);
       const so = grouped ? 0 : r * this.rowBytes;
       const doff = dstOff + (r - r0) * this.cols;
       for (let b = 0; b < blocksPerRow; b++) decode(row, so + b * this.blockBytes, dst, doff + b * this.blockValues);

@@ -22,7 +22,7 @@ export interface MatmulConfig {
    */
   relaxed: boolean;
   /**
-   * Repack weights at load into the layout the loaded build's kernels read fastest (q4_0 -> q4_0x4, interleave.ts)
+   * Repack weights at load into the layout the loaded build's kernels read fastest (q4_0 -> q4_0x4, q4_K -> q4_Kx4, interleave.ts)
    * where it has one; false keeps the file's layout (same bits: for A/B runs and the gate). Read at load only.
    */
   repack: boolean;

@@ -1,5 +1,6 @@
-// The q4_0x4 layout: the TS definition round-trips, the wasm repack at load writes exactly its bytes, and a
-// weight is repacked only where the build, the row count, the scales and the setting allow.
+// The four-row group layouts (q4_0x4, q4_Kx4): the TS definition round-trips and puts fields where the kernels
+// read them, the wasm repack at load writes exactly its bytes, and a weight is repacked only where the build,
+// the row count, the scales and the setting allow.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Weight } from '../../model/forward-weights.js';
@@ -9,7 +10,7 @@ import { GGML } from '../../gguf/types.js';
 import { kernelBuild, wasmFailure } from '../runtime/wasm.js';
 import { Prng } from '../../numeric/prng.js';
 import { configureMatmul } from './config.js';
-import { interleaveQ4x4, q4x4Row } from './interleave.js';
+import { groupedRow, interleavedLayout, interleaveRows } from './interleave.js';
 import { KERNEL_LAYOUT } from './table.js';
 
 const skip = wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false;
@@ -21,53 +22,97 @@ function arenaBytes(w: Weight): Uint8Array {
   return new Uint8Array(p.space.arena.memory.buffer, p.ptr, p.rows * p.rowBytes).slice();
 }
 
-test('q4_0x4: every row comes back as its q4_0 bytes; groups hold d first, then 4 qs bytes per row per vector', () => {
+/** [rows, cols] random q4_K blocks: random bytes, d and dmin finite f16 of moderate size. */
+function randomQ4K(rows: number, cols: number, rng: Prng): Uint8Array {
+  const bytes = Uint8Array.from({ length: (cols / 256) * 144 * rows }, () => rng.int(256));
+  for (let b = 0; b < bytes.length; b += 144) for (const at of [b + 1, b + 3]) bytes[at] = 0x1c + rng.int(8);
+  return bytes;
+}
+
+// Per layout: its file type, block bytes, a cols count of whole blocks, an encoder, and where the first f16 d lies.
+const CASES = [
+  {
+    id: KERNEL_LAYOUT.Q4_0X4,
+    type: GGML.Q4_0,
+    block: 18,
+    cols: 96,
+    enc: (v: Float32Array, rows: number, cols: number, _rng: Prng) => encode('q4_0', v, [rows, cols]),
+  },
+  {
+    id: KERNEL_LAYOUT.Q4_KX4,
+    type: GGML.Q4_K,
+    block: 144,
+    cols: 512,
+    enc: (_v: Float32Array, rows: number, cols: number, rng: Prng) => randomQ4K(rows, cols, rng),
+  },
+] as const;
+
+test('q4_0x4 / q4_Kx4: every row comes back as its file bytes; each field lies unit by unit, rows 0..3 in turn', () => {
   const rng = new Prng(5);
-  const rows = 8,
-    rowBytes = 18 * 3;
-  const src = Uint8Array.from({ length: rows * rowBytes }, () => rng.int(256));
-  const packed = interleaveQ4x4(src, rowBytes, rows);
-  assert.notDeepEqual(packed, src);
-  const row = new Uint8Array(rowBytes);
-  for (let r = 0; r < rows; r++) {
-    q4x4Row(packed, rowBytes, r, row);
-    assert.deepEqual(row, src.subarray(r * rowBytes, (r + 1) * rowBytes), `row ${r}`);
+  for (const c of CASES) {
+    const l = interleavedLayout(c.id)!;
+    const rows = 8,
+      rowBytes = c.block * 3;
+    const src = Uint8Array.from({ length: rows * rowBytes }, () => rng.int(256));
+    const packed = interleaveRows(l, src, rowBytes, rows);
+    assert.notDeepEqual(packed, src);
+    const row = new Uint8Array(rowBytes);
+    for (let r = 0; r < rows; r++) {
+      groupedRow(l, packed, rowBytes, r, row);
+      assert.deepEqual(row, src.subarray(r * rowBytes, (r + 1) * rowBytes), `${c.id} row ${r}`);
+    }
+    assert.throws(() => interleaveRows(l, src, rowBytes, 6), ShapeError);
   }
-  // Group 1, block 2: row 2's d, then its qs bytes 4..7 at vector 1.
-  const g = 4 * rowBytes + 2 * 72;
-  assert.deepEqual(packed.subarray(g + 4, g + 6), src.subarray(6 * rowBytes + 36, 6 * rowBytes + 38));
-  assert.deepEqual(packed.subarray(g + 8 + 16 + 8, g + 8 + 16 + 12), src.subarray(6 * rowBytes + 36 + 2 + 4, 6 * rowBytes + 36 + 2 + 8));
-  assert.throws(() => interleaveQ4x4(src, rowBytes, 6), ShapeError);
+  // q4_0x4, group 1, block 2: row 2's d, then its qs bytes 4..7 at vector 1.
+  const q40 = interleavedLayout(KERNEL_LAYOUT.Q4_0X4)!;
+  const src = Uint8Array.from({ length: 8 * 54 }, (_, i) => (i * 7 + 3) & 255);
+  const p0 = interleaveRows(q40, src, 54, 8);
+  const g = 4 * 54 + 2 * 72;
+  assert.deepEqual(p0.subarray(g + 4, g + 6), src.subarray(6 * 54 + 36, 6 * 54 + 38));
+  assert.deepEqual(p0.subarray(g + 8 + 16 + 8, g + 8 + 16 + 12), src.subarray(6 * 54 + 36 + 2 + 4, 6 * 54 + 36 + 2 + 8));
+  // q4_Kx4, group 0, block 1 (576 B on), row 3: dmin at 8 + 6, scale word C (block bytes 12..15) at 48 + 12,
+  // qs bytes 40..43 (vector 10) at 64 + 160 + 12.
+  const q4k = interleavedLayout(KERNEL_LAYOUT.Q4_KX4)!;
+  const ks = Uint8Array.from({ length: 4 * 288 }, (_, i) => (i * 13 + 1) & 255);
+  const pk = interleaveRows(q4k, ks, 288, 4);
+  const row3 = 3 * 288 + 144;
+  assert.deepEqual(pk.subarray(576 + 14, 576 + 16), ks.subarray(row3 + 2, row3 + 4));
+  assert.deepEqual(pk.subarray(576 + 60, 576 + 64), ks.subarray(row3 + 12, row3 + 16));
+  assert.deepEqual(pk.subarray(576 + 64 + 160 + 12, 576 + 64 + 160 + 16), ks.subarray(row3 + 16 + 40, row3 + 16 + 44));
 });
 
-test('a relaxed build repacks q4_0 weights of whole row groups at load to exactly the TS layout; decodeRows reads either', { skip }, () => {
-  const rng = new Prng(6);
-  const cols = 96;
-  const make = (rows: number, repack = true, data?: Uint8Array) => {
-    const bytes = data ?? encode('q4_0', rng.normals(rows * cols), [rows, cols]);
-    configureMatmul({ repack });
-    try {
-      return { w: new Weight('w', { type: GGML.Q4_0, dims: [cols, rows], data: bytes }), bytes };
-    } finally {
-      configureMatmul({ repack: true });
-    }
-  };
-  const { w, bytes } = make(12);
-  const plain = make(12, false, bytes).w;
-  assert.equal(plain.packedWeight!.type, GGML.Q4_0);
-  assert.deepEqual(arenaBytes(plain), bytes);
-  if (relaxed) {
-    assert.equal(w.packedWeight!.type, KERNEL_LAYOUT.Q4_0X4);
-    assert.deepEqual(arenaBytes(w), interleaveQ4x4(bytes, 54, 12));
-  } else assert.equal(w.packedWeight!.type, GGML.Q4_0, 'a baseline build keeps the file layout');
-  const a = new Float32Array(5 * cols),
-    b = new Float32Array(5 * cols);
-  w.decodeRows(3, 8, a);
-  plain.decodeRows(3, 8, b);
-  assert.deepEqual(a, b);
-  // Not whole groups, or a non-finite scale (row 5, block 1): kept as they are.
-  assert.equal(make(6).w.packedWeight!.type, GGML.Q4_0);
-  const inf = encode('q4_0', rng.normals(8 * cols), [8, cols]);
-  inf.set([0x00, 0x7c], 5 * 54 + 18);
-  assert.equal(make(8, true, inf).w.packedWeight!.type, GGML.Q4_0);
-});
+for (const c of CASES) {
+  const name = c.type === GGML.Q4_0 ? 'q4_0' : 'q4_K';
+  test(`a relaxed build repacks ${name} weights of whole row groups at load to exactly the TS layout; decodeRows reads either`, { skip }, () => {
+    const rng = new Prng(6);
+    const cols = c.cols;
+    const rowBytes = (cols / (c.type === GGML.Q4_0 ? 32 : 256)) * c.block;
+    const make = (rows: number, repack = true, data?: Uint8Array) => {
+      const bytes = data ?? c.enc(rng.normals(rows * cols), rows, cols, rng);
+      configureMatmul({ repack });
+      try {
+        return { w: new Weight('w', { type: c.type, dims: [cols, rows], data: bytes }), bytes };
+      } finally {
+        configureMatmul({ repack: true });
+      }
+    };
+    const { w, bytes } = make(12);
+    const plain = make(12, false, bytes).w;
+    assert.equal(plain.packedWeight!.type, c.type);
+    assert.deepEqual(arenaBytes(plain), bytes);
+    if (relaxed) {
+      assert.equal(w.packedWeight!.type, c.id);
+      assert.deepEqual(arenaBytes(w), interleaveRows(interleavedLayout(c.id)!, bytes, rowBytes, 12));
+    } else assert.equal(w.packedWeight!.type, c.type, 'a baseline build keeps the file layout');
+    const a = new Float32Array(5 * cols),
+      b = new Float32Array(5 * cols);
+    w.decodeRows(3, 8, a);
+    plain.decodeRows(3, 8, b);
+    assert.deepEqual(a, b);
+    // Not whole groups, or a non-finite scale (row 5, block 1; q4_K: its dmin): kept as they are.
+    assert.equal(make(6).w.packedWeight!.type, c.type);
+    const inf = c.enc(rng.normals(8 * cols), 8, cols, rng);
+    inf.set([0x00, 0x7c], 5 * rowBytes + c.block + (c.type === GGML.Q4_K ? 2 : 0));
+    assert.equal(make(8, true, inf).w.packedWeight!.type, c.type);
+  });
+}

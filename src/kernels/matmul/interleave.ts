@@ -1,36 +1,89 @@
-// Kernel layouts that interleave weight rows, defined here in plain TS (the wasm repack at load is tested
-// against it): q4_0x4 holds q4_0 rows four at a time. Per 32-value block, a group's 72 bytes are the four
-// rows' f16 d (rows 0..3), then four 16-byte vectors, vector k holding qs bytes 4k..4k+3 of rows 0, 1, 2, 3.
-// The relaxed one-token kernel (assembly/matmul/vec_q4x4.ts) then dots each row into its own lane.
+// Kernel layouts that interleave weight rows four at a time, defined here in plain TS (the wasm repack at load
+// is tested against it). A block of a four-row group holds each field of the type's block (its segments: d,
+// dmin, scale words, qs words) for rows 0..3 in turn, unit by unit: unit k of row `lane` of a segment of
+// `size`-byte units lies at the segment's start + 4 * size * k + size * lane. The relaxed one-token kernels
+// (assembly/matmul/vec_q4x4.ts, vec_q4kx4.ts) then dot each row into its own lane from one 16-byte load.
 import { ShapeError } from '../../errors.js';
+import { GGML, ggmlTypeName } from '../../gguf/types.js';
+import { KERNEL_LAYOUT, weightTypeName } from './table.js';
 
-/** q4_0 block bytes and the bytes of one block of a four-row group. */
-const Q4_BLOCK = 18;
-const GROUP_BLOCK = 4 * Q4_BLOCK;
+/** Rows per group. */
+const GROUP_ROWS = 4;
 
-/**
- * Where byte i (< 18) of row r's q4_0 block b lies in q4_0x4 bytes (groups from offset 0): the one mapping
- * both directions below use. Bytes 0-1 are d, 2..17 the qs bytes, 4 per vector.
- */
-function q4x4Offset(rowBytes: number, r: number, b: number, i: number): number {
-  const o = (r - (r % 4)) * rowBytes + b * GROUP_BLOCK;
-  const lane = r % 4;
-  if (i < 2) return o + 2 * lane + i;
-  const q = i - 2;
-  return o + 8 + 16 * (q >> 2) + 4 * lane + (q & 3);
+/** One field of a block: `units` units of `size` bytes per row. */
+interface Segment {
+  readonly size: 2 | 4;
+  readonly units: number;
 }
 
-/** q4_0 rows src [rows][rowBytes] (rows % 4 == 0) -> the q4_0x4 bytes of the same rows. */
-export function interleaveQ4x4(src: Uint8Array, rowBytes: number, rows: number): Uint8Array {
-  if (rows % 4 !== 0 || rowBytes % Q4_BLOCK !== 0 || src.length < rows * rowBytes)
-    throw new ShapeError(`q4_0x4: ${rows} rows of ${rowBytes} B in ${src.length} B (rows must come in fours, rows in whole q4_0 blocks)`);
+export interface InterleavedLayout {
+  /** The kernel layout's id (table.ts KERNEL_LAYOUT) and the ggml type whose rows it groups. */
+  readonly id: number;
+  readonly of: number;
+  /** Bytes of the type's block; its segments, in block order, sum to it. */
+  readonly blockBytes: number;
+  readonly segments: readonly Segment[];
+}
+
+// q4_0: f16 d, 16 qs bytes. q4_K: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins (3 words), 128 qs bytes.
+const LAYOUTS: readonly InterleavedLayout[] = [
+  {
+    id: KERNEL_LAYOUT.Q4_0X4,
+    of: GGML.Q4_0,
+    blockBytes: 18,
+    segments: [
+      { size: 2, units: 1 },
+      { size: 4, units: 4 },
+    ],
+  },
+  {
+    id: KERNEL_LAYOUT.Q4_KX4,
+    of: GGML.Q4_K,
+    blockBytes: 144,
+    segments: [
+      { size: 2, units: 1 },
+      { size: 2, units: 1 },
+      { size: 4, units: 3 },
+      { size: 4, units: 32 },
+    ],
+  },
+];
+
+/** The interleaved layout of kernel layout id `type`, or undefined (a file layout). */
+export function interleavedLayout(type: number): InterleavedLayout | undefined {
+  return LAYOUTS.find((l) => l.id === type);
+}
+
+/**
+ * Where byte i (< blockBytes) of row r's block b lies in the layout's bytes (groups from offset 0): the one
+ * mapping both directions below use.
+ */
+function groupOffset(l: InterleavedLayout, rowBytes: number, r: number, b: number, i: number): number {
+  const lane = r % GROUP_ROWS;
+  let o = (r - lane) * rowBytes + b * GROUP_ROWS * l.blockBytes;
+  for (const s of l.segments) {
+    const bytes = s.size * s.units;
+    if (i < bytes) return o + GROUP_ROWS * s.size * Math.floor(i / s.size) + s.size * lane + (i % s.size);
+    i -= bytes;
+    o += GROUP_ROWS * bytes;
+  }
+  throw new ShapeError(`${weightTypeName(l.id)}: byte ${i} is past a ${ggmlTypeName(l.of)} block`);
+}
+
+/** Rows src [rows][rowBytes] of the layout's type (rows % 4 == 0) -> the layout's bytes of the same rows. */
+export function interleaveRows(l: InterleavedLayout, src: Uint8Array, rowBytes: number, rows: number): Uint8Array {
+  if (rows % GROUP_ROWS !== 0 || rowBytes % l.blockBytes !== 0 || src.length < rows * rowBytes)
+    throw new ShapeError(
+      `${weightTypeName(l.id)}: ${rows} rows of ${rowBytes} B in ${src.length} B (rows must come in fours, rows in whole ${ggmlTypeName(l.of)} blocks)`,
+    );
   const out = new Uint8Array(rows * rowBytes);
   for (let r = 0; r < rows; r++)
-    for (let b = 0; b < rowBytes / Q4_BLOCK; b++) for (let i = 0; i < Q4_BLOCK; i++) out[q4x4Offset(rowBytes, r, b, i)] = src[r * rowBytes + b * Q4_BLOCK + i]!;
+    for (let b = 0; b < rowBytes / l.blockBytes; b++)
+      for (let i = 0; i < l.blockBytes; i++) out[groupOffset(l, rowBytes, r, b, i)] = src[r * rowBytes + b * l.blockBytes + i]!;
   return out;
 }
 
-/** Row r of q4_0x4 bytes (groups from data[0]) -> its q4_0 row bytes in out [rowBytes]. */
-export function q4x4Row(data: Uint8Array, rowBytes: number, r: number, out: Uint8Array): void {
-  for (let b = 0; b < rowBytes / Q4_BLOCK; b++) for (let i = 0; i < Q4_BLOCK; i++) out[b * Q4_BLOCK + i] = data[q4x4Offset(rowBytes, r, b, i)]!;
+/** Row r of the layout's bytes (groups from data[0]) -> its file-layout row bytes in out [rowBytes]. */
+export function groupedRow(l: InterleavedLayout, data: Uint8Array, rowBytes: number, r: number, out: Uint8Array): void {
+  for (let b = 0; b < rowBytes / l.blockBytes; b++) for (let i = 0; i < l.blockBytes; i++) out[b * l.blockBytes + i] = data[groupOffset(l, rowBytes, r, b, i)]!;
 }

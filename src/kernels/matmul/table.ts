@@ -58,11 +58,14 @@ export interface WeightTypeRow {
   readonly repackOf?: number;
 }
 
-/** Kernel layouts past ggml's ids (assembly/matmul/decode.ts T_*): q4_0 rows interleaved four at a time. */
-export const KERNEL_LAYOUT = { Q4_0X4: 258 } as const;
-const LAYOUT_NAMES = new Map<number, string>([[KERNEL_LAYOUT.Q4_0X4, 'q4_0x4']]);
+/** Kernel layouts past ggml's ids (assembly/matmul/decode.ts T_*, 256 + the type's id): q4_0 / q4_K rows interleaved four at a time. */
+export const KERNEL_LAYOUT = { Q4_0X4: 258, Q4_KX4: 268 } as const;
+const LAYOUT_NAMES = new Map<number, string>([
+  [KERNEL_LAYOUT.Q4_0X4, 'q4_0x4'],
+  [KERNEL_LAYOUT.Q4_KX4, 'q4_Kx4'],
+]);
 
-/** The name of a ggml type or kernel layout (q4_0x4). */
+/** The name of a ggml type or kernel layout (q4_0x4, q4_Kx4). */
 export function weightTypeName(type: number): string {
   return LAYOUT_NAMES.get(type) ?? ggmlTypeName(type);
 }
@@ -103,6 +106,8 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   // q4_0 in four-row groups (assembly/matmul/vec_q4x4.ts): one row per lane of the relaxed dot. Relaxed builds
   // only (repackTypeOf); the tiles decode it row by row into q4_0's strips.
   { ...row(KERNEL_LAYOUT.Q4_0X4, 'format', { order: NAT8, maxTokens: 6, relaxed: true }, 'q8', 32, true, 'block32', true), repackOf: GGML.Q4_0 },
+  // q4_K the same way (vec_q4kx4.ts), x as q4_K's relaxed kernel takes it; d and dmin converted four at a time.
+  { ...row(KERNEL_LAYOUT.Q4_KX4, decodeQ4K, { order: NIB256, maxTokens: 6, relaxed: true }, 'q8', 256, true, 'block256', true), repackOf: GGML.Q4_K },
 ];
 
 /**
@@ -131,12 +136,13 @@ export function weightType(type: number): WeightTypeRow | undefined {
 }
 
 /**
- * The block decoder of a ggml type, or undefined: K-quants from kquants.ts, the rest through the registered
+ * The block decoder of a ggml type, or undefined (kernel layouts too): K-quants from kquants.ts, the rest through the registered
  * format whose bytes are that type's (guarded: a same-named format whose bytes differ from ggml's is refused).
  */
 export function blockDecoderOf(type: number): BlockDecoder | undefined {
   const r = byType.get(type);
-  if (!r) return undefined;
+  // A kernel layout's bytes are grouped rows, not blocks (interleave.ts gives a row back its file bytes).
+  if (!r || r.repackOf !== undefined) return undefined;
   if (r.decoder !== 'format') return r.decoder;
   const t = ggmlType(type);
   const f = t && formats.get(t.name);

@@ -66,17 +66,17 @@ function allocIn(k: WasmKernels, name: string, bytes: number): { ptr: number; vi
 
 /**
  * The weight repacked in place into the layout the loaded build reads fastest (the build's repackTypeOf: q4_0 ->
- * q4_0x4 in relaxed builds, interleave.ts), or null when it stays as it is: no such layout, rows not in
- * whole groups of four, a non-finite block scale (such weights run the exact tiles), or repack off (config.ts).
+ * q4_0x4, q4_K -> q4_Kx4 in relaxed builds, interleave.ts), or null when it stays as it is: no such layout, rows
+ * not in whole groups of four, a non-finite block scale (the module declines; such weights run the exact
+ * kernels), or repack off (config.ts).
  */
 export function repackInArena(w: PackedWeight): PackedWeight | null {
   const e = w.space.exports;
   const target = e['repackTypeOf']!(w.type) as number;
   if (target < 0 || !matmulConfig().repack || w.rows % 4 !== 0 || weightType(target)?.repackOf !== w.type) return null;
-  if (e['vecScalesFinite']!(w.type, w.ptr, w.rows * w.rowBytes) !== 1) return null;
   const tmp = w.space.arena.alloc(4 * w.rowBytes);
   try {
-    e['repackWeight']!(w.type, w.ptr, w.rowBytes, w.rows, tmp);
+    if (e['repackWeight']!(w.type, w.ptr, w.rowBytes, w.rows, tmp) !== 1) return null;
   } finally {
     w.space.arena.free(tmp);
   }

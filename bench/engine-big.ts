@@ -33,6 +33,7 @@ interface Flags {
   native: boolean;
   nativeKvs: string[];
   nativeContexts: number[];
+  repack: string;
   /** Internal: this process is the child measuring one weight type. */
   childRun?: string;
 }
@@ -80,6 +81,11 @@ function program(): Command {
       // q4_0: 4.5 GiB at 131072 positions of the 8B shape; q2k there is 3.5 GiB (112.5 B per position and KV head), under 4 GiB.
       .addOption(new Option('--cache-scheme <name>', 'scheme of the cache beyond 4 GiB').choices([...schemeRegistry.keys()]).default('q4_0'))
       .addOption(new Option('--shape <name>', 'model and cache shape').choices(Object.keys(BIG_SHAPES)).default('8b'))
+      .addOption(
+        new Option('--repack <on|off>', "repack weights into the kernels' interleaved layout at load (off: the file layout, for A/B runs)")
+          .choices(['on', 'off'])
+          .default('on'),
+      )
       .addOption(new Option('--child-run <weights>').hideHelp())
       .exitOverride()
       .configureOutput({ writeErr: (s) => process.stderr.write(s.split('\n')[0] + '\n') })
@@ -119,7 +125,7 @@ function main(argv: string[]): number {
   const shape = BIG_SHAPES[f.shape]!;
   try {
     // Threads for the process that computes: the child per weight type, or this one for the cache.
-    const threads = () => (configureMatmul({ threads: f.threads }), setThreads(f.threads));
+    const threads = () => (configureMatmul({ threads: f.threads, repack: f.repack === 'on' }), setThreads(f.threads));
     if (f.childRun) {
       threads();
       const file = bigModel(shape, f.childRun, log);

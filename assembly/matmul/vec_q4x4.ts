@@ -51,21 +51,17 @@ export function packActNat8(x: usize, cols: i32, xq: usize, xd: usize, xs: usize
 }
 
 /**
- * One block of a group at p . the block's x at xb (int8): each row's q . x in its i32 lane. Lanes of the i16
- * dots sum 16 products of at most 15 * 127 (30480 < 2^15) before the one widening.
+ * Half a block of a group: the 2 x 16 bytes at p (vectors k, k + 1) . x at xb (int8; vector k's low nibbles
+ * against xb + 4k, high against xb + 16 + 4k): each row's sum in its i16 lanes 2r, 2r + 1 (8 products of at
+ * most 15 * 127 each).
  */
-@inline function dotGroup(p: usize, xb: usize, m: v128): v128 {
+@inline function halfGroup(p: usize, xb: usize, m: v128): v128 {
   if (!ASC_FEATURE_RELAXED_SIMD) return v128.splat<i32>(0);
-  const v0 = v128.load(p, 8), v1 = v128.load(p, 24), v2 = v128.load(p, 40), v3 = v128.load(p, 56);
-  const a = i16x8.add(
+  const v0 = v128.load(p), v1 = v128.load(p, 16);
+  return i16x8.add(
     i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb), v128.and(v0, m)), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 16), v128.and(i16x8.shr_u(v0, 4), m))),
     i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 4), v128.and(v1, m)), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 20), v128.and(i16x8.shr_u(v1, 4), m))),
   );
-  const b = i16x8.add(
-    i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 8), v128.and(v2, m)), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 24), v128.and(i16x8.shr_u(v2, 4), m))),
-    i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 12), v128.and(v3, m)), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load32_splat(xb, 28), v128.and(i16x8.shr_u(v3, 4), m))),
-  );
-  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(a, b));
 }
 
 /**
@@ -79,15 +75,22 @@ export function matmulVecQ4x4(w: usize, rowBytes: i32, rows: i32, cols: i32, xq:
   const m = i8x16.splat(0x0f);
   for (let g = 0; g < rows; g += 4) {
     let p = w + <usize>g * <usize>rowBytes;
+    const yg = y + (<usize>g << 2);
     let acc = f32x4.splat(0);
     // Two blocks per pass took 1.04-1.18x the time (bench/matmul-ab.ts, one thread, warm and cold): one it is.
     for (let b: usize = 0; b < nb; b++) {
-      const s = i32x4.sub(dotGroup(p, xq + (b << 5), m), i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3));
+      // The first half's sum stored to this group's output (overwritten at its end) keeps the second half's loads
+      // after its arithmetic: V8 would issue all 12 loads first and spill (as in vec_q4kx4.ts).
+      const xb = xq + (b << 5);
+      const h = halfGroup(p + 8, xb, m);
+      v128.store(yg, h);
+      const q = i32x4.extadd_pairwise_i16x8_s(i16x8.add(h, halfGroup(p + 40, xb + 8, m)));
+      const s = i32x4.sub(q, i32x4.splat(<i32>load<i16>(xs + (b << 1)) << 3));
       const d = halfToFloat4s(i32x4.extend_low_i16x8_s(v128.load64_zero(p)));
       acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(d, v128.load32_splat(xd + (b << 2)))));
       p += GROUP_BLOCK;
     }
-    v128.store(y + (<usize>g << 2), acc);
+    v128.store(yg, acc);
   }
 }
 

@@ -261,6 +261,7 @@ export function vecRelaxedType(type: i32): i32 {
     let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb, p4 = p3 + rb, p5 = p4 + rb, p6 = p5 + rb, p7 = p6 + rb;
     let x = xq;
     let acc = f32x4.splat(0), acd = f32x4.splat(0);
+    const yr = y + (<usize>r << 2);
     let t = p0 + (rb << 4);
     let sink: u32 = 0;
     for (let b: usize = 0; b < nb; b++) {
@@ -268,8 +269,26 @@ export function vecRelaxedType(type: i32): i32 {
       t += bs << 3;
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
       const n0 = natural8(x0, x1), n1 = natural8(x2, x3);
-      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3, n0, n1), dotBlock(type, p1, x0, x1, x2, x3, n0, n1), dotBlock(type, p2, x0, x1, x2, x3, n0, n1), dotBlock(type, p3, x0, x1, x2, x3, n0, n1));
-      let u = hsum4i(dotBlock(type, p4, x0, x1, x2, x3, n0, n1), dotBlock(type, p5, x0, x1, x2, x3, n0, n1), dotBlock(type, p6, x0, x1, x2, x3, n0, n1), dotBlock(type, p7, x0, x1, x2, x3, n0, n1));
+      // Each row's partial sums stored to this group's output (overwritten at its end) as they come: the stores keep
+      // a row's loads after the row before's arithmetic, where V8 would issue all 32 first and spill (vec_q4kx4.ts).
+      const d0 = dotBlock(type, p0, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d0);
+      const d1 = dotBlock(type, p1, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d1);
+      const d2 = dotBlock(type, p2, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d2);
+      const d3 = dotBlock(type, p3, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d3);
+      const d4 = dotBlock(type, p4, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d4);
+      const d5 = dotBlock(type, p5, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d5);
+      const d6 = dotBlock(type, p6, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d6);
+      const d7 = dotBlock(type, p7, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d7);
+      let s = hsum4i(d0, d1, d2, d3);
+      let u = hsum4i(d4, d5, d6, d7);
       if (centre != 0) {
         const c = i32x4.splat(<i32>load<i16>(xs + (b << 1)) * centre);
         s = i32x4.sub(s, c);
@@ -287,14 +306,15 @@ export function vecRelaxedType(type: i32): i32 {
       x += 64;
     }
     keep(sink);
-    v128.store(y + (<usize>r << 2), acc);
-    v128.store(y + (<usize>r << 2), acd, 16);
+    v128.store(yr, acc);
+    v128.store(yr, acd, 16);
   }
   for (; r + 4 <= rows; r += 4) {
     let p0 = w + <usize>r * rb;
     let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
     let x = xq;
     let acc = f32x4.splat(0);
+    const yr = y + (<usize>r << 2);
     // The row group two ahead, touched at the pace this one is read (touch.ts).
     let t = p0 + (rb << 3);
     let sink: u32 = 0;
@@ -303,7 +323,16 @@ export function vecRelaxedType(type: i32): i32 {
       t += bs << 2;
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
       const n0 = natural8(x0, x1), n1 = natural8(x2, x3);
-      let s = hsum4i(dotBlock(type, p0, x0, x1, x2, x3, n0, n1), dotBlock(type, p1, x0, x1, x2, x3, n0, n1), dotBlock(type, p2, x0, x1, x2, x3, n0, n1), dotBlock(type, p3, x0, x1, x2, x3, n0, n1));
+      // As in the eight-row loop: each row's partials stored to this group's output as they come.
+      const d0 = dotBlock(type, p0, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d0);
+      const d1 = dotBlock(type, p1, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d1);
+      const d2 = dotBlock(type, p2, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d2);
+      const d3 = dotBlock(type, p3, x0, x1, x2, x3, n0, n1);
+      v128.store(yr, d3);
+      let s = hsum4i(d0, d1, d2, d3);
       // q4_0: (q - 8) . x = q . x - 8 * sum(x), in integers.
       if (centre != 0) s = i32x4.sub(s, i32x4.splat(<i32>load<i16>(xs + (b << 1)) * centre));
       const dx = v128.load32_splat(xd + (b << 2));
@@ -313,7 +342,7 @@ export function vecRelaxedType(type: i32): i32 {
       x += 64;
     }
     keep(sink);
-    v128.store(y + (<usize>r << 2), acc);
+    v128.store(yr, acc);
   }
   // Leftover rows one at a time, each with the operations of a lane of the four-row groups (scalars: the
   // same float ops), so every row's output is the same wherever it sits (the tiles match this order).

@@ -64,8 +64,10 @@ export function q4Kx4ScalesFinite(w: usize, bytes: usize): i32 {
 /**
  * ik plus sub-block pair c's I terms (scales: bytes k, k + 1 of s), a quarter at a time. Each quarter's sum is
  * stored to yg, this group's output (overwritten at its end): the store keeps the next quarter's loads after this
- * quarter's arithmetic. Without it V8 issues all 24 loads of a pair first and spills ~60 vectors (one store per
- * pair half: 0.58-0.73x the time; per quarter, unrolled: a further 0.75-0.8x).
+ * quarter's arithmetic, where V8 issues all 24 loads of a pair first and spills ~60 vectors. bench/matmul-ab.ts,
+ * one thread, n 1, [2048, 768] to [14336, 4096]: a store per half pair took 0.58-0.73x the time of none, then
+ * pairs unrolled with scales by shifts 0.86-0.91x, a store per quarter 0.95-0.98x, quarters unrolled 0.85-0.90x;
+ * the whole against q4_K's file layout 0.46-0.58x (17-18 GB/s warm and cold).
  */
 @inline function pairStep(ik: v128, q: usize, xc: usize, m: v128, s: v128, k: i32, yg: usize): v128 {
   const sa = scalePairs(s, k), sb = scalePairs(s, k + 1);

@@ -21,6 +21,7 @@ declareOptions('bench:decode', "where a decode step's time goes, op by op, on th
   '--threads': { kind: 'int', min: 1, help: 'matmul threads (capped at available cores)', default: 'available cores' },
   '--steps': { kind: 'int', min: 1, help: 'decode steps', default: 48 },
   '--weights': { kind: 'str', help: 'weight type of the synthetic model', default: 'q8_0' },
+  '--model': { kind: 'str', help: "a GGUF file to profile instead of the synthetic model (e.g. bench:big's 8B one)" },
   '--choice': { kind: 'str', choices: ['measured', 'always'], help: 'matmul thread choice', default: 'measured' },
   '--repack': {
     kind: 'str',
@@ -34,10 +35,8 @@ const steps = Number(option('--steps') ?? 48);
 const wt = option('--weights') ?? 'q8_0';
 const choice = (option('--choice') ?? 'measured') as 'measured' | 'always';
 configureMatmul({ threads, threadChoice: choice, repack: option('--repack') !== 'off' });
-const model = loadModel(
-  syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)),
-  { expand: false },
-);
+const modelPath = option('--model');
+const model = loadModel(modelPath ?? syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)), { expand: false });
 const hp = model.hp;
 const cache = model.createCache({ policy: schemePolicy('q8_0'), capacity: 512 });
 const prompt = Array.from({ length: 128 }, (_, i) => 300 + ((i * 7919 + 104729) % (hp.nVocab - 300)));
@@ -153,7 +152,7 @@ const pool1 = poolStats();
 
 const load = (await import('node:os')).loadavg();
 console.log(
-  `\ndecode after 128 q8_0 KV positions, ${wt} weights, ${threads} threads (${choice}), ${steps} steps; load average ${load.map((x) => x.toFixed(2)).join(' ')}`,
+  `\ndecode after 128 q8_0 KV positions, ${modelPath ?? `${wt} weights`}, ${threads} threads (${choice}), ${steps} steps; load average ${load.map((x) => x.toFixed(2)).join(' ')}`,
 );
 console.log(`model.forward: median ${median(whole).toFixed(2)} ms/token = ${(1000 / median(whole)).toFixed(1)} tok/s`);
 const totalMed = median(parts.get('total')!);

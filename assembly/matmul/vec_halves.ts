@@ -4,20 +4,8 @@
 // subnormal: the x 2^112 trick (decode.ts halfToFloat4s) multiplies subnormal halves as f32
 // subnormals, which this CPU kind takes a microcode assist for; real f16 weights (~0.25% subnormal at
 // sigma 0.02) then ran at half speed (4.9 vs 11.5 GB/s, 2048x768, one core).
-import { halfToFloat, hsum4 } from '../shared/common';
+import { halfToFloat, hsum4, magToFloat } from '../shared/common';
 import { keep, touch } from './touch';
-
-/**
- * f16 magnitudes m = (h & 0x7fff) << 13 in i32 lanes -> f32 bits. A = m + (112 << 23) is the value of a
- * normal half; B = float(m + (113 << 23)) - 2^-14 that of a subnormal or zero (the renormalised value minus
- * its implicit one, all in normal floats). For normals B >= A, for subnormals and zero B < A: the value
- * is min(A, B), compared as integers (the bit patterns of positive floats order as their values).
- */
-@inline function magToFloat(m: v128): v128 {
-  const a = i32x4.add(m, i32x4.splat(112 << 23));
-  const b = f32x4.sub(i32x4.add(m, i32x4.splat(113 << 23)), f32x4.splat(reinterpret<f32>(113 << 23)));
-  return i32x4.min_s(a, b);
-}
 
 /** The even (low) halves of v's 32-bit lanes as f32x4 (f16: finite halves exact; Inf/NaN are loaded as f32 weights). */
 @inline export function evenHalves(bf: bool, v: v128): v128 {

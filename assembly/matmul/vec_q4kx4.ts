@@ -4,7 +4,7 @@
 // 0..3. As in vec_q4x4.ts, one relaxed dot against a 4-byte broadcast of x leaves each row in its own lane;
 // the 6-bit scales and mins of four rows unpack in one pass of vector ops. Per block the integers I and M and
 // the float steps after them are vec_qk_relaxed.ts rowQKRelaxed's, so the bits are q4_K's file layout's.
-import { halfToFloat4s } from './decode';
+import { halfToFloat4Exact } from '../shared/common';
 import { groupHalvesFinite, storeWordsByRow } from './group4';
 
 /** Bytes of one block of a group: four rows of 144. */
@@ -118,8 +118,8 @@ export function matmulVecQ4Kx4(w: usize, rowBytes: i32, rows: i32, cols: i32, xq
       const Q = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(mLo), Xlo), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(mHi), Xhi));
       const mk = i32x4.add(i32x4.shuffle(P, Q, 0, 2, 4, 6), i32x4.shuffle(P, Q, 1, 3, 5, 7));
       const dx = v128.load32_splat(xd + (b << 2));
-      const d = f32x4.mul(halfToFloat4s(i32x4.extend_low_i16x8_s(v128.load64_zero(p))), dx);
-      const dmin = f32x4.mul(halfToFloat4s(i32x4.extend_low_i16x8_s(v128.load64_zero(p + 8))), dx);
+      const d = f32x4.mul(halfToFloat4Exact(i32x4.extend_low_i16x8_u(v128.load64_zero(p))), dx);
+      const dmin = f32x4.mul(halfToFloat4Exact(i32x4.extend_low_i16x8_u(v128.load64_zero(p + 8))), dx);
       acc = f32x4.add(acc, f32x4.sub(f32x4.mul(f32x4.convert_i32x4_s(ik), d), f32x4.mul(f32x4.convert_i32x4_s(mk), dmin)));
       p += GROUP_BLOCK;
     }

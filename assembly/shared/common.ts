@@ -19,6 +19,27 @@ const HALF_RESCALE: f32 = reinterpret<f32>(0x77800000);
   return reinterpret<f32>(bits | ((h & 0x8000) << 16));
 }
 
+/**
+ * f16 magnitudes m = (h & 0x7fff) << 13 in i32 lanes -> f32 bits. A = m + (112 << 23) is the value of a
+ * normal half; B = float(m + (113 << 23)) - 2^-14 that of a subnormal or zero (the renormalised value minus
+ * its implicit one, all in normal floats). For normals B >= A, for subnormals and zero B < A: the value
+ * is min(A, B), compared as integers (the bit patterns of positive floats order as their values).
+ */
+@inline export function magToFloat(m: v128): v128 {
+  const a = i32x4.add(m, i32x4.splat(112 << 23));
+  const b = f32x4.sub(i32x4.add(m, i32x4.splat(113 << 23)), f32x4.splat(reinterpret<f32>(113 << 23)));
+  return i32x4.min_s(a, b);
+}
+
+/**
+ * Four fp16 values (their bits in i32 lanes, upper bits ignored) -> f32x4, finite values exact and no f32
+ * subnormal in a multiply (halfToFloat's rule, four at a time: K-quant block scales are often fp16 subnormals).
+ * Inf/NaN become large finite values.
+ */
+@inline export function halfToFloat4Exact(v: v128): v128 {
+  return v128.or(magToFloat(v128.and(i32x4.shl(v, 13), i32x4.splat(0x0fffe000))), v128.and(i32x4.shl(v, 16), i32x4.splat(0x80000000)));
+}
+
 /** Four fp16 values (u16 bits widened to i32 lanes) -> f32x4. Inf/NaN become large finite values. */
 @inline export function halfToFloat4(v: v128): v128 {
   const sign = i32x4.shl(v128.and(v, i32x4.splat(0x8000)), 16);

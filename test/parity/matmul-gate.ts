@@ -285,6 +285,25 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
           const twin = fileLayoutTwin(w, type, data);
           for (const n of ns) checkOne(w, full, new Float32Array(n * cols).fill(sign), n, rows, cols, `extreme sums, x ${sign > 0 ? '+' : '-'}1`, twin);
         }
+    // K-quant block scales of every finite f16 class (subnormals half the time, zeros, both signs) on whole row
+    // groups: the kernels that convert them four at a time (q4_Kx4) must keep the exact scalar conversion's bits.
+    if (K_TYPES.has(type) && !FLOAT_TYPES.has(type)) {
+      const rows = 8,
+        cols = 512;
+      const data = randomWeight(type, rows, cols, rng);
+      const bb = ggmlType(type)!.blockBytes;
+      const half = () => (rng.int(2) ? rng.int(0x400) : rng.int(0x7c00)) | (rng.int(2) << 15);
+      for (let b = 0; b < data.length; b += bb)
+        for (const at of type === GGML.Q6_K ? [b + 208] : [b, b + 2]) {
+          const h = half();
+          data[at] = h & 0xff;
+          data[at + 1] = h >> 8;
+        }
+      const w = new Weight('w', { type, dims: [cols, rows], data });
+      const full = dequantize(type, data, rows * cols, 'w');
+      const twin = fileLayoutTwin(w, type, data);
+      for (const n of [1, 4]) checkOne(w, full, rng.normals(n * cols), n, rows, cols, 'f16 scales of every finite class', twin);
+    }
     // One check: the wasm product of n tokens against the reference, per activation path, naming the kernel.
     // twin: the weight in its file layout, when w was repacked (fileLayoutTwin).
     function checkOne(w: Weight, full: Float32Array, x: Float32Array, n: number, rows: number, cols: number, what = '', twin: Weight | null = null): void {

@@ -242,6 +242,16 @@ export function vecRelaxedType(type: i32): i32 {
 }
 
 /**
+ * dotBlock, its partial sums also stored to yr (the row group's output, overwritten at its end): the store keeps
+ * the next row's loads after this row's arithmetic (rowsQ).
+ */
+@inline function dotStored(type: i32, p: usize, x0: v128, x1: v128, x2: v128, x3: v128, n0: v128, n1: v128, yr: usize): v128 {
+  const d = dotBlock(type, p, x0, x1, x2, x3, n0, n1);
+  v128.store(yr, d);
+  return d;
+}
+
+/**
  * Rows of a 32-value block type (a constant after inlining: q8_0, 34 B blocks of f16 d and 32 i8; q4_0,
  * 18 B of f16 d and 16 bytes of nibbles, value = nibble - 8; q4_1, q5_0, q5_1, iq4_nl: vec_blocks.ts)
  * . x into y[r]. Four rows go together, one per lane: each x vector is loaded once for the four, the four
@@ -273,22 +283,14 @@ export function vecRelaxedType(type: i32): i32 {
       // a row's loads after the row before's arithmetic, where V8 would issue all 32 first and spill (vec_q4kx4.ts).
       // bench/matmul-ab.ts, one thread, n 1: q8_0 0.69-0.91x the time (eight- and four-row loops), q4_1 / iq4_nl
       // 0.84-0.92x, the baseline build's q8_0 / q4_0 0.73-0.86x.
-      const d0 = dotBlock(type, p0, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d0);
-      const d1 = dotBlock(type, p1, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d1);
-      const d2 = dotBlock(type, p2, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d2);
-      const d3 = dotBlock(type, p3, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d3);
-      const d4 = dotBlock(type, p4, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d4);
-      const d5 = dotBlock(type, p5, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d5);
-      const d6 = dotBlock(type, p6, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d6);
-      const d7 = dotBlock(type, p7, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d7);
+      const d0 = dotStored(type, p0, x0, x1, x2, x3, n0, n1, yr);
+      const d1 = dotStored(type, p1, x0, x1, x2, x3, n0, n1, yr);
+      const d2 = dotStored(type, p2, x0, x1, x2, x3, n0, n1, yr);
+      const d3 = dotStored(type, p3, x0, x1, x2, x3, n0, n1, yr);
+      const d4 = dotStored(type, p4, x0, x1, x2, x3, n0, n1, yr);
+      const d5 = dotStored(type, p5, x0, x1, x2, x3, n0, n1, yr);
+      const d6 = dotStored(type, p6, x0, x1, x2, x3, n0, n1, yr);
+      const d7 = dotStored(type, p7, x0, x1, x2, x3, n0, n1, yr);
       let s = hsum4i(d0, d1, d2, d3);
       let u = hsum4i(d4, d5, d6, d7);
       if (centre != 0) {
@@ -326,14 +328,10 @@ export function vecRelaxedType(type: i32): i32 {
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
       const n0 = natural8(x0, x1), n1 = natural8(x2, x3);
       // As in the eight-row loop: each row's partials stored to this group's output as they come.
-      const d0 = dotBlock(type, p0, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d0);
-      const d1 = dotBlock(type, p1, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d1);
-      const d2 = dotBlock(type, p2, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d2);
-      const d3 = dotBlock(type, p3, x0, x1, x2, x3, n0, n1);
-      v128.store(yr, d3);
+      const d0 = dotStored(type, p0, x0, x1, x2, x3, n0, n1, yr);
+      const d1 = dotStored(type, p1, x0, x1, x2, x3, n0, n1, yr);
+      const d2 = dotStored(type, p2, x0, x1, x2, x3, n0, n1, yr);
+      const d3 = dotStored(type, p3, x0, x1, x2, x3, n0, n1, yr);
       let s = hsum4i(d0, d1, d2, d3);
       // q4_0: (q - 8) . x = q . x - 8 * sum(x), in integers.
       if (centre != 0) s = i32x4.sub(s, i32x4.splat(<i32>load<i16>(xs + (b << 1)) * centre));

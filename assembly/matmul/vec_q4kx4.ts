@@ -109,6 +109,7 @@ export function matmulVecQ4Kx4(w: usize, rowBytes: i32, rows: i32, cols: i32, xq
       ik = pairStep(ik, q + 256, x + 128, m, scHi, 0, yg);
       ik = pairStep(ik, q + 384, x + 192, m, scHi, 2, yg);
       // M: each row's mins (bytes of mLo, mHi) against the 8 sub-block sums of x; lanes [r0, r0, r1, r1] / [r2, r2, r3, r3].
+      // B and C loaded again here (L1 hits) rather than held across the pairs, which would take two registers.
       const B = v128.load(p, 32), C2 = v128.load(p, 48);
       const mLo = v128.and(B, lo6);
       const mHi = v128.or(v128.and(i32x4.shr_u(C2, 4), lo4), i32x4.shl(v128.and(i32x4.shr_u(B, 6), top2), 4));

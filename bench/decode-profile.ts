@@ -2,6 +2,7 @@
 // with a 128-token prompt, then decode steps through model.forward alternated with the same step run op by op
 // (the llama path of forward.ts's blocks, no QK-norm, no bias) with a timer around each part; and each
 // weight's matmul alone, 1 vs N threads, as GB/s of weights, warm in cache and from DRAM (as in a step).
+// --context N --scheme S: a cache of N positions of synthetic K/V in scheme S instead (bench:big's decode rows).
 // Run: npm run bench:decode -- [--threads N] [--steps 48] [--weights q8_0] [--choice measured|always]
 import { performance } from 'node:perf_hooks';
 import { loadModel } from '../src/model/model.js';
@@ -16,12 +17,16 @@ import { availableCores } from '../src/kernels/runtime/threads.js';
 import { poolStats } from '../src/kernels/runtime/pool.js';
 import { declareOptions, median, option, printTable, timeInterleaved } from './harness.js';
 import { syntheticModel } from './engine.js';
+import { filledCache, parseScheme } from './engine-long.js';
+import type { KvCache } from '../src/cache/kvcache.js';
 
 declareOptions('bench:decode', "where a decode step's time goes, op by op, on the synthetic model", {
   '--threads': { kind: 'int', min: 1, help: 'matmul threads (capped at available cores)', default: 'available cores' },
   '--steps': { kind: 'int', min: 1, help: 'decode steps', default: 48 },
   '--weights': { kind: 'str', help: 'weight type of the synthetic model', default: 'q8_0' },
   '--model': { kind: 'str', help: "a GGUF file to profile instead of the synthetic model (e.g. bench:big's 8B one)" },
+  '--context': { kind: 'int', min: 1, help: 'cache positions before the timed steps (synthetic K/V past 128)', default: 128 },
+  '--scheme': { kind: 'str', help: "the cache's scheme (engine-long's names, e.g. q2k or q8_0:int8)", default: 'q8_0' },
   '--choice': { kind: 'str', choices: ['measured', 'always'], help: 'matmul thread choice', default: 'measured' },
   '--repack': {
     kind: 'str',
@@ -38,9 +43,19 @@ configureMatmul({ threads, threadChoice: choice, repack: option('--repack') !== 
 const modelPath = option('--model');
 const model = loadModel(modelPath ?? syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)), { expand: false });
 const hp = model.hp;
-const cache = model.createCache({ policy: schemePolicy('q8_0'), capacity: 512 });
-const prompt = Array.from({ length: 128 }, (_, i) => 300 + ((i * 7919 + 104729) % (hp.nVocab - 300)));
-model.forward(prompt, cache);
+const context = Number(option('--context') ?? 128);
+const scheme = option('--scheme') ?? 'q8_0';
+// Up to 128 positions come from a prompt; longer contexts append synthetic K/V as bench:big does (a 32K
+// prefill takes an hour at 8B). Every timed step is rewound back to `base`.
+let cache: KvCache;
+if (context > 128) cache = filledCache(model, scheme, context, 64).cache;
+else {
+  const { name, attention } = parseScheme(scheme);
+  cache = model.createCache({ policy: schemePolicy(name), capacity: context + 64, attention });
+  const prompt = Array.from({ length: context }, (_, i) => 300 + ((i * 7919 + 104729) % (hp.nVocab - 300)));
+  model.forward(prompt, cache);
+}
+const base = cache.length;
 
 function argmax(a: Float32Array): number {
   let b = 0;
@@ -136,15 +151,15 @@ for (let i = 0; i < steps; i++) {
   // (Each goes first every other step: the one that follows the other finds different cache contents.)
   if (i % 2) {
     tok = step(tok);
-    cache.rewind(128);
+    cache.rewind(base);
   }
   const t0 = performance.now();
   tok = argmax(model.forward([tok], cache));
   whole.push(performance.now() - t0);
-  cache.rewind(128);
+  cache.rewind(base);
   if (i % 2 === 0) {
     tok = step(tok);
-    cache.rewind(128);
+    cache.rewind(base);
   }
 }
 const split1 = matmulSplitStats();
@@ -152,7 +167,7 @@ const pool1 = poolStats();
 
 const load = (await import('node:os')).loadavg();
 console.log(
-  `\ndecode after 128 q8_0 KV positions, ${modelPath ?? `${wt} weights`}, ${threads} threads (${choice}), ${steps} steps; load average ${load.map((x) => x.toFixed(2)).join(' ')}`,
+  `\ndecode after ${base} ${scheme} KV positions, ${modelPath ?? `${wt} weights`}, ${threads} threads (${choice}), ${steps} steps; load average ${load.map((x) => x.toFixed(2)).join(' ')}`,
 );
 console.log(`model.forward: median ${median(whole).toFixed(2)} ms/token = ${(1000 / median(whole)).toFixed(1)} tok/s`);
 const totalMed = median(parts.get('total')!);

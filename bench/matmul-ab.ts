@@ -6,7 +6,7 @@
 //   /tmp/old/assembly/index.ts --outFile /tmp/old/kernels.wasm <flags of scripts/build-wasm.mjs>
 // node dist-test/bench/matmul-ab.js --old /tmp/old/kernels.wasm [--new build/kernels.wasm] [--cold] [--types q8_0,q4_K] [--shapes 2048x768] [--n 1,64] [--old-plan v1]
 // Layout A/B (the file layout against the one weights are repacked to, one build): --old build/kernels-relaxed.wasm
-//   --new build/kernels-relaxed.wasm --old-plan v2 --old-repack off
+//   --new build/kernels-relaxed.wasm --old-plan v2 --old-repack off; two builds' file-layout kernels: both repacks off.
 import { readFileSync } from 'node:fs';
 import { ggmlTypeByName, GGML } from '../src/gguf/types.js';
 import { Weight } from '../src/model/forward-weights.js';
@@ -84,6 +84,7 @@ declareOptions('matmul-ab', 'in-process A/B of two builds of the matmul kernels 
   '--count': { kind: 'str', choices: ['old', 'new'], help: 'only run that side, untimed (for callgrind)' },
   '--reps': { kind: 'int', min: 1, help: 'calls per case with --count', default: 100 },
   '--old-repack': { kind: 'str', choices: ['on', 'off'], help: "the old side's weights repacked at load (off: the file layout)", default: 'on' },
+  '--new-repack': { kind: 'str', choices: ['on', 'off'], help: "the new side's weights repacked at load (off: the file layout)", default: 'on' },
   '--cold': { kind: 'switch', help: 'each call reads one of 96 MiB of weight copies (past L3), as decode streams weights' },
 });
 const oldPath = option('--old');
@@ -109,6 +110,7 @@ const count = option('--count');
 const reps = Number(option('--reps') ?? 100);
 const cold = process.argv.includes('--cold');
 const oldRepack = (option('--old-repack') ?? 'on') === 'on';
+const newRepack = (option('--new-repack') ?? 'on') === 'on';
 const rng = new Prng(3);
 const rows: string[][] = [];
 for (const name of types) {
@@ -125,8 +127,8 @@ for (const name of types) {
         configureMatmul({ repack: true });
       }
     };
-    const ws = load(true);
-    const wsOldSide = oldRepack ? ws : load(false);
+    const ws = load(newRepack);
+    const wsOldSide = oldRepack === newRepack ? ws : load(oldRepack);
     const w = ws[0]!;
     for (const n of ns) {
       const a = k.arena;
@@ -165,6 +167,6 @@ for (const name of types) {
 }
 if (!count)
   console.log(
-    `matmul A/B, one thread, weights warm, CPU time per call, batches alternated (medians of 21)${cold ? ', weights cycled through 96 MiB' : ''}; old: ${oldPath} (plan ${oldPlan}${oldRepack ? '' : ', file layout'})`,
+    `matmul A/B, one thread, weights warm, CPU time per call, batches alternated (medians of 21)${cold ? ', weights cycled through 96 MiB' : ''}; old: ${oldPath} (plan ${oldPlan}${oldRepack ? '' : ', file layout'})${newRepack ? '' : '; new: file layout'}`,
   );
 if (!count) printTable(['type', 'shape', 'n', 'new kernel', 'old us', 'new us', 'new/old', 'new GB/s'], rows);

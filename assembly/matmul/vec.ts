@@ -491,9 +491,9 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
       const nb = <usize>(cols >> 8);
       const last = w + <usize>rows * rb - 1;
       if (VEC_RELAXED_NIB256) {
-        if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(true, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
-        else if (QK_LONG_NO_TOUCH && rb >= EIGHT_MIN_ROW_BYTES) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(false, false, w + <usize>r * rb, nb, q, d, s, 0, last));
-        else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(false, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
+        if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(true, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last, yt + (<usize>r << 2)));
+        else if (QK_LONG_NO_TOUCH && rb >= EIGHT_MIN_ROW_BYTES) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(false, false, w + <usize>r * rb, nb, q, d, s, 0, last, yt + (<usize>r << 2)));
+        else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(false, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last, yt + (<usize>r << 2)));
       } else if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(true, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
       else if (QK_LONG_NO_TOUCH && rb >= EIGHT_MIN_ROW_BYTES) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, false, w + <usize>r * rb, nb, q, d, s, 0, last));
       else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));

@@ -66,11 +66,20 @@ export function packActQKRelaxed(x: usize, cols: i32, xq: usize, xd: usize, xs: 
   return acc + (f32x4.extract_lane(f, 0) - f32x4.extract_lane(f, 2));
 }
 
+/** Sub-block pair c (0..3) of the block at p: ik plus its scaled dots (pairDot); sc's i16 lanes 0, 1 are its scales. */
+@inline function pairStep(five: bool, c: i32, ik: v128, q: usize, qh0: v128, qh1: v128, x: usize, sc: v128): v128 {
+  const f0 = five ? i16x8.shr_u(qh0, 2 * c) : qh0, f1 = five ? i16x8.shr_u(qh1, 2 * c) : qh1;
+  const sa = i16x8.shuffle(sc, sc, 0, 0, 0, 0, 0, 0, 0, 0), sb = i16x8.shuffle(sc, sc, 1, 1, 1, 1, 1, 1, 1, 1);
+  return i32x4.add(ik, pairDot(five, q + (<usize>c << 5), f0, f1, x + (<usize>c << 6), sa, sb));
+}
+
 /**
  * One q4_K (five false, 144 B blocks) or q5_K (176 B) row at w . x (packActQKRelaxed's layout), nb blocks;
- * touches the row at `ahead` as it goes (never past `last`), as rowQK.
+ * touches the row at `ahead` as it goes (never past `last`), as rowQK. The four sub-block pairs are unrolled,
+ * each storing the integer sum so far to yr (the row's own output, overwritten by the caller): the store keeps
+ * the next pair's loads after this pair's arithmetic (vec.ts dotStored), where V8 would hoist all 24 and spill.
  */
-@inline export function rowQKRelaxed(five: bool, touching: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize, ahead: usize, last: usize): f32 {
+@inline export function rowQKRelaxed(five: bool, touching: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize, ahead: usize, last: usize, yr: usize): f32 {
   let acc: f32 = 0;
   const bs: usize = five ? 176 : 144;
   let sink: u32 = 0;
@@ -83,16 +92,13 @@ export function packActQKRelaxed(x: usize, cols: i32, xq: usize, xd: usize, xs: 
     const q = p + (five ? 48 : 16);
     const qh0 = five ? v128.load(p + 16) : sm, qh1 = five ? v128.load(p + 32) : sm;
     const x = xq + (b << 8);
-    // One sub-block pair a step (a loop, not unrolled: V8 hoists an unrolled block's 24 loads and spills).
-    let sc = sc16;
-    let ik = i32x4.splat(0);
-    for (let c: usize = 0; c < 4; c++) {
-      const j = <i32>(c << 1);
-      const f0 = five ? i16x8.shr_u(qh0, j) : sm, f1 = five ? i16x8.shr_u(qh1, j) : sm;
-      const sa = i16x8.shuffle(sc, sc, 0, 0, 0, 0, 0, 0, 0, 0), sb = i16x8.shuffle(sc, sc, 1, 1, 1, 1, 1, 1, 1, 1);
-      ik = i32x4.add(ik, pairDot(five, q + (c << 5), f0, f1, x + (c << 6), sa, sb));
-      sc = i32x4.shuffle(sc, sc, 1, 2, 3, 0);
-    }
+    let ik = pairStep(five, 0, i32x4.splat(0), q, qh0, qh1, x, sc16);
+    v128.store32_lane(yr, ik, 0);
+    ik = pairStep(five, 1, ik, q, qh0, qh1, x, i32x4.shuffle(sc16, sc16, 1, 2, 3, 0));
+    v128.store32_lane(yr, ik, 0);
+    ik = pairStep(five, 2, ik, q, qh0, qh1, x, i32x4.shuffle(sc16, sc16, 2, 3, 0, 1));
+    v128.store32_lane(yr, ik, 0);
+    ik = pairStep(five, 3, ik, q, qh0, qh1, x, i32x4.shuffle(sc16, sc16, 3, 0, 1, 2));
     const mk = i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(sm), v128.load(xs + (b << 4)));
     acc = blockStep(acc, p, ik, mk, load<f32>(xd + (b << 2)));
   }

@@ -69,10 +69,10 @@ function program(): Command {
       .option('--rounds <n>', 'prefill rounds, kvpack and native llama.cpp alternated (median)', intArg('--rounds', 1, 100), 2)
       .option('--no-native', 'skip native llama.cpp (no build, no native ratio)')
       .option('--native-kvs <list>', 'KV types of native decode', listOf('--native-kvs', ['f16', 'q8_0', 'q4_0']), ['f16', 'q8_0', 'q4_0'])
-      // Native prefills the context for every run: 1K takes ~30 s on the 8B shape at 2 threads, 32K ~25 min.
+      // Native prefills the context for every run: 1K takes ~30 s on the 8B shape at 2 threads, 32K did not finish in 115 min here (2026-12-03).
       .option(
         '--native-contexts <list>',
-        'contexts native decode runs at (of --contexts; 32768 adds ~25 min per KV type on the 8B shape)',
+        'contexts native decode runs at (of --contexts; 32768 adds 2 h or more per KV type on the 8B shape here)',
         intListArg('--native-contexts', 1, 131072 - 64),
         [1024],
       )

@@ -30,7 +30,7 @@ export const FACT_BLOCK_VALUES: i32 = 3;
 export const FACT_SCALES_CHECKED: i32 = 4;
 /**
  * 1: relaxed-SIMD builds' one-token kernel dots by i16x8.relaxed_dot_i8x16_i7x16_s (vec.ts VEC_RELAXED_*: q4_0,
- * q4_K, q5_K); the table's oneToken.relaxed.
+ * q4_K, q5_K, q6_K); the table's oneToken.relaxed.
  */
 export const FACT_VEC_RELAXED: i32 = 5;
 export const FACT_SHARED: i32 = 6;
@@ -64,7 +64,7 @@ export const FACT_CENTRE: i32 = 8;
   if (type == T_Q5_K) return pick(f, ORDER_NIB256, 256, 176, 256, 0, 1, 0, 0, 0);
   // q4_Kx4 (relaxed builds only): q4_K's bytes and x; its kernel converts d and dmin four at a time.
   if (type == T_Q4_KX4) return pick(f, ORDER_NIB256, 256, 144, 256, 1, 1, 0, 0, 0);
-  if (type == T_Q6_K) return pick(f, ORDER_Q6K, 256, 210, 256, 0, 0, 0, 0, 0);
+  if (type == T_Q6_K) return pick(f, ORDER_Q6K, 256, 210, 256, 0, 1, 0, 0, 0);
   return pick(f, -1, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
@@ -91,6 +91,7 @@ export const FACT_CENTRE: i32 = 8;
  */
 export const VEC_RELAXED_Q4_0: bool = ASC_FEATURE_RELAXED_SIMD;
 export const VEC_RELAXED_NIB256: bool = ASC_FEATURE_RELAXED_SIMD;
+export const VEC_RELAXED_Q6K: bool = ASC_FEATURE_RELAXED_SIMD;
 @inline export function eightRows(type: i32): bool {
   return fact(type, FACT_EIGHT_ROWS) != 0;
 }

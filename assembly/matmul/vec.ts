@@ -10,9 +10,9 @@ import { halfToFloat, hsum, hsum4i } from '../shared/common';
 import { actInverse, actScale, round8, sum32 } from './act';
 import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
 import { dotOther } from './vec_blocks';
-import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NAT8, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, VEC_RELAXED_NIB256, VEC_RELAXED_Q4_0 } from './types';
+import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NAT8, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, VEC_RELAXED_NIB256, VEC_RELAXED_Q4_0, VEC_RELAXED_Q6K } from './types';
 import { packActQKRelaxed, rowQKRelaxed } from './vec_qk_relaxed';
-import { packActQ6K, rowQ6K } from './vec_q6k';
+import { packActQ6K, packActQ6KRelaxed, rowQ6K, rowQ6KRelaxed } from './vec_q6k';
 import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './vec_halves';
 import { matmulVecQ4x4, packActNat8, q4x4ScalesFinite, repackQ4x4 } from './vec_q4x4';
@@ -76,7 +76,8 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
     return;
   }
   if (order == ORDER_Q6K) {
-    packActQ6K(x, cols, xq, xd, xs);
+    if (VEC_RELAXED_Q6K) packActQ6KRelaxed(x, cols, xq, xd, xs);
+    else packActQ6K(x, cols, xq, xd, xs);
     return;
   }
   if (order == ORDER_NAT8) {
@@ -211,7 +212,7 @@ export function repackWeight(type: i32, w: usize, rowBytes: i32, rows: i32, tmp:
 
 /** 1 when this build's one-token kernel of `type` runs the relaxed dot (the constants its kernels branch on, types.ts VEC_RELAXED_*; the matmul gate checks them against the table). */
 export function vecRelaxedType(type: i32): i32 {
-  const relaxed = type == T_Q4_0 || type == T_Q4_0X4 ? VEC_RELAXED_Q4_0 : type == T_Q4_K || type == T_Q4_KX4 || type == T_Q5_K ? VEC_RELAXED_NIB256 : false;
+  const relaxed = type == T_Q4_0 || type == T_Q4_0X4 ? VEC_RELAXED_Q4_0 : type == T_Q4_K || type == T_Q4_KX4 || type == T_Q5_K ? VEC_RELAXED_NIB256 : type == T_Q6_K ? VEC_RELAXED_Q6K : false;
   return relaxed ? 1 : 0;
 }
 
@@ -453,7 +454,7 @@ export function vecRelaxedType(type: i32): i32 {
 
 /** Bytes of one token's packed x in xq / xd / xs for rows of `cols` values (packActVec's layout). */
 @inline function tokenQ(order: i32, cols: i32): usize {
-  return <usize>cols << (order == ORDER_HALVES ? 2 : order == ORDER_NAT8 || (order == ORDER_NIB256 && VEC_RELAXED_NIB256) ? 0 : 1);
+  return <usize>cols << (order == ORDER_HALVES ? 2 : order == ORDER_NAT8 || (order == ORDER_NIB256 && VEC_RELAXED_NIB256) || (order == ORDER_Q6K && VEC_RELAXED_Q6K) ? 0 : 1);
 }
 @inline function tokenD(order: i32, cols: i32): usize {
   return <usize>(order == ORDER_NIB256 || order == ORDER_Q6K ? cols >> 8 : cols >> 5) << 2;
@@ -491,16 +492,16 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
       const nb = <usize>(cols >> 8);
       const last = w + <usize>rows * rb - 1;
       if (VEC_RELAXED_NIB256) {
-        if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(true, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last, yt + (<usize>r << 2)));
-        else if (QK_LONG_NO_TOUCH && rb >= EIGHT_MIN_ROW_BYTES) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(false, false, w + <usize>r * rb, nb, q, d, s, 0, last, yt + (<usize>r << 2)));
-        else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(false, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last, yt + (<usize>r << 2)));
+        if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(true, w + <usize>r * rb, nb, q, d, s, yt + (<usize>r << 2)));
+        else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQKRelaxed(false, w + <usize>r * rb, nb, q, d, s, yt + (<usize>r << 2)));
       } else if (type == T_Q5_K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(true, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
       else if (QK_LONG_NO_TOUCH && rb >= EIGHT_MIN_ROW_BYTES) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, false, w + <usize>r * rb, nb, q, d, s, 0, last));
       else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQK(false, true, w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
     } else if (type == T_Q6_K) {
       const nb = <usize>(cols >> 8);
       const last = w + <usize>rows * rb - 1;
-      for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQ6K(w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
+      if (VEC_RELAXED_Q6K) for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQ6KRelaxed(w + <usize>r * rb, nb, q, d, s, yt + (<usize>r << 2)));
+      else for (let r = 0; r < rows; r++) store<f32>(yt + (<usize>r << 2), rowQ6K(w + <usize>r * rb, nb, q, d, s, w + <usize>(r + 8) * rb, last));
     } else unreachable();
   }
 }

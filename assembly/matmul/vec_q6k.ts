@@ -2,7 +2,8 @@
 // Q4_K_M models): value = d * sc_g * (q - 32), q 6 bits (4 in ql, 2 in qh), one int8 scale per 16 values.
 // The 16-byte ql / qh loads split into 16-bit lanes by shifts and masks: lane k of a load holds values 2k
 // and 2k + 1 of its 16, so x comes per 16 values as the 8 even ones then the 8 odd ones (packActQ6K), with
-// its per-16 sums for the -32 (sum_g sc_g (q . x)_g - 32 sum_g sc_g sum(x)_g, all in integers).
+// its per-16 sums for the -32 (sum_g sc_g (q . x)_g - 32 sum_g sc_g sum(x)_g, all in integers). Relaxed-SIMD builds
+// run rowQ6KRelaxed instead: x int8 in natural order, the same integers by the relaxed dot.
 import { halfToFloat, hsum4i } from '../shared/common';
 import { actInverse, actScale, round8 } from './act';
 import { keep, touch } from './touch';
@@ -91,5 +92,77 @@ export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize)
     acc += f32x4.extract_lane(f32x4.mul(T, f32x4.splat(halfToFloat(<u32>load<u16>(p + 208)) * load<f32>(xd + (b << 2)))), 0);
   }
   keep(sink);
+  return acc;
+}
+
+/**
+ * Relaxed-SIMD builds' packing for q6_K (vec.ts VEC_RELAXED_Q6K): packActQ6K's numbers with xq [cols] int8 in
+ * natural order (xd, xs as there), the layout rowQ6KRelaxed reads.
+ */
+export function packActQ6KRelaxed(x: usize, cols: i32, xq: usize, xd: usize, xs: usize): void {
+  for (let b0: usize = 0; b0 < <usize>cols; b0 += 256) {
+    const d = actScale(x + (b0 << 2), 256);
+    store<f32>(xd + ((b0 >> 8) << 2), d);
+    const id = actInverse(d);
+    for (let c = b0; c < b0 + 256; c += 16) {
+      const a = round8(x + (c << 2), id), b = round8(x + (c << 2) + 32, id);
+      v128.store(xq + c, i8x16.narrow_i16x8_s(a, b));
+      const s = i32x4.extadd_pairwise_i16x8_s(i16x8.add(a, b));
+      store<i16>(xs + (c >> 3), <i16>(i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1) + i32x4.extract_lane(s, 2) + i32x4.extract_lane(s, 3)));
+    }
+  }
+}
+
+/** One group of 16: q (6-bit bytes, 0..63: the 7-bit operand) . x (int8 at x) times its scale (sc: i16 splat), as i32x4 (at most 2 * 63 * 127 per i16 lane). */
+@inline function group16(q: v128, x: usize, sc: v128): v128 {
+  if (!ASC_FEATURE_RELAXED_SIMD) return i32x4.splat(0);
+  return i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x), q), sc);
+}
+
+/**
+ * Chunk l (0 or 16) of one half: ql bytes A = ql[l..], B = ql[32 + l..], qh bytes H = qh[l..] make the groups
+ * at values l, 32 + l, 64 + l, 96 + l (rowQ6K's unpacking, bytewise) . x at xl, times splats s0..s3 of their scales.
+ */
+@inline function chunk4(A: v128, B: v128, H: v128, xl: usize, s0: v128, s1: v128, s2: v128, s3: v128): v128 {
+  const m4 = i8x16.splat(0x0f), m2 = i8x16.splat(0x30);
+  const a = i32x4.add(group16(v128.or(v128.and(A, m4), v128.and(i16x8.shl(H, 4), m2)), xl, s0), group16(v128.or(v128.and(B, m4), v128.and(i16x8.shl(H, 2), m2)), xl + 32, s1));
+  const b = i32x4.add(group16(v128.or(v128.and(i16x8.shr_u(A, 4), m4), v128.and(H, m2)), xl + 64, s2), group16(v128.or(v128.and(i16x8.shr_u(B, 4), m4), v128.and(i16x8.shr_u(H, 2), m2)), xl + 96, s3));
+  return i32x4.add(a, b);
+}
+
+/**
+ * t plus one half (128 values) of a block: ql, qh its bytes, x its int8 values, s its 8 scales as i16 lanes.
+ * After each chunk the sum so far is stored to yr (the row's output, overwritten by the caller): the store keeps
+ * the next chunk's loads after this chunk's arithmetic, where V8 issues all of a block's loads first and spills.
+ */
+@inline function half128(t: v128, ql: usize, qh: usize, x: usize, s: v128, yr: usize): v128 {
+  t = i32x4.add(t, chunk4(v128.load(ql), v128.load(ql, 32), v128.load(qh), x, i16x8.shuffle(s, s, 0, 0, 0, 0, 0, 0, 0, 0), i16x8.shuffle(s, s, 2, 2, 2, 2, 2, 2, 2, 2), i16x8.shuffle(s, s, 4, 4, 4, 4, 4, 4, 4, 4), i16x8.shuffle(s, s, 6, 6, 6, 6, 6, 6, 6, 6)));
+  v128.store32_lane(yr, t, 0);
+  t = i32x4.add(t, chunk4(v128.load(ql, 16), v128.load(ql, 48), v128.load(qh, 16), x + 16, i16x8.shuffle(s, s, 1, 1, 1, 1, 1, 1, 1, 1), i16x8.shuffle(s, s, 3, 3, 3, 3, 3, 3, 3, 3), i16x8.shuffle(s, s, 5, 5, 5, 5, 5, 5, 5, 5), i16x8.shuffle(s, s, 7, 7, 7, 7, 7, 7, 7, 7)));
+  v128.store32_lane(yr, t, 0);
+  return t;
+}
+
+/**
+ * rowQ6K's sums by the relaxed dot: the 6-bit values unpacked bytewise in natural order (16-bit shifts, each
+ * byte's bits from its neighbour masked off), each group of 16 one dot times its scale. Same integers, same
+ * float steps, so the bits are rowQ6K's. x in packActQ6KRelaxed's layout; yr is the row's output (half128).
+ * No touches ahead: bench/matmul-ab.ts, one thread, n 1, against the same kernel touching as rowQ6K does:
+ * [4096, 4096] to [14336, 4096] 0.51-0.58x the time cold, [2048, 768] / [768, 2048] 0.88-0.90x cold, 1.00x warm.
+ */
+@inline export function rowQ6KRelaxed(w: usize, nb: usize, xq: usize, xd: usize, xs: usize, yr: usize): f32 {
+  let acc: f32 = 0;
+  for (let b: usize = 0; b < nb; b++) {
+    const p = w + b * 210;
+    const sc = v128.load(p + 192);
+    const x = xq + (b << 8);
+    let t = half128(half128(i32x4.splat(0), p, p + 128, x, i16x8.extend_low_i8x16_s(sc), yr), p + 64, p + 160, x + 128, i16x8.extend_high_i8x16_s(sc), yr);
+    const xsum = xs + (b << 5);
+    const corr = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(sc), v128.load(xsum)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(sc), v128.load(xsum, 16)));
+    t = i32x4.sub(t, i32x4.shl(corr, 5));
+    const u = i32x4.add(t, i32x4.shuffle(t, t, 2, 3, 0, 1));
+    const T = f32x4.convert_i32x4_s(i32x4.add(u, i32x4.shuffle(u, u, 1, 0, 3, 2)));
+    acc += f32x4.extract_lane(f32x4.mul(T, f32x4.splat(halfToFloat(<u32>load<u16>(p + 208)) * load<f32>(xd + (b << 2)))), 0);
+  }
   return acc;
 }

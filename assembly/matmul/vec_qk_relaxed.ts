@@ -5,7 +5,6 @@
 // the float steps after them are its own, so the bits are rowQK's. A baseline build calls none of this.
 import { halfToFloat } from '../shared/common';
 import { actInverse, actScale, round8, sum32 } from './act';
-import { keep, touch } from './touch';
 
 /**
  * One token x [cols] f32 -> xq [cols] i8 natural, one scale amax/127 per 256 values in xd [cols/256] f32, the
@@ -74,19 +73,18 @@ export function packActQKRelaxed(x: usize, cols: i32, xq: usize, xd: usize, xs: 
 }
 
 /**
- * One q4_K (five false, 144 B blocks) or q5_K (176 B) row at w . x (packActQKRelaxed's layout), nb blocks;
- * touches the row at `ahead` as it goes (never past `last`), as rowQK. The four sub-block pairs are unrolled,
+ * One q4_K (five false, 144 B blocks) or q5_K (176 B) row at w . x (packActQKRelaxed's layout), nb blocks,
+ * with no touches ahead (bench/matmul-ab.ts, one thread, n 1, cold, against touching as rowQK does: q5_K
+ * [4096, 4096] to [4096, 14336] 0.61-0.67x the time, [2048, 768] to [32000, 768] 0.90-0.93x; q4_K there
+ * 0.86-0.91x cold, 0.92x warm; its long rows already ran without). The four sub-block pairs are unrolled,
  * each storing the integer sum so far to yr (the row's own output, overwritten by the caller): the store keeps
  * the next pair's loads after this pair's arithmetic (vec.ts dotStored), where V8 would hoist all 24 and spill.
  */
-@inline export function rowQKRelaxed(five: bool, touching: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize, ahead: usize, last: usize, yr: usize): f32 {
+@inline export function rowQKRelaxed(five: bool, w: usize, nb: usize, xq: usize, xd: usize, xs: usize, yr: usize): f32 {
   let acc: f32 = 0;
   const bs: usize = five ? 176 : 144;
-  let sink: u32 = 0;
   for (let b: usize = 0; b < nb; b++) {
     const p = w + b * bs;
-    const ta = ahead + b * bs;
-    if (touching) sink += touch(ta, last) + touch(ta + 64, last) + touch(ta + 128, last);
     const sm = scalesMins(p);
     const sc16 = i16x8.extend_low_i8x16_u(sm);
     const q = p + (five ? 48 : 16);
@@ -102,6 +100,5 @@ export function packActQKRelaxed(x: usize, cols: i32, xq: usize, xd: usize, xs: 
     const mk = i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(sm), v128.load(xs + (b << 4)));
     acc = blockStep(acc, p, ik, mk, load<f32>(xd + (b << 2)));
   }
-  keep(sink);
   return acc;
 }

@@ -106,6 +106,7 @@ export function layoutBytes(layout: Layout, n: number, cols: number): [number, n
       return [n * cols * 2, n * Math.ceil(cols / 32) * 4, n * Math.ceil(cols / 32) * 2];
     case 'vec3':
       return [n * cols * 4, 0, 0];
+    // vec4: relaxed builds use half of q (int8, as vec2).
     case 'vec4':
       return [n * cols * 2, n * Math.ceil(cols / 256) * 4, n * Math.ceil(cols / 16) * 2];
     case 'vec5':

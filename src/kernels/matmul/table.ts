@@ -32,8 +32,8 @@ export interface WeightTypeRow {
    * 494 (tiled); f16 at 2 723 vs 533 (f32 row kernel); bf16 at 4 531 vs 563, at 6 793 vs 760 (f32 row
    * kernel); q4_1 / q5_0 / q5_1 / iq4_nl (weights cycled from DRAM) at 3 538-744 vs 610-933 (row kernel);
    * q5_K at 3 600-610 vs 781-852 (row kernel), at 4 773 vs 689-691 (tiled). `relaxed`: a relaxed-SIMD build's
-   * kernel dots by i16x8.relaxed_dot_i8x16_i7x16_s (q4_0, q4_K, q5_K; vecRelaxedType must agree, the matmul gate
-   * checks; relaxed builds lay ORDER_NIB256 out as int8 in natural order, half of layoutBytes' vec2 bytes).
+   * kernel dots by i16x8.relaxed_dot_i8x16_i7x16_s (q4_0, q4_K, q5_K, q6_K; vecRelaxedType must agree, the matmul
+   * gate checks; relaxed builds lay ORDER_NIB256 and ORDER_Q6K out as int8 in natural order, half of layoutBytes' q bytes).
    */
   readonly oneToken: { readonly order: number; readonly maxTokens: number; readonly relaxed?: boolean } | null;
   /** 'q8': int8 activations per `actBlock` values (matmulQ8Tiled) by default; 'f32': float weights, f32 activations always. */
@@ -102,7 +102,7 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   row(GGML.IQ4_NL, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'),
   row(GGML.Q4_K, decodeQ4K, { order: NIB256, maxTokens: 6, relaxed: true }, 'q8', 256, false, 'block256', true),
   row(GGML.Q5_K, decodeQ5K, { order: NIB256, maxTokens: 3, relaxed: true }, 'q8', 256, false, 'block256', true),
-  row(GGML.Q6_K, decodeQ6K, { order: Q6K, maxTokens: 3 }, 'q8', 256, false, 'block256'),
+  row(GGML.Q6_K, decodeQ6K, { order: Q6K, maxTokens: 3, relaxed: true }, 'q8', 256, false, 'block256'),
   // q4_0 in four-row groups (assembly/matmul/vec_q4x4.ts): one row per lane of the relaxed dot. Relaxed builds
   // only (repackTypeOf); the tiles decode it row by row into q4_0's strips.
   { ...row(KERNEL_LAYOUT.Q4_0X4, 'format', { order: NAT8, maxTokens: 6, relaxed: true }, 'q8', 32, true, 'block32', true), repackOf: GGML.Q4_0 },

@@ -14,6 +14,7 @@ import { placeholderVocab } from '../src/gguf/vocab.js';
 import { writeGguf, type GgufTensorInput } from '../src/gguf/writer.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomQ4K } from './random-q4k.js';
+import { randomQ6K } from './random-q6k.js';
 
 export interface BigShape {
   readonly name: string;
@@ -37,7 +38,26 @@ export const BIG_SHAPES: Readonly<Record<string, BigShape>> = {
   small: { name: 'small', dim: 512, layers: 4, heads: 8, kvHeads: 2, ff: 1536, vocab: 4096, ctx: 131072, ropeTheta: 500000 },
 };
 
-export const BIG_WEIGHTS = ['q4_0', 'q4_K'] as const;
+/** Weight files: one ggml type throughout, or q4_K_M, llama.cpp's mix (bigTensorType). */
+export const BIG_WEIGHTS = ['q4_0', 'q4_K', 'q4_K_M'] as const;
+/** The ones bench:big runs by default. */
+export const BIG_DEFAULT_WEIGHTS = ['q4_0', 'q4_K'] as const;
+
+/** llama.cpp's use_more_bits (src/llama-quant.cpp): the first and last eighth of the layers and every third between. */
+function moreBits(layer: number, layers: number): boolean {
+  return layer < layers / 8 || layer >= (7 * layers) / 8 || (layer - Math.floor(layers / 8)) % 3 === 2;
+}
+
+/**
+ * The ggml type of one tensor kind in a file of `weights`: q4_K_M as llama-quantize writes it for a llama
+ * (output q6_K; attn_v and ffn_down q6_K on moreBits layers; every other matrix q4_K).
+ */
+export function bigTensorType(weights: string, kind: string, layer: number, layers: number): string {
+  if (weights !== 'q4_K_M') return weights;
+  if (kind === 'output') return 'q6_K';
+  if ((kind === 'attn_v' || kind === 'ffn_down') && moreBits(layer, layers)) return 'q6_K';
+  return 'q4_K';
+}
 
 /** Random matrices per kind (q, k, v, o, gate, up, down), cycled over layers. */
 const VARIANTS = 2;
@@ -57,6 +77,7 @@ export function bigModelPath(s: BigShape, weightType: string): string {
 function randomMatrix(weightType: string, rows: number, cols: number, rng: Prng): Uint8Array {
   const std = 1 / Math.sqrt(cols);
   if (ggmlTypeByName(weightType).id === GGML.Q4_K) return randomQ4K(rows, cols, rng, std);
+  if (ggmlTypeByName(weightType).id === GGML.Q6_K) return randomQ6K(rows, cols, rng, std);
   return encode(weightType, rng.normals(rows * cols, std), [rows, cols]);
 }
 
@@ -74,8 +95,7 @@ function lazy(name: string, type: number, dims: number[], nbytes: number, make: 
 }
 
 /** The writer input: metadata as a llama GGUF (placeholder vocabulary) and lazy tensors. */
-function bigModelInput(s: BigShape, weightType: string): { metadata: [string, GgufValue][]; tensors: GgufTensorInput[] } {
-  const type = ggmlTypeByName(weightType).id;
+function bigModelInput(s: BigShape, weights: string): { metadata: [string, GgufValue][]; tensors: GgufTensorInput[] } {
   const headDim = s.dim / s.heads;
   const kvDim = s.kvHeads * headDim;
   // Matrix kinds as [ggml name, rows (out), cols (in)].
@@ -88,19 +108,22 @@ function bigModelInput(s: BigShape, weightType: string): { metadata: [string, Gg
     ['ffn_down', s.dim, s.ff],
     ['ffn_up', s.ff, s.dim],
   ];
-  const t = ggmlTypeByName(weightType);
-  const rowBytes = (cols: number) => (cols / t.blockValues) * t.blockBytes;
+  const rowBytes = (type: string, cols: number) => (cols / ggmlTypeByName(type).blockValues) * ggmlTypeByName(type).blockBytes;
   const variants = new Map<string, Uint8Array>();
-  const variant = (kind: string, v: number, rows: number, cols: number): Uint8Array => {
-    const key = `${kind}:${v}`;
-    if (!variants.has(key)) variants.set(key, randomMatrix(weightType, rows, cols, new Prng(1000 + variants.size)));
+  const variant = (type: string, kind: string, v: number, rows: number, cols: number): Uint8Array => {
+    const key = `${type}:${kind}:${v}`;
+    if (!variants.has(key)) variants.set(key, randomMatrix(type, rows, cols, new Prng(1000 + variants.size)));
     return variants.get(key)!;
   };
-  const repeatedRows = (seed: number): Uint8Array => {
-    const block = randomMatrix(weightType, Math.min(DISTINCT_ROWS, s.vocab), s.dim, new Prng(seed));
-    const out = new Uint8Array(rowBytes(s.dim) * s.vocab);
+  const repeatedRows = (type: string, seed: number): Uint8Array => {
+    const block = randomMatrix(type, Math.min(DISTINCT_ROWS, s.vocab), s.dim, new Prng(seed));
+    const out = new Uint8Array(rowBytes(type, s.dim) * s.vocab);
     for (let at = 0; at < out.length; at += block.length) out.set(block.subarray(0, Math.min(block.length, out.length - at)), at);
     return out;
+  };
+  const vocabTensor = (name: string, kind: string, seed: number) => {
+    const type = bigTensorType(weights, kind, 0, s.layers);
+    return lazy(name, ggmlTypeByName(type).id, [s.dim, s.vocab], rowBytes(type, s.dim) * s.vocab, () => repeatedRows(type, seed));
   };
   const norm = (seed: number): Uint8Array => {
     const rng = new Prng(seed);
@@ -110,16 +133,17 @@ function bigModelInput(s: BigShape, weightType: string): { metadata: [string, Gg
   };
   const normTensor = (name: string, seed: number) => lazy(name, GGML.F32, [s.dim], 4 * s.dim, () => norm(seed));
 
-  const tensors: GgufTensorInput[] = [lazy('token_embd.weight', type, [s.dim, s.vocab], rowBytes(s.dim) * s.vocab, () => repeatedRows(1))];
+  const tensors: GgufTensorInput[] = [vocabTensor('token_embd.weight', 'token_embd', 1)];
   for (let l = 0; l < s.layers; l++) {
     tensors.push(normTensor(`blk.${l}.attn_norm.weight`, 10 + 2 * l));
     for (const [kind, rows, cols] of kinds) {
       if (kind === 'ffn_gate') tensors.push(normTensor(`blk.${l}.ffn_norm.weight`, 11 + 2 * l));
-      tensors.push(lazy(`blk.${l}.${kind}.weight`, type, [cols, rows], rowBytes(cols) * rows, () => variant(kind, l % VARIANTS, rows, cols)));
+      const type = bigTensorType(weights, kind, l, s.layers);
+      tensors.push(lazy(`blk.${l}.${kind}.weight`, ggmlTypeByName(type).id, [cols, rows], rowBytes(type, cols) * rows, () => variant(type, kind, l % VARIANTS, rows, cols)));
     }
   }
   tensors.push(normTensor('output_norm.weight', 2));
-  tensors.push(lazy('output.weight', type, [s.dim, s.vocab], rowBytes(s.dim) * s.vocab, () => repeatedRows(3)));
+  tensors.push(vocabTensor('output.weight', 'output', 3));
 
   const metadata: [string, GgufValue][] = [
     ['general.architecture', gv.str('llama')],

@@ -13,7 +13,7 @@ import { setThreads } from '../src/kernels/runtime/pool.js';
 import { configureMatmul } from '../src/kernels/matmul/config.js';
 import { availableCores } from '../src/kernels/runtime/threads.js';
 import { intArg, intListArg } from '../src/cli/args.js';
-import { BIG_SHAPES, BIG_WEIGHTS, bigModel } from './big-model.js';
+import { BIG_DEFAULT_WEIGHTS, BIG_SHAPES, BIG_WEIGHTS, bigModel } from './big-model.js';
 import { BIG_CACHE_SHAPES, bigCacheCheck, printBigCache } from './big-cache.js';
 import { bigRun } from './big-run.js';
 import { parseScheme } from './engine-long.js';
@@ -56,7 +56,7 @@ function program(): Command {
   return (
     new Command('bench:big')
       .description('8B-shaped synthetic model (random weights, speed only) and a cache beyond 4 GiB')
-      .option('--weights <list>', `weight types, of ${BIG_WEIGHTS.join(', ')}`, listOf('--weights', BIG_WEIGHTS), [...BIG_WEIGHTS])
+      .option('--weights <list>', `weight files, of ${BIG_WEIGHTS.join(', ')} (q4_K_M: llama.cpp's mix, q6_K output and half of attn_v / ffn_down)`, listOf('--weights', BIG_WEIGHTS), [...BIG_DEFAULT_WEIGHTS])
       .option('--contexts <list>', 'decode contexts (positions of synthetic K/V)', intListArg('--contexts', 1, 131072 - 64), [1024, 32768])
       .option(
         '--schemes <list>',

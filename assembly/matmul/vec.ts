@@ -12,7 +12,7 @@ import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1
 import { dotOther } from './vec_blocks';
 import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NAT8, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, VEC_RELAXED_NIB256, VEC_RELAXED_Q4_0, VEC_RELAXED_Q6K } from './types';
 import { packActQKRelaxed, rowQKRelaxed } from './vec_qk_relaxed';
-import { packActQ6K, packActQ6KRelaxed, rowQ6K, rowQ6KRelaxed } from './vec_q6k';
+import { packActQ6K, rowQ6K, rowQ6KRelaxed } from './vec_q6k';
 import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './vec_halves';
 import { matmulVecQ4x4, packActNat8, q4x4ScalesFinite, repackQ4x4 } from './vec_q4x4';
@@ -76,8 +76,7 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
     return;
   }
   if (order == ORDER_Q6K) {
-    if (VEC_RELAXED_Q6K) packActQ6KRelaxed(x, cols, xq, xd, xs);
-    else packActQ6K(x, cols, xq, xd, xs);
+    packActQ6K(x, cols, xq, xd, xs);
     return;
   }
   if (order == ORDER_NAT8) {

@@ -7,11 +7,13 @@
 import { halfToFloat, hsum4i } from '../shared/common';
 import { actInverse, actScale, round8 } from './act';
 import { keep, touch } from './touch';
+import { VEC_RELAXED_Q6K } from './types';
 
 
 /**
  * One token x [cols] f32 -> xq [cols] i16 (per 16 values: the 8 even, then the 8 odd), one scale amax/127
  * per 256 values in xd [cols/256] f32, each 16 values' sum in xs [cols/16] i16. Same rounding as packActQ8 (tile_q8.ts).
+ * Relaxed-SIMD builds (VEC_RELAXED_Q6K) lay xq out as [cols] int8 in natural order instead, for rowQ6KRelaxed.
  */
 export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize): void {
   for (let b0: usize = 0; b0 < <usize>cols; b0 += 256) {
@@ -20,8 +22,11 @@ export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize)
     const id = actInverse(d);
     for (let c = b0; c < b0 + 256; c += 16) {
       const a = round8(x + (c << 2), id), b = round8(x + (c << 2) + 32, id);
-      v128.store(xq + (c << 1), i16x8.shuffle(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
-      v128.store(xq + (c << 1), i16x8.shuffle(a, b, 1, 3, 5, 7, 9, 11, 13, 15), 16);
+      if (VEC_RELAXED_Q6K) v128.store(xq + c, i8x16.narrow_i16x8_s(a, b));
+      else {
+        v128.store(xq + (c << 1), i16x8.shuffle(a, b, 0, 2, 4, 6, 8, 10, 12, 14));
+        v128.store(xq + (c << 1), i16x8.shuffle(a, b, 1, 3, 5, 7, 9, 11, 13, 15), 16);
+      }
       const s = i32x4.extadd_pairwise_i16x8_s(i16x8.add(a, b));
       store<i16>(xs + (c >> 3), <i16>(i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1) + i32x4.extract_lane(s, 2) + i32x4.extract_lane(s, 3)));
     }
@@ -37,6 +42,19 @@ export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize)
 /** Four int8 scales at p as i32x4. */
 @inline function sc4(p: usize): v128 {
   return i32x4.extend_low_i16x8_s(i16x8.extend_low_i8x16_s(v128.load32_zero(p)));
+}
+
+/**
+ * acc plus one block's value from t, its integer sum sum_g sc_g (q . x)_g in lanes: minus 32 sum_g sc_g sum(x)_g
+ * (sc the block's 16 scales, xsum its 16 x sums), both in integers, then one float step per 256 values on the
+ * exact sum (tile_q8.ts tileK does the same) by d * dx.
+ */
+@inline function blockStep(acc: f32, p: usize, t: v128, sc: v128, xsum: usize, dx: f32): f32 {
+  const corr = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(sc), v128.load(xsum)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(sc), v128.load(xsum, 16)));
+  const v = i32x4.sub(t, i32x4.shl(corr, 5));
+  const u = i32x4.add(v, i32x4.shuffle(v, v, 2, 3, 0, 1));
+  const T = f32x4.convert_i32x4_s(i32x4.add(u, i32x4.shuffle(u, u, 1, 0, 3, 2)));
+  return acc + f32x4.extract_lane(f32x4.mul(T, f32x4.splat(halfToFloat(<u32>load<u16>(p + 208)) * dx)), 0);
 }
 
 /**
@@ -81,36 +99,10 @@ export function packActQ6K(x: usize, cols: i32, xq: usize, xd: usize, xs: usize)
       const s = p + 192 + (h << 3);
       t = i32x4.add(t, i32x4.add(i32x4.mul(hsum4i(g0, g1, g2, g3), sc4(s)), i32x4.mul(hsum4i(g4, g5, g6, g7), sc4(s + 4))));
     }
-    // - 32 * sum_g sc_g * sum(x)_g, in integers.
-    const sc = v128.load(p + 192);
-    const xsum = xs + (b << 5);
-    const corr = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(sc), v128.load(xsum)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(sc), v128.load(xsum, 16)));
-    t = i32x4.sub(t, i32x4.shl(corr, 5));
-    // One float step per 256 values on the block's exact integer sum (tile_q8.ts tileK does the same).
-    const u = i32x4.add(t, i32x4.shuffle(t, t, 2, 3, 0, 1));
-    const T = f32x4.convert_i32x4_s(i32x4.add(u, i32x4.shuffle(u, u, 1, 0, 3, 2)));
-    acc += f32x4.extract_lane(f32x4.mul(T, f32x4.splat(halfToFloat(<u32>load<u16>(p + 208)) * load<f32>(xd + (b << 2)))), 0);
+    acc = blockStep(acc, p, t, v128.load(p + 192), xs + (b << 5), load<f32>(xd + (b << 2)));
   }
   keep(sink);
   return acc;
-}
-
-/**
- * Relaxed-SIMD builds' packing for q6_K (vec.ts VEC_RELAXED_Q6K): packActQ6K's numbers with xq [cols] int8 in
- * natural order (xd, xs as there), the layout rowQ6KRelaxed reads.
- */
-export function packActQ6KRelaxed(x: usize, cols: i32, xq: usize, xd: usize, xs: usize): void {
-  for (let b0: usize = 0; b0 < <usize>cols; b0 += 256) {
-    const d = actScale(x + (b0 << 2), 256);
-    store<f32>(xd + ((b0 >> 8) << 2), d);
-    const id = actInverse(d);
-    for (let c = b0; c < b0 + 256; c += 16) {
-      const a = round8(x + (c << 2), id), b = round8(x + (c << 2) + 32, id);
-      v128.store(xq + c, i8x16.narrow_i16x8_s(a, b));
-      const s = i32x4.extadd_pairwise_i16x8_s(i16x8.add(a, b));
-      store<i16>(xs + (c >> 3), <i16>(i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1) + i32x4.extract_lane(s, 2) + i32x4.extract_lane(s, 3)));
-    }
-  }
 }
 
 /** One group of 16: q (6-bit bytes, 0..63: the 7-bit operand) . x (int8 at x) times its scale (sc: i16 splat), as i32x4 (at most 2 * 63 * 127 per i16 lane). */
@@ -146,7 +138,7 @@ export function packActQ6KRelaxed(x: usize, cols: i32, xq: usize, xd: usize, xs:
 /**
  * rowQ6K's sums by the relaxed dot: the 6-bit values unpacked bytewise in natural order (16-bit shifts, each
  * byte's bits from its neighbour masked off), each group of 16 one dot times its scale. Same integers, same
- * float steps, so the bits are rowQ6K's. x in packActQ6KRelaxed's layout; yr is the row's output (half128).
+ * float steps, so the bits are rowQ6K's. x in packActQ6K's relaxed layout; yr is the row's output (half128).
  * No touches ahead: bench/matmul-ab.ts, one thread, n 1, against the same kernel touching as rowQ6K does:
  * [4096, 4096] to [14336, 4096] 0.51-0.58x the time cold, [2048, 768] / [768, 2048] 0.88-0.90x cold, 1.00x warm.
  */
@@ -156,13 +148,8 @@ export function packActQ6KRelaxed(x: usize, cols: i32, xq: usize, xd: usize, xs:
     const p = w + b * 210;
     const sc = v128.load(p + 192);
     const x = xq + (b << 8);
-    let t = half128(half128(i32x4.splat(0), p, p + 128, x, i16x8.extend_low_i8x16_s(sc), yr), p + 64, p + 160, x + 128, i16x8.extend_high_i8x16_s(sc), yr);
-    const xsum = xs + (b << 5);
-    const corr = i32x4.add(i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(sc), v128.load(xsum)), i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(sc), v128.load(xsum, 16)));
-    t = i32x4.sub(t, i32x4.shl(corr, 5));
-    const u = i32x4.add(t, i32x4.shuffle(t, t, 2, 3, 0, 1));
-    const T = f32x4.convert_i32x4_s(i32x4.add(u, i32x4.shuffle(u, u, 1, 0, 3, 2)));
-    acc += f32x4.extract_lane(f32x4.mul(T, f32x4.splat(halfToFloat(<u32>load<u16>(p + 208)) * load<f32>(xd + (b << 2)))), 0);
+    const t = half128(half128(i32x4.splat(0), p, p + 128, x, i16x8.extend_low_i8x16_s(sc), yr), p + 64, p + 160, x + 128, i16x8.extend_high_i8x16_s(sc), yr);
+    acc = blockStep(acc, p, t, sc, xs + (b << 5), load<f32>(xd + (b << 2)));
   }
   return acc;
 }

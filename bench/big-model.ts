@@ -139,7 +139,11 @@ function bigModelInput(s: BigShape, weights: string): { metadata: [string, GgufV
     for (const [kind, rows, cols] of kinds) {
       if (kind === 'ffn_gate') tensors.push(normTensor(`blk.${l}.ffn_norm.weight`, 11 + 2 * l));
       const type = bigTensorType(weights, kind, l, s.layers);
-      tensors.push(lazy(`blk.${l}.${kind}.weight`, ggmlTypeByName(type).id, [cols, rows], rowBytes(type, cols) * rows, () => variant(type, kind, l % VARIANTS, rows, cols)));
+      tensors.push(
+        lazy(`blk.${l}.${kind}.weight`, ggmlTypeByName(type).id, [cols, rows], rowBytes(type, cols) * rows, () =>
+          variant(type, kind, l % VARIANTS, rows, cols),
+        ),
+      );
     }
   }
   tensors.push(normTensor('output_norm.weight', 2));

@@ -56,7 +56,12 @@ function program(): Command {
   return (
     new Command('bench:big')
       .description('8B-shaped synthetic model (random weights, speed only) and a cache beyond 4 GiB')
-      .option('--weights <list>', `weight files, of ${BIG_WEIGHTS.join(', ')} (q4_K_M: llama.cpp's mix, q6_K output and half of attn_v / ffn_down)`, listOf('--weights', BIG_WEIGHTS), [...BIG_DEFAULT_WEIGHTS])
+      .option(
+        '--weights <list>',
+        `weight files, of ${BIG_WEIGHTS.join(', ')} (q4_K_M: llama.cpp's mix, q6_K output and half of attn_v / ffn_down)`,
+        listOf('--weights', BIG_WEIGHTS),
+        [...BIG_DEFAULT_WEIGHTS],
+      )
       .option('--contexts <list>', 'decode contexts (positions of synthetic K/V)', intListArg('--contexts', 1, 131072 - 64), [1024, 32768])
       .option(
         '--schemes <list>',

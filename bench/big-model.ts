@@ -76,8 +76,9 @@ export function bigModelPath(s: BigShape, weightType: string): string {
 /** [rows, cols] random weights of RMS 1/sqrt(cols) (activations stay finite through the layers) in the weight type. */
 function randomMatrix(weightType: string, rows: number, cols: number, rng: Prng): Uint8Array {
   const std = 1 / Math.sqrt(cols);
-  if (ggmlTypeByName(weightType).id === GGML.Q4_K) return randomQ4K(rows, cols, rng, std);
-  if (ggmlTypeByName(weightType).id === GGML.Q6_K) return randomQ6K(rows, cols, rng, std);
+  const id = ggmlTypeByName(weightType).id;
+  if (id === GGML.Q4_K) return randomQ4K(rows, cols, rng, std);
+  if (id === GGML.Q6_K) return randomQ6K(rows, cols, rng, std);
   return encode(weightType, rng.normals(rows * cols, std), [rows, cols]);
 }
 
@@ -108,7 +109,10 @@ function bigModelInput(s: BigShape, weights: string): { metadata: [string, GgufV
     ['ffn_down', s.dim, s.ff],
     ['ffn_up', s.ff, s.dim],
   ];
-  const rowBytes = (type: string, cols: number) => (cols / ggmlTypeByName(type).blockValues) * ggmlTypeByName(type).blockBytes;
+  const rowBytes = (type: string, cols: number) => {
+    const t = ggmlTypeByName(type);
+    return (cols / t.blockValues) * t.blockBytes;
+  };
   const variants = new Map<string, Uint8Array>();
   const variant = (type: string, kind: string, v: number, rows: number, cols: number): Uint8Array => {
     const key = `${type}:${kind}:${v}`;

@@ -4,6 +4,7 @@
 import { putF16 } from '../src/formats/bytes.js';
 import { Q6_K_BYTES, QK_K } from '../src/gguf/kquants.js';
 import type { Prng } from '../src/numeric/prng.js';
+import { randomBytes } from './random-q4k.js';
 
 const RMS_PER_D = Math.sqrt(5461.5 * 341.5);
 /** Where a block's f16 d lies (after ql[128], qh[64], scales[16]). */
@@ -11,11 +12,7 @@ const D_AT = 208;
 
 /** [rows, cols] of random q6_K blocks (cols a multiple of 256) whose values have RMS about `std`. */
 export function randomQ6K(rows: number, cols: number, rng: Prng, std: number): Uint8Array {
-  const bytes = new Uint8Array((cols / QK_K) * Q6_K_BYTES * rows);
-  // Four random bytes per draw, as randomQ4K; 210-byte blocks, so the tail bytes take one draw each.
-  const words = new Uint32Array(bytes.buffer, 0, bytes.length >>> 2);
-  for (let i = 0; i < words.length; i++) words[i] = rng.next() * 4294967296;
-  for (let i = words.length << 2; i < bytes.length; i++) bytes[i] = rng.next() * 256;
+  const bytes = randomBytes((cols / QK_K) * Q6_K_BYTES * rows, rng);
   const d = std / RMS_PER_D;
   for (let b = 0; b < bytes.length; b += Q6_K_BYTES) putF16(bytes, b + D_AT, d);
   return bytes;

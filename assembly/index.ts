@@ -1,6 +1,6 @@
 // Kernel module entry: every export is a pointer-only kernel over the imported (shared) memory.
 // Naming: <format>_<op> with op in encode | decode | scores | accum; shared f32 kernels by name.
-export { dotRows, axpyRows, softmaxRows, softmaxChunk, quantizeRows, scaleF32, sumF32 } from './shared/common';
+export { dotRows, axpyRows, softmaxRows, softmaxChunk, quantizeRows, scaleF32, sumF32, heapBase } from './shared/common';
 export { tileBytes } from './attention/tile';
 export { f32_encode, f32_decode, f32_scores, f32_accum, f16_encode, f16_decode, f16_scores, f16_accum, bf16_encode, bf16_decode, bf16_scores, bf16_accum } from './attention/float';
 export { q8_0_encode, q8_0_decode, q8_0_scores, q8_0_scores_i, q8_0_accum } from './attention/q8_0';

@@ -65,7 +65,7 @@ export class UnknownTokenizerError extends UnknownNameError {
 
 /** A kernel key nothing serves, or a second registration of one (kernels/attention/registry.ts). */
 export class KernelError extends KvpackError {
-  constructor(code: 'DUPLICATE_KERNEL' | 'UNKNOWN_KERNEL', message: string) {
+  constructor(code: 'DUPLICATE_KERNEL' | 'UNKNOWN_KERNEL' | 'STATIC_DATA_OVERLAP', message: string) {
     super(code, message);
   }
 }

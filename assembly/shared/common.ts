@@ -432,3 +432,8 @@ export function sumF32(p: usize, n: i32): f32 {
   if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
   return f32x4.add(c, f32x4.mul(a, b));
 }
+
+/** First byte past the module's static data: the arena must hand out nothing below it (runtime/arena.ts). */
+export function heapBase(): usize {
+  return __heap_base;
+}

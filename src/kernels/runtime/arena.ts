@@ -1,6 +1,6 @@
 // One wasm linear memory and its first-fit allocator: kernels read weights and K/V in place (no per-call
 // copies). Past one memory's cap, spaces.ts adds more memories, each an Arena with its own kernel instance.
-import { ArgumentError, OutOfMemoryError } from '../../errors.js';
+import { ArgumentError, KernelError, OutOfMemoryError } from '../../errors.js';
 
 const PAGE = 65536;
 /** wasm32 caps linear memory at 4 GiB. */
@@ -113,6 +113,23 @@ export class Arena {
       len += after;
     }
     this.holes.set(start, len);
+  }
+
+  /**
+   * Keeps [0, end) out of every allocation: a module's static data lies there, and each instance writes it again.
+   * Throws KernelError when something was handed out below `end` already (its bytes would be overwritten).
+   */
+  reserveStatic(end: number): void {
+    if (!Number.isInteger(end) || end < 0) throw new ArgumentError(`arena.reserveStatic: bad offset ${end}`);
+    for (const off of this.sizes.keys()) {
+      if (off < end) throw new KernelError('STATIC_DATA_OVERLAP', `the kernel module's static data (up to byte ${end}) overlaps an allocation at ${off}`);
+    }
+    for (const [h, hs] of [...this.holes]) {
+      if (h >= end) continue;
+      this.holes.delete(h);
+      if (h + hs > end) this.holes.set(end, h + hs - end);
+    }
+    this.top = Math.max(this.top, Math.ceil(end / ALIGN) * ALIGN);
   }
 
   u8(): Uint8Array {

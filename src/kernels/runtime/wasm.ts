@@ -18,6 +18,8 @@ export interface WasmExports {
   scaleF32(x: Ptr, n: number, k: number): void;
   tileBytes(D: number): number;
   sumF32(p: Ptr, n: number): number;
+  /** First byte past the module's static data. */
+  heapBase(): number;
   [kernel: string]: (...args: number[]) => number | void;
 }
 
@@ -119,6 +121,8 @@ export function wasmKernels(): WasmKernels | null {
  */
 export function instantiateOver(arena: Arena, index: number, module: WebAssembly.Module): WasmKernels {
   const instance = new WebAssembly.Instance(module, { env: { memory: arena.memory } });
+  // Scratch and data start past the module's static data (constant tables), which the arena must not hand out.
+  arena.reserveStatic((instance.exports as unknown as WasmExports).heapBase());
   const tile = arena.alloc(TILE_BYTES);
   const stage = arena.alloc(STAGE_BYTES);
   const k: WasmKernels = { index, arena, module, exports: instance.exports as unknown as WasmExports, tile, stage, tables: new Map() };

@@ -2,6 +2,9 @@
 // workers taking units from a shared counter (assembly/matmul/run.ts), and the prefetch job that has idle
 // workers read the next weights into cache.
 import { threadBudget } from '../runtime/threads.js';
+// The pool's workers start with the one unit-job kind attention registers: without it a matmul-only user
+// (a bench, the API's matmul alone) never got a worker and ran every job on the calling thread, unannounced.
+import '../attention/unit-jobs.js';
 import { awaitShared, backgroundUnitsRun, postBackground, postShared, stopBackground, type SharedKernel } from '../runtime/pool.js';
 import type { WasmKernels } from '../runtime/wasm.js';
 import { matmulConfig, PARALLEL_MIN_MACS } from './config.js';

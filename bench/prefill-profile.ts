@@ -2,7 +2,7 @@
 // a fresh cache through model.forward, alternated with the same pass run op by op (the llama path of
 // forward.ts's blocks, no QK-norm, no bias) with a timer around each part; then each weight's tiled matmul
 // alone (activation packing timed apart), 1 and N threads, as GMAC/s (weights warm in cache).
-// Run: npm run build && node dist-test/bench/prefill-profile.js [--weights q8_0] [--prompt 128] [--threads N] [--runs 9] [--kv f16] [--no-prefetch] [--repack off]
+// Run: npm run build && node dist-test/bench/prefill-profile.js [--weights q8_0 | --model GGUF] [--prompt 128] [--threads N] [--runs 9] [--kv f16] [--no-prefetch] [--repack off]
 import { performance } from 'node:perf_hooks';
 import { loadModel } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
@@ -23,6 +23,7 @@ declareOptions('bench:prefill', "where a prefill's time goes, op by op, on the s
   '--prompt': { kind: 'int', min: 1, help: 'prompt tokens', default: 128 },
   '--runs': { kind: 'int', min: 1, help: 'passes of each kind (median)', default: 9 },
   '--weights': { kind: 'str', help: 'weight type of the synthetic model', default: 'q8_0' },
+  '--model': { kind: 'str', help: "profile this GGUF (a llama) instead of the synthetic model, e.g. bench:big's 8B files" },
   '--kv': { kind: 'str', help: 'cache scheme', default: 'f16' },
   '--no-prefetch': { kind: 'switch', help: 'the op-by-op pass posts no weight prefetch (forward.ts does)' },
   '--repack': {
@@ -40,10 +41,7 @@ const kv = option('--kv') ?? 'f16';
 /** --no-prefetch: the op-by-op pass posts no weight prefetch before rope/attention (forward.ts does). */
 const prefetch = !flag('--no-prefetch');
 configureMatmul({ threads, repack: option('--repack') !== 'off' });
-const model = loadModel(
-  syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)),
-  { expand: false },
-);
+const model = loadModel(option('--model') ?? syntheticModel(wt, (s) => process.stderr.write(`${s}\n`)), { expand: false });
 const hp = model.hp;
 const cache = model.createCache({ policy: schemePolicy(kv), capacity: prompt + 16 });
 const tokens = Array.from({ length: prompt }, (_, i) => 300 + ((i * 7919 + 104729) % (hp.nVocab - 300)));
@@ -147,7 +145,7 @@ cache.rewind(0);
 
 const load = (await import('node:os')).loadavg();
 console.log(
-  `\nprefill of ${prompt} tokens, ${wt} weights, ${kv} KV, ${threads} threads, ${kernelBuild()?.note ?? 'no wasm'}, ${runs} runs; load average ${load.map((x) => x.toFixed(2)).join(' ')}`,
+  `\nprefill of ${prompt} tokens, ${option('--model') ?? `${wt} weights`}, ${kv} KV, ${threads} threads, ${kernelBuild()?.note ?? 'no wasm'}, ${runs} runs; load average ${load.map((x) => x.toFixed(2)).join(' ')}`,
 );
 const wm = median(whole);
 console.log(`model.forward: median ${wm.toFixed(1)} ms = ${((1000 * prompt) / wm).toFixed(1)} tok/s; op-by-op logits ${same ? 'same bits' : 'DIFFER'}`);

@@ -40,6 +40,14 @@ export const DEFAULT_ACTIVATIONS: Activations = 'q8';
  */
 export const PARALLEL_MIN_MACS = 1 << 17;
 
+/**
+ * Calls of at least this many multiply-adds (~5 ms on one thread) always use the pool, never timed against one
+ * thread: units are taken dynamically, so a worker without a core costs at most its one unit (1/16 of the call on
+ * 2 threads) plus a time slice, while each one-thread probe of a prefill-sized call cost its whole length twice over
+ * (the first 512-token prefill of an 8B q4_0 model ran 9.3 tok/s, the next 11.2).
+ */
+export const ALWAYS_POOL_MACS = 1 << 28;
+
 let config: Omit<MatmulConfig, 'threads'> = { activations: DEFAULT_ACTIVATIONS, threadChoice: 'measured', relaxed: true, repack: true };
 export function configureMatmul(c: Partial<MatmulConfig>): void {
   if (c.activations !== undefined && c.activations !== 'f32' && c.activations !== 'q8')

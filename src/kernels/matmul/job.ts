@@ -7,7 +7,7 @@ import { threadBudget } from '../runtime/threads.js';
 import '../attention/unit-jobs.js';
 import { awaitShared, backgroundUnitsRun, postBackground, postShared, stopBackground, type SharedKernel } from '../runtime/pool.js';
 import type { WasmKernels } from '../runtime/wasm.js';
-import { matmulConfig, PARALLEL_MIN_MACS } from './config.js';
+import { ALWAYS_POOL_MACS, matmulConfig, PARALLEL_MIN_MACS } from './config.js';
 import { ThreadChooser } from './chooser.js';
 import type { Packed, Plan } from './plan.js';
 import type { MatmulKernel } from './table.js';
@@ -81,10 +81,12 @@ export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratc
   let macs = 0;
   for (const { w } of parts) macs += w.rows * w.cols * n;
   const threads = Math.min(maxThreads, Math.floor(macs / MIN_UNIT_MACS) || 1);
-  const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (matmulConfig().threadChoice === 'always' || chooser.choose(macs));
+  // Big calls skip the chooser (ALWAYS_POOL_MACS); the rest use the pool while it is measured faster.
+  const fixed = matmulConfig().threadChoice === 'always' || macs >= ALWAYS_POOL_MACS;
+  const parallel = threads > 1 && macs >= PARALLEL_MIN_MACS && (fixed || chooser.choose(macs));
   // Only a clear win holds the workers awake and prefetches; a re-timing of the pool (one thread winning: a
   // busy machine) does neither.
-  const chosen = parallel && (matmulConfig().threadChoice === 'always' || (!chooser.probing && chooser.clearlyFaster(macs)));
+  const chosen = parallel && (fixed || (!chooser.probing && chooser.clearlyFaster(macs)));
   // Units of at least MIN_UNIT_MACS, about UNITS_PER_THREAD per thread over the whole job.
   const unitMacs = Math.max(MIN_UNIT_MACS, macs / (threads * UNITS_PER_THREAD));
   const job = jobOf(k);
@@ -136,7 +138,7 @@ export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratc
     splitStats.units += units;
     splitStats.callerUnits += mine;
   }
-  if (threads > 1 && macs >= PARALLEL_MIN_MACS) chooser.record(macs, parallel, performance.now() - t0);
+  if (threads > 1 && macs >= PARALLEL_MIN_MACS && !fixed) chooser.record(macs, parallel, performance.now() - t0);
 }
 
 /** Whether the last job ran on the pool by choice (a prefetch only pays while the pool is in use). */

@@ -1,7 +1,7 @@
 // Imports the matmul path only (no attention, no model): the pool's workers must still start for it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { configureMatmul } from './config.js';
+import { ALWAYS_POOL_MACS, configureMatmul } from './config.js';
 import { wasmMatmul } from './matmul.js';
 import { matmulSplitStats } from './job.js';
 import { availableCores } from '../runtime/threads.js';
@@ -35,4 +35,29 @@ test('matmul alone: a two-thread matmul runs units on a pool worker, not all on 
   } finally {
     configureMatmul({ threadChoice: 'measured' });
   }
+});
+
+test('matmul: calls of ALWAYS_POOL_MACS and more run on the pool from the first call, never probed on one thread', (t) => {
+  if (!wasmKernels()) return t.skip(`wasm kernels unavailable: ${wasmFailure()}`);
+  if (availableCores() < 2) return t.skip('one core: no worker to run on');
+  const rows = 2048;
+  const cols = 2048;
+  const n = ALWAYS_POOL_MACS / (rows * cols);
+  // q8_0 rows of random int8 values with d = 1/64 (f16 0x2400).
+  const rng = new Prng(5);
+  const data = new Uint8Array(rows * (cols / 32) * 34);
+  for (let b = 0; b < data.length; b += 34) {
+    data[b] = 0x00;
+    data[b + 1] = 0x24;
+    for (let i = 2; i < 34; i++) data[b + i] = rng.int(256);
+  }
+  const w = new Weight('w8', { type: GGML.Q8_0, dims: [cols, rows], data }).packedWeight!;
+  const x = new Float32Array(n * cols).map(() => rng.normal());
+  const y = new Float32Array(n * rows);
+  configureMatmul({ threads: 2, threadChoice: 'measured' });
+  const before = matmulSplitStats().calls;
+  // The chooser would time one thread on the 8th call of a size class (after 3 pool times and a warm-up).
+  const calls = 12;
+  for (let i = 0; i < calls; i++) wasmMatmul(w, x, n, y);
+  assert.equal(matmulSplitStats().calls - before, calls, 'a big call ran on one thread (the chooser probed it)');
 });

@@ -69,19 +69,22 @@ const VARIANTS = ['dots only', '+ widen per 32', '+ q4_0 float step'] as const;
 // One thread's timing of the three variants (run in this thread, or in each worker at once): GMAC/s.
 const WORKER_SRC = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { bytes, cols, seconds, variant } = workerData;
+const { bytes, cols, seconds, variant, pairs } = workerData;
 const inst = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
-const mem = new Uint8Array(inst.exports.memory.buffer);
 const B = 1024, X = B + 4 * cols;
+const need = X + 8 * cols * pairs;
+const have = inst.exports.memory.buffer.byteLength;
+if (need > have) inst.exports.memory.grow(Math.ceil((need - have) / 65536));
+const mem = new Uint8Array(inst.exports.memory.buffer);
 for (let i = 0; i < 4 * cols; i++) mem[B + i] = (i * 7) & 15;
-for (let i = 0; i < 8 * cols; i++) mem[X + i] = ((i * 37) & 255) - 128;
+for (let i = 0; i < 8 * cols * pairs; i++) mem[X + i] = ((i * 37) & 255) - 128;
 const reps = Math.max(1, Math.round(2e7 / (32 * cols)));
-inst.exports.tileLoop(variant, B, X, cols, reps);
+inst.exports.tileLoop(variant, B, X, cols, reps, pairs);
 const times = [];
 const end = performance.now() + seconds * 1000;
 while (performance.now() < end || times.length < 5) {
   const t0 = performance.now();
-  inst.exports.tileLoop(variant, B, X, cols, reps);
+  inst.exports.tileLoop(variant, B, X, cols, reps, pairs);
   times.push((performance.now() - t0) / 1000);
 }
 times.sort((a, b) => a - b);
@@ -89,10 +92,10 @@ parentPort.postMessage((reps * 32 * cols) / times[times.length >> 1] / 1e9);
 `;
 
 /** GMAC/s per thread of `variant` on `n` threads running at once (each its own instance and memory). */
-async function tileRate(bytes: Uint8Array, variant: number, n: number): Promise<number[]> {
+async function tileRate(bytes: Uint8Array, variant: number, n: number, pairs = 1): Promise<number[]> {
   const run = () =>
     new Promise<number>((resolve, reject) => {
-      const w = new Worker(WORKER_SRC, { eval: true, workerData: { bytes, cols, seconds, variant } });
+      const w = new Worker(WORKER_SRC, { eval: true, workerData: { bytes, cols, seconds, variant, pairs } });
       w.once('message', (v: number) => {
         resolve(v);
         void w.terminate();
@@ -139,6 +142,13 @@ for (let v = 0; v < VARIANTS.length; v++) {
   rows.push([`register tile: ${VARIANTS[v]}`, one.toFixed(1), many.reduce((a, b) => a + b, 0).toFixed(1)]);
 }
 const shape = { rows: 4096, n: 128 };
+{
+  // The float-step tile again, its activations streamed as a call of shape.n tokens streams them (from L2, not L1).
+  const pairs = shape.n / 8;
+  const one = (await tileRate(bytes, 2, 1, pairs))[0]!;
+  const many = await tileRate(bytes, 2, threads, pairs);
+  rows.push([`register tile: + q4_0 float step, x of ${shape.n} tokens`, one.toFixed(1), many.reduce((a, b) => a + b, 0).toFixed(1)]);
+}
 const k1 = kvpackRate(1, shape.rows, shape.n);
 const kN = kvpackRate(threads, shape.rows, shape.n);
 rows.push([`kvpack relaxed q4_0 tiles, [${shape.rows}, ${cols}] x ${shape.n} tokens`, k1.toFixed(1), kN.toFixed(1)]);

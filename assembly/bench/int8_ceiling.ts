@@ -73,15 +73,17 @@
 
 /**
  * `reps` passes of one register tile over `cols` columns: weights B [4][cols] u8 (values 0..15), activations X
- * [2 quads][cols / 4][4 tokens][4] i8. variant 0: dots only; 1: + a widening per 32 values; 2: + q4_0's float step.
+ * [pairs][2 quads][cols / 4][4 tokens][4] i8. variant 0: dots only; 1: + a widening per 32 values; 2: + q4_0's float step.
  * Multiply-adds: reps * 4 * 8 * cols.
  */
-export function tileLoop(variant: i32, B: usize, X: usize, cols: i32, reps: i32): i32 {
+export function tileLoop(variant: i32, B: usize, X: usize, cols: i32, reps: i32, pairs: i32): i32 {
   let s = i32x4.splat(0);
   for (let r = 0; r < reps; r++) {
-    if (variant == 0) s = i32x4.add(s, dots(B, X, cols, false, false));
-    else if (variant == 1) s = i32x4.add(s, dots(B, X, cols, true, false));
-    else s = i32x4.add(s, dots(B, X, cols, true, true));
+    // pass r reads token-quad pair r % pairs: pairs > 1 streams X from farther away (as 8 * pairs tokens would)
+    const x = X + <usize>(r % pairs) * (<usize>cols << 3);
+    if (variant == 0) s = i32x4.add(s, dots(B, x, cols, false, false));
+    else if (variant == 1) s = i32x4.add(s, dots(B, x, cols, true, false));
+    else s = i32x4.add(s, dots(B, x, cols, true, true));
   }
   return i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1) + i32x4.extract_lane(s, 2) + i32x4.extract_lane(s, 3);
 }

@@ -4,7 +4,7 @@
 // Built by the bench alone (not part of the kernel module). Each kernel returns a checksum so nothing is dropped.
 
 /** Variant 0: the dots and i16 adds only (sums wrap; the timing is what counts). */
-@inline function dots(B: usize, X: usize, cols: i32, widen: bool, float: bool): v128 {
+@inline function dots(B: usize, X: usize, cols: i32, widen: bool, float: bool, real: bool = false, S: usize = 0): v128 {
   const x2 = X + (<usize>cols << 2);
   const bRow = <usize>cols;
   let f0 = f32x4.splat(0), f1 = f32x4.splat(0), f2 = f32x4.splat(0), f3 = f32x4.splat(0);
@@ -40,7 +40,27 @@
       const e2 = i32x4.extadd_pairwise_i16x8_s(a2), e3 = i32x4.extadd_pairwise_i16x8_s(a3);
       const g0 = i32x4.extadd_pairwise_i16x8_s(b0), g1 = i32x4.extadd_pairwise_i16x8_s(b1);
       const g2 = i32x4.extadd_pairwise_i16x8_s(b2), g3 = i32x4.extadd_pairwise_i16x8_s(b3);
-      if (float) {
+      if (real) {
+        // relaxed_tile.ts's q4_0 step as it is: per token quad its scales dA and sums (two loads, shifted: 8 sum x),
+        // per row its scale splat; per lane f += f32(I - 8 sum x) * (s * dA).
+        const g = c0 >> 4;
+        const dA = v128.load(S + (g << 4));
+        const OA = i32x4.shl(i32x4.add(v128.load(S + 4096 + (g << 4)), v128.load(S + 4096 + (g << 4), 16)), 3);
+        const dB = v128.load(S + 8192 + (g << 4));
+        const OB = i32x4.shl(i32x4.add(v128.load(S + 12288 + (g << 4)), v128.load(S + 12288 + (g << 4), 16)), 3);
+        const s0 = v128.load32_splat(S + 16384 + (g << 2));
+        const s1 = v128.load32_splat(S + 16384 + 1024 + (g << 2));
+        const s2 = v128.load32_splat(S + 16384 + 2048 + (g << 2));
+        const s3 = v128.load32_splat(S + 16384 + 3072 + (g << 2));
+        f0 = f32x4.add(f0, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(e0, OA)), f32x4.mul(s0, dA)));
+        f1 = f32x4.add(f1, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(e1, OA)), f32x4.mul(s1, dA)));
+        f2 = f32x4.add(f2, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(e2, OA)), f32x4.mul(s2, dA)));
+        f3 = f32x4.add(f3, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(e3, OA)), f32x4.mul(s3, dA)));
+        h0 = f32x4.add(h0, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(g0, OB)), f32x4.mul(s0, dB)));
+        h1 = f32x4.add(h1, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(g1, OB)), f32x4.mul(s1, dB)));
+        h2 = f32x4.add(h2, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(g2, OB)), f32x4.mul(s2, dB)));
+        h3 = f32x4.add(h3, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(g3, OB)), f32x4.mul(s3, dB)));
+      } else if (float) {
         // And q4_0 / q8_0's float step: each block's integer dot times its scale, added to a float sum.
         f0 = f32x4.add(f0, f32x4.mul(f32x4.convert_i32x4_s(e0), d));
         f1 = f32x4.add(f1, f32x4.mul(f32x4.convert_i32x4_s(e1), d));
@@ -73,17 +93,19 @@
 
 /**
  * `reps` passes of one register tile over `cols` columns: weights B [4][cols] u8 (values 0..15), activations X
- * [pairs][2 quads][cols / 4][4 tokens][4] i8. variant 0: dots only; 1: + a widening per 32 values; 2: + q4_0's float step.
+ * [pairs][2 quads][cols / 4][4 tokens][4] i8. variant 0: dots only; 1: + a widening per 32 values; 2: + q4_0's float step; 3: that step as
+ * relaxed_tile.ts has it (per-block scale and sum loads from S [20 KiB], the offset subtracted, s * dA per lane).
  * Multiply-adds: reps * 4 * 8 * cols.
  */
-export function tileLoop(variant: i32, B: usize, X: usize, cols: i32, reps: i32, pairs: i32): i32 {
+export function tileLoop(variant: i32, B: usize, X: usize, cols: i32, reps: i32, pairs: i32, S: usize): i32 {
   let s = i32x4.splat(0);
   for (let r = 0; r < reps; r++) {
     // pass r reads token-quad pair r % pairs: pairs > 1 streams X from farther away (as 8 * pairs tokens would)
     const x = X + <usize>(r % pairs) * (<usize>cols << 3);
     if (variant == 0) s = i32x4.add(s, dots(B, x, cols, false, false));
     else if (variant == 1) s = i32x4.add(s, dots(B, x, cols, true, false));
-    else s = i32x4.add(s, dots(B, x, cols, true, true));
+    else if (variant == 2) s = i32x4.add(s, dots(B, x, cols, true, true));
+    else s = i32x4.add(s, dots(B, x, cols, true, true, true, S));
   }
   return i32x4.extract_lane(s, 0) + i32x4.extract_lane(s, 1) + i32x4.extract_lane(s, 2) + i32x4.extract_lane(s, 3);
 }

@@ -22,7 +22,7 @@ import { wasmMatmul } from '../src/kernels/matmul/matmul.js';
 import { Prng } from '../src/numeric/prng.js';
 import { randomWeight } from '../test/parity/matmul-weights.js';
 import { declareOptions, median, option, printTable } from './harness.js';
-import { fmtLoad, llamaBench, nativeLlama, nativeTps, withLoad } from './native-llama.js';
+import { fmtLoad, llamaBench, nativeLlama, nativeTps } from './native-llama.js';
 
 declareOptions('prefill-ceiling', 'the int8 register tile alone vs kvpack tiles vs native prefill, in multiply-adds per second', {
   '--model': { kind: 'str', help: 'also run native llama-bench prefill on this GGUF and compare' },
@@ -129,7 +129,8 @@ function kvpackRate(t: number, rows: number, n: number): number {
 /** Multiply-adds per prompt token of a GGUF's matrices: every 2-D tensor but the embedding table (a gather) and the output (both engines compute the last token's logits only). */
 function macsPerToken(path: string): number {
   let macs = 0;
-  for (const t of readGguf(path).tensors) if (t.dims.length === 2 && t.dims[1]! > 1 && t.name !== 'token_embd.weight' && t.name !== 'output.weight') macs += t.dims[0]! * t.dims[1]!;
+  for (const t of readGguf(path).tensors)
+    if (t.dims.length === 2 && t.dims[1]! > 1 && t.name !== 'token_embd.weight' && t.name !== 'output.weight') macs += t.dims[0]! * t.dims[1]!;
   return macs;
 }
 

@@ -39,7 +39,10 @@ if (!build?.relaxed) {
 }
 const threads = Number(option('--threads') ?? 2);
 const cols = Number(option('--cols') ?? 4096);
-if (cols % 32) throw new Error('--cols must be a multiple of 32');
+if (cols % 32) {
+  console.error(`--cols must be a multiple of 32, got ${cols}`);
+  process.exit(2);
+}
 const seconds = Number(option('--seconds') ?? 0.3);
 
 /** The ceiling module, compiled by asc from assembly/bench/int8_ceiling.ts (the bench's own build, not the kernels'). */

@@ -73,11 +73,22 @@ export class RedisServer {
     private readonly args: string[],
   ) {}
 
-  /** Starts redis-server and waits until it answers PING. */
+  /**
+   * Starts redis-server and waits until it answers PING. A port chosen here is tried again with another when the
+   * server exits at start: between freePort's close and redis's bind another process (a concurrent test file's
+   * client, a cluster's bus port at port + 10000) may take it (seen once in CI: "exited at start").
+   */
   static async start(args: string[] = [], port?: number): Promise<RedisServer> {
-    const s = new RedisServer(port ?? (await freePort()), mkdtempSync(join(tmpdir(), 'kvpack-redis-')), args);
-    await s.restart();
-    return s;
+    for (let attempt = 1; ; attempt++) {
+      const s = new RedisServer(port ?? (await freePort()), mkdtempSync(join(tmpdir(), 'kvpack-redis-')), args);
+      try {
+        await s.restart();
+        return s;
+      } catch (e) {
+        rmSync(s.dir, { recursive: true, force: true });
+        if (port !== undefined || attempt >= 3 || !/exited at start/.test((e as Error).message)) throw e;
+      }
+    }
   }
 
   get url(): string {

@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { readGguf } from '../src/gguf/reader.js';
@@ -49,9 +50,11 @@ const seconds = Number(option('--seconds') ?? 0.3);
 function compileCeiling(): Uint8Array {
   const dir = mkdtempSync(join(tmpdir(), 'kvpack-ceiling-'));
   const out = join(dir, 'ceiling.wasm');
+  // From the repo root (dist-test/bench/ is two levels down), wherever the bench is started from.
+  const root = fileURLToPath(new URL('../../', import.meta.url));
   execFileSync(process.execPath, [
-    'node_modules/assemblyscript/bin/asc.js',
-    'assembly/bench/int8_ceiling.ts',
+    join(root, 'node_modules/assemblyscript/bin/asc.js'),
+    join(root, 'assembly/bench/int8_ceiling.ts'),
     '--outFile',
     out,
     '-O3',
@@ -70,7 +73,7 @@ function compileCeiling(): Uint8Array {
 
 const VARIANTS = ['dots only', '+ widen per 32', '+ q4_0 float step', "+ q4_0 float step as relaxed_tile.ts's"] as const;
 
-// One thread's timing of the three variants (run in this thread, or in each worker at once): GMAC/s.
+// One worker's timing of one variant (n workers at once for the N-thread column): GMAC/s.
 const WORKER_SRC = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { bytes, cols, seconds, variant, pairs } = workerData;

@@ -1,0 +1,206 @@
+// f16_scores / f16_accum (assembly/attention/float.ts) read K and V halves in place, with q and the weights
+// scaled by 2^112; a q or weight row of 2^16 and up sends the call to the unscaled form. Both forms must give
+// every row the same bits (a row's result may not depend on the rows beside it), and both must be the exact
+// products: checked here against float64 sums, with the tile showing which form ran.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { wasmKernels, type WasmKernels } from '../runtime/wasm.js';
+import { fp16ToFp32 } from '../../numeric/half.js';
+import { Prng } from '../../numeric/prng.js';
+
+type Fn = (...a: number[]) => void;
+const CANARY = 0xa5;
+
+/** T x D random finite halves of every class (both signs, subnormals, zeros, 2^-14 .. 65504). */
+function randomHalves(T: number, D: number, rng: Prng, specials = false): Uint16Array {
+  const h = new Uint16Array(T * D);
+  for (let i = 0; i < h.length; i++) {
+    const exp = rng.int(31); // 0 = subnormal or zero
+    h[i] = (rng.int(2) << 15) | (exp << 10) | rng.int(1024);
+    if (specials && rng.next() < 0.02) h[i] = rng.int(2) ? 0x7c00 : 0xfc00; // +-Inf
+  }
+  return h;
+}
+
+interface Mem {
+  k: WasmKernels;
+  at(bytes: number): number;
+  free(): void;
+}
+function mem(k: WasmKernels): Mem {
+  const held: number[] = [];
+  return {
+    k,
+    at: (bytes) => {
+      const a = k.arena.alloc(bytes);
+      held.push(a);
+      return a;
+    },
+    free: () => {
+      for (const a of held) k.arena.free(a);
+    },
+  };
+}
+
+/** Runs f16_scores on rows [from, G) of q; returns [G - from, T] scores and whether the tile was written. */
+function scores(m: Mem, q: Float32Array, G: number, from: number, D: number, halves: Uint16Array, T: number): { s: Float32Array; tileUsed: boolean } {
+  const { k } = m;
+  const qA = m.at(q.byteLength);
+  const kA = m.at(halves.byteLength);
+  const oA = m.at(G * T * 4);
+  const tb = k.exports.tileBytes(D);
+  const tile = m.at(tb);
+  k.arena.f32().set(q, qA / 4);
+  new Uint16Array(k.arena.memory.buffer, kA, halves.length).set(halves);
+  k.arena.u8().fill(CANARY, tile, tile + tb);
+  (k.exports['f16_scores'] as Fn)(qA + from * D * 4, G - from, D, kA, T, oA, T, tile);
+  const s = k.arena.f32().slice(oA / 4, oA / 4 + (G - from) * T);
+  return {
+    s,
+    tileUsed: k.arena
+      .u8()
+      .subarray(tile, tile + tb)
+      .some((b) => b !== CANARY),
+  };
+}
+
+/** Runs f16_accum on rows [from, G) of w (acc starting at acc0); returns [G - from, D] and whether the tile was written. */
+function accum(
+  m: Mem,
+  w: Float32Array,
+  wStride: number,
+  G: number,
+  from: number,
+  D: number,
+  halves: Uint16Array,
+  T: number,
+  acc0: Float32Array,
+): { a: Float32Array; tileUsed: boolean } {
+  const { k } = m;
+  const wA = m.at(w.byteLength);
+  const vA = m.at(halves.byteLength);
+  const aA = m.at(acc0.byteLength);
+  const tb = k.exports.tileBytes(D);
+  const tile = m.at(tb);
+  k.arena.f32().set(w, wA / 4);
+  new Uint16Array(k.arena.memory.buffer, vA, halves.length).set(halves);
+  k.arena.f32().set(acc0, aA / 4);
+  k.arena.u8().fill(CANARY, tile, tile + tb);
+  (k.exports['f16_accum'] as Fn)(wA + from * wStride * 4, wStride, G - from, D, vA, T, aA + from * D * 4, tile);
+  const a = k.arena.f32().slice(aA / 4 + from * D, aA / 4 + G * D);
+  return {
+    a,
+    tileUsed: k.arena
+      .u8()
+      .subarray(tile, tile + tb)
+      .some((b) => b !== CANARY),
+  };
+}
+
+const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
+
+/** Largest |a - exact| / (sum of |terms|) over entries: float32 sums of exact products stay near 2^-24 x terms. */
+function worstRelative(a: Float32Array, exact: Float64Array, mag: Float64Array): number {
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - exact[i]!) / Math.max(mag[i]!, 1e-300));
+  return worst;
+}
+
+test('f16 kernels: a row scores the same bits whether its call runs scaled or not, and exactly', (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('no wasm kernels (KVPACK_NO_WASM or no SIMD)');
+  const rng = new Prng(24);
+  for (const [G, D, T] of [
+    [4, 128, 37],
+    [3, 64, 50],
+    [41, 128, 9], // more rows than one tile of scaled q (32 at D 128)
+    [2, 256, 17],
+  ] as const) {
+    const m = mem(k);
+    try {
+      const q = new Float32Array(G * D).map(() => rng.normal() * 3);
+      const halves = randomHalves(T, D, rng);
+      const small = scores(m, q, G, 1, D, halves, T);
+      q[5] = 70000; // row 0 reaches 2^16: the whole call takes the unscaled form
+      const big = scores(m, q, G, 0, D, halves, T);
+      assert.ok(small.tileUsed, `G ${G} D ${D}: the scaled form did not run`);
+      assert.ok(!big.tileUsed, `G ${G} D ${D}: a q of 70000 still ran scaled`);
+      assert.deepEqual(bits(big.s.subarray(T)), bits(small.s), `G ${G} D ${D}: rows 1.. differ between the two forms`);
+      const exact = new Float64Array(G * T);
+      const mag = new Float64Array(G * T);
+      for (let g = 0; g < G; g++)
+        for (let t2 = 0; t2 < T; t2++)
+          for (let c = 0; c < D; c++) {
+            const p = q[g * D + c]! * fp16ToFp32(halves[t2 * D + c]!);
+            exact[g * T + t2] += p;
+            mag[g * T + t2] += Math.abs(p);
+          }
+      const err = worstRelative(big.s, exact, mag);
+      assert.ok(err < D * 2 ** -24, `G ${G} D ${D}: scores off the exact products by ${err} of their magnitude`);
+    } finally {
+      m.free();
+    }
+  }
+});
+
+test('f16 kernels: a row accumulates the same bits whether its call runs scaled or not, and exactly', (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('no wasm kernels (KVPACK_NO_WASM or no SIMD)');
+  const rng = new Prng(25);
+  for (const [G, D, T] of [
+    [4, 128, 150], // more tokens than one run of scaled weights (64 at D 128)
+    [3, 64, 41],
+    [33, 128, 70],
+    [2, 256, 5],
+  ] as const) {
+    const m = mem(k);
+    try {
+      const wStride = T + 3;
+      const w = new Float32Array(G * wStride).map(() => Math.exp(-Math.abs(rng.normal()) * 4));
+      const halves = randomHalves(T, D, rng);
+      const acc0 = new Float32Array(G * D).map(() => rng.normal());
+      const small = accum(m, w, wStride, G, 1, D, halves, T, acc0);
+      w[2] = 1e5; // row 0 weighs 2^16 and up: the unscaled form
+      const big = accum(m, w, wStride, G, 0, D, halves, T, acc0);
+      assert.ok(small.tileUsed, `G ${G} D ${D}: the scaled form did not run`);
+      assert.ok(!big.tileUsed, `G ${G} D ${D}: a weight of 1e5 still ran scaled`);
+      assert.deepEqual(bits(big.a.subarray(D)), bits(small.a), `G ${G} D ${D}: rows 1.. differ between the two forms`);
+      const exact = Float64Array.from(acc0);
+      const mag = Float64Array.from(acc0, Math.abs);
+      for (let g = 0; g < G; g++)
+        for (let t2 = 0; t2 < T; t2++)
+          for (let c = 0; c < D; c++) {
+            const p = w[g * wStride + t2]! * fp16ToFp32(halves[t2 * D + c]!);
+            exact[g * D + c] += p;
+            mag[g * D + c] += Math.abs(p);
+          }
+      const err = worstRelative(big.a, exact, mag);
+      assert.ok(err < T * 2 ** -24, `G ${G} D ${D}: sums off the exact products by ${err} of their magnitude`);
+    } finally {
+      m.free();
+    }
+  }
+});
+
+test('f16 kernels: Inf halves read as the same large finite value in both forms', (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('no wasm kernels (KVPACK_NO_WASM or no SIMD)');
+  const rng = new Prng(26);
+  const [G, D, T] = [3, 64, 20];
+  const m = mem(k);
+  try {
+    const q = new Float32Array(G * D).map(() => rng.normal());
+    const halves = randomHalves(T, D, rng, true);
+    assert.ok(
+      halves.some((h) => (h & 0x7fff) === 0x7c00),
+      'no Inf half was drawn',
+    );
+    const small = scores(m, q, G, 1, D, halves, T);
+    q[0] = -1e6;
+    const big = scores(m, q, G, 0, D, halves, T);
+    assert.deepEqual(bits(big.s.subarray(T)), bits(small.s));
+    assert.ok(small.s.every(Number.isFinite), 'an Inf half made a score non-finite');
+  } finally {
+    m.free();
+  }
+});

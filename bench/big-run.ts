@@ -41,14 +41,18 @@ interface DecodeRow {
   scheme: string;
   context: number;
   fillS: number;
+  /** Median over the rounds; `runs` in round order. */
   tps: number;
+  runs: number[];
   rss: number;
   cacheBytes: number;
+  load: RunLoad;
 }
 interface NativeDecode {
   kv: string;
   context: number;
   tps: number;
+  runs: number[];
   load: RunLoad;
 }
 
@@ -83,7 +87,8 @@ function prefill(model: Model, prompt: number): number {
   return prompt / s;
 }
 
-function decode(model: Model, scheme: string, context: number): DecodeRow {
+/** One round of one scheme: a cache filled afresh, then longSteps(context) timed steps. */
+function decode(model: Model, scheme: string, context: number): Omit<DecodeRow, 'runs' | 'load'> {
   const steps = longSteps(context);
   let t0 = performance.now();
   const f = filledCache(model, scheme, context, steps + 8);
@@ -95,6 +100,15 @@ function decode(model: Model, scheme: string, context: number): DecodeRow {
   const tps = steps / ((performance.now() - t0) / 1000);
   f.cache.dispose();
   return { scheme, context, fillS, tps, ...row };
+}
+
+/** Folds one more round into a row (median tps; the load of the slowest round's machine kept as its note). */
+function addRound<T extends { tps: number; runs: number[]; load: RunLoad }>(rows: T[], find: (r: T) => boolean, make: () => T, tps: number, load: RunLoad): void {
+  let r = rows.find(find);
+  if (!r) rows.push((r = make()));
+  r.runs.push(tps);
+  r.tps = median(r.runs);
+  if (tps === Math.min(...r.runs)) r.load = load;
 }
 
 export function bigRun(o: BigRunOptions): void {
@@ -141,19 +155,26 @@ export function bigRun(o: BigRunOptions): void {
     kvBytes({ ctx: c, layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim, policy: schemePolicy(parseScheme(s).name) }).total;
   const rows: DecodeRow[] = [];
   const natives: NativeDecode[] = [];
+  // Rounds alternate kvpack's schemes with native's KV types at each context: this host's speed drifts by
+  // 1.5x over minutes, so one run each could favour whichever ran in a quiet minute. Medians are reported.
   for (const c of [...o.contexts].sort((a, b) => a - b)) {
-    for (const s of [...o.schemes].sort((a, b) => size(a, c) - size(b, c))) {
-      rows.push(decode(model, s, c));
-      o.log(`${o.weights}: decode ${s} at ${c}: ${rows.at(-1)!.tps.toFixed(2)} tok/s`);
-    }
-    if (!o.nativeContexts.includes(c)) continue;
-    for (const kv of o.nativeKvs) {
-      const n = tryNative(`llama-bench -d ${c} ${kv}`, (nl) =>
-        nl.hasDepth ? llamaBench(nl, { model: o.path, threads: o.threads, prompt: 0, gen: longSteps(c), depth: c, kv, reps: 1 }) : null,
-      );
-      if (!n) continue;
-      natives.push({ kv, context: c, tps: nativeTps(n.results, 'tg'), load: n.load });
-      o.log(`${o.weights}: native decode ${kv} at ${c}: ${natives.at(-1)!.tps.toFixed(2)} tok/s`);
+    for (let r = 0; r < o.rounds; r++) {
+      for (const s of [...o.schemes].sort((a, b) => size(a, c) - size(b, c))) {
+        const k = withLoad(() => decode(model, s, c));
+        const { tps, ...row } = k.value;
+        addRound(rows, (x) => x.scheme === s && x.context === c, () => ({ ...row, tps, runs: [], load: k.load }), tps, k.load);
+        o.log(`${o.weights}: decode ${s} at ${c}, round ${r + 1}: ${tps.toFixed(2)} tok/s`);
+      }
+      if (!o.nativeContexts.includes(c)) continue;
+      for (const kv of o.nativeKvs) {
+        const n = tryNative(`llama-bench -d ${c} ${kv}`, (nl) =>
+          nl.hasDepth ? llamaBench(nl, { model: o.path, threads: o.threads, prompt: 0, gen: longSteps(c), depth: c, kv, reps: 1 }) : null,
+        );
+        if (!n) continue;
+        const tps = nativeTps(n.results, 'tg');
+        addRound(natives, (x) => x.kv === kv && x.context === c, () => ({ kv, context: c, tps, runs: [], load: n.load }), tps, n.load);
+        o.log(`${o.weights}: native decode ${kv} at ${c}, round ${r + 1}: ${tps.toFixed(2)} tok/s`);
+      }
     }
   }
   rows.sort((a, b) => a.context - b.context || o.schemes.indexOf(a.scheme) - o.schemes.indexOf(b.scheme));
@@ -182,7 +203,7 @@ export function bigRun(o: BigRunOptions): void {
     );
   }
   console.log(
-    `  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time${natives.length ? `; native: llama-bench -d (prefilled), ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ')}` : ''}`,
+    `  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time; median of ${o.rounds} rounds${natives.length ? ` alternated with native: llama-bench -d (prefilled), ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ')}` : ''}`,
   );
   const farTg = (x: NativeDecode) => !!checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)?.farBelow;
   const nat = (c: number) => natives.filter((x) => x.context === c);
@@ -207,7 +228,7 @@ export function bigRun(o: BigRunOptions): void {
         r.scheme,
         `${r.context}`,
         r.fillS.toFixed(1),
-        r.tps.toFixed(2),
+        `${r.tps.toFixed(2)}${r.runs.length > 1 ? ` (${r.runs.map((x) => x.toFixed(2)).join(', ')})` : ''}`,
         vs(r.tps, f16, !!f16 && farTg(f16)),
         vs(r.tps, best, nat(r.context).some(farTg)),
         gib(r.rss),
@@ -219,18 +240,18 @@ export function bigRun(o: BigRunOptions): void {
   );
   console.log('  (run smallest cache first: wasm memory never shrinks, so RSS is the high-water mark; it includes the prefill workspaces)');
   if (natives.length) {
-    console.log("  native llama.cpp decode (same file and threads, run after kvpack's rows at each context)");
+    console.log("  native llama.cpp decode (same file and threads, alternated with kvpack's rows round by round at each context)");
     printTable(
       ['  KV', 'context', 'decode tok/s', 'issue 24 ref', 'load before->after, read GB/s'],
       natives.map((x) => [
         `  ${x.kv}`,
         `${x.context}`,
-        x.tps.toFixed(2),
+        `${x.tps.toFixed(2)}${x.runs.length > 1 ? ` (${x.runs.map((y) => y.toFixed(2)).join(', ')})` : ''}`,
         nativeNote(checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)),
         fmtLoad(x.load),
       ]),
     );
-    const busy = machineNote([...ours, ...theirs, ...natives].map((x) => x.load));
+    const busy = machineNote([...ours, ...theirs, ...rows, ...natives].map((x) => x.load));
     if (busy !== null) console.log(`  ! ${busy}`);
     if (natives.some(farTg) || ppRef?.farBelow)
       console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');

@@ -103,7 +103,13 @@ function decode(model: Model, scheme: string, context: number): Omit<DecodeRow, 
 }
 
 /** Folds one more round into a row (median tps; the load of the slowest round's machine kept as its note). */
-function addRound<T extends { tps: number; runs: number[]; load: RunLoad }>(rows: T[], find: (r: T) => boolean, make: () => T, tps: number, load: RunLoad): void {
+function addRound<T extends { tps: number; runs: number[]; load: RunLoad }>(
+  rows: T[],
+  find: (r: T) => boolean,
+  make: () => T,
+  tps: number,
+  load: RunLoad,
+): void {
   let r = rows.find(find);
   if (!r) rows.push((r = make()));
   r.runs.push(tps);
@@ -162,7 +168,13 @@ export function bigRun(o: BigRunOptions): void {
       for (const s of [...o.schemes].sort((a, b) => size(a, c) - size(b, c))) {
         const k = withLoad(() => decode(model, s, c));
         const { tps, ...row } = k.value;
-        addRound(rows, (x) => x.scheme === s && x.context === c, () => ({ ...row, tps, runs: [], load: k.load }), tps, k.load);
+        addRound(
+          rows,
+          (x) => x.scheme === s && x.context === c,
+          () => ({ ...row, tps, runs: [], load: k.load }),
+          tps,
+          k.load,
+        );
         o.log(`${o.weights}: decode ${s} at ${c}, round ${r + 1}: ${tps.toFixed(2)} tok/s`);
       }
       if (!o.nativeContexts.includes(c)) continue;
@@ -172,7 +184,13 @@ export function bigRun(o: BigRunOptions): void {
         );
         if (!n) continue;
         const tps = nativeTps(n.results, 'tg');
-        addRound(natives, (x) => x.kv === kv && x.context === c, () => ({ kv, context: c, tps, runs: [], load: n.load }), tps, n.load);
+        addRound(
+          natives,
+          (x) => x.kv === kv && x.context === c,
+          () => ({ kv, context: c, tps, runs: [], load: n.load }),
+          tps,
+          n.load,
+        );
         o.log(`${o.weights}: native decode ${kv} at ${c}, round ${r + 1}: ${tps.toFixed(2)} tok/s`);
       }
     }

@@ -71,7 +71,12 @@ function program(): Command {
       )
       .option('--threads <n>', 'matmul and attention threads (default: available cores)', intArg('--threads', 1, 256), availableCores())
       .option('--prompt <n>', 'prefill prompt tokens', intArg('--prompt', 16, 8192), 512)
-      .option('--rounds <n>', 'rounds of prefill and of decode at each context, kvpack and native llama.cpp alternated (medians)', intArg('--rounds', 1, 100), 2)
+      .option(
+        '--rounds <n>',
+        'rounds of prefill and of decode at each context, kvpack and native llama.cpp alternated (medians)',
+        intArg('--rounds', 1, 100),
+        2,
+      )
       .option('--no-native', 'skip native llama.cpp (no build, no native ratio)')
       .option('--native-kvs <list>', 'KV types of native decode', listOf('--native-kvs', ['f16', 'q8_0', 'q4_0']), ['f16', 'q8_0', 'q4_0'])
       // Native prefills the context for every run: 1K takes ~30 s on the 8B shape at 2 threads, 32K did not finish in 115 min here (2026-12-03).

@@ -8,7 +8,7 @@ import { checkArgs, usage, type OptSpecs } from '../bench/harness.js';
 import { fromRoot } from './paths.js';
 
 /** Entry points that read --threads, and the others (every script that parses flags with declareOptions). */
-const WITH_THREADS = ['engine', 'decode-profile', 'prefill-profile', 'prefill-ceiling', 'relaxed-ab', 'serve-peer', 'browser'];
+const WITH_THREADS = ['engine', 'decode-profile', 'prefill-profile', 'prefill-ceiling', 'thread-scaling', 'relaxed-ab', 'serve-peer', 'browser'];
 const OTHERS = ['matmul-ab', 'matmul', 'attention-ab', 'run', 'store', 'load', 'load-probe', 'serve-batching', 'prefix-chunks', 'native-llama'];
 
 function bench(name: string, ...args: string[]) {

@@ -1,0 +1,93 @@
+// What a second thread buys at decode, kvpack beside native llama.cpp in the same run: decode after a short
+// prompt at 1 and at N threads, rounds alternating the four (engine x threads), medians. Issue 24 asks kvpack
+// for 1.6x on two threads at dim 768; native's own ratio on the same file says what this machine allows.
+// Run: npm run bench:threads -- [--model GGUF] [--weights q4_0] [--scheme f16] [--context 128] [--rounds 3]
+import { performance } from 'node:perf_hooks';
+import { loadModel, type Model } from '../src/model/model.js';
+import { schemePolicy } from '../src/cache/schemes.js';
+import { configureMatmul } from '../src/kernels/matmul/config.js';
+import { setThreads } from '../src/kernels/runtime/pool.js';
+import { availableCores } from '../src/kernels/runtime/threads.js';
+import { declareOptions, median, option, printTable } from './harness.js';
+import { syntheticModel } from './engine.js';
+import { fmtLoad, llamaBench, machineNote, nativeLlama, nativeTps, withLoad, type RunLoad } from './native-llama.js';
+
+declareOptions('bench:threads', 'decode at 1 and N threads, kvpack and native llama.cpp alternated in one run', {
+  '--threads': { kind: 'int', min: 2, help: 'the larger thread count (capped at available cores)', default: 'available cores' },
+  '--model': { kind: 'str', help: "a GGUF file (default: bench:engine's synthetic dim-768 model)" },
+  '--weights': { kind: 'str', help: 'weight type of the synthetic model', default: 'q4_0' },
+  '--scheme': { kind: 'str', choices: ['f16', 'q8_0', 'q4_0'], help: 'KV type, the same for both engines', default: 'f16' },
+  '--context': { kind: 'int', min: 1, help: 'prompt tokens before the timed steps', default: 128 },
+  '--steps': { kind: 'int', min: 1, help: 'timed decode steps', default: 24 },
+  '--rounds': { kind: 'int', min: 1, help: 'rounds, each running all four', default: 3 },
+  '--no-native': { kind: 'switch', help: 'skip native llama.cpp' },
+});
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const many = Math.min(Number(option('--threads') ?? availableCores()), availableCores());
+if (many < 2) {
+  log('bench:threads: this machine has one core: nothing to compare');
+  process.exit(2);
+}
+const scheme = option('--scheme') ?? 'f16';
+const context = Number(option('--context') ?? 128);
+const steps = Number(option('--steps') ?? 24);
+const rounds = Number(option('--rounds') ?? 3);
+const path = option('--model') ?? syntheticModel(option('--weights') ?? 'q4_0', log);
+const model = loadModel(path, { expand: false });
+const status = process.argv.includes('--no-native') ? { ok: false as const, reason: 'skipped (--no-native)' } : nativeLlama(log);
+const native = status.ok ? status.native : null;
+
+/** Decode tok/s over `steps` steps after a `context`-token prompt, on `threads` threads (a warm-up step first). */
+function kvpackDecode(m: Model, threads: number): number {
+  configureMatmul({ threads });
+  setThreads(threads);
+  const cache = m.createCache({ policy: schemePolicy(scheme), capacity: context + steps + 8 });
+  const prompt = Array.from({ length: context }, (_, i) => 300 + ((i * 7919) % (m.nVocab - 300)));
+  let logits = m.forward(prompt, cache);
+  const argmax = (a: Float32Array) => a.reduce((b, x, i) => (x > a[b]! ? i : b), 0);
+  logits = m.forward([argmax(logits)], cache);
+  const t0 = performance.now();
+  for (let i = 0; i < steps; i++) logits = m.forward([argmax(logits)], cache);
+  const s = (performance.now() - t0) / 1000;
+  cache.dispose();
+  return steps / s;
+}
+
+type Key = 'kvpack 1' | 'kvpack N' | 'native 1' | 'native N';
+const runs = new Map<Key, { tps: number; load: RunLoad }[]>();
+const add = (k: Key, tps: number, load: RunLoad) => runs.set(k, [...(runs.get(k) ?? []), { tps, load }]);
+for (let r = 0; r < rounds; r++) {
+  for (const [k, t] of [
+    ['kvpack 1', 1],
+    ['kvpack N', many],
+  ] as const) {
+    const x = withLoad(() => kvpackDecode(model, t));
+    add(k, x.value, x.load);
+    log(`round ${r + 1}: ${k.replace('N', `${many}`)} thread(s) ${x.value.toFixed(1)} tok/s`);
+  }
+  if (!native) continue;
+  for (const [k, t] of [
+    ['native 1', 1],
+    ['native N', many],
+  ] as const) {
+    const x = llamaBench(native, { model: path, threads: t, prompt: 0, gen: steps, depth: native.hasDepth ? context : 0, kv: scheme, reps: 5 });
+    add(k, nativeTps(x.results, 'tg'), x.load);
+    log(`round ${r + 1}: ${k.replace('N', `${many}`)} thread(s) ${nativeTps(x.results, 'tg').toFixed(1)} tok/s`);
+  }
+}
+
+const med = (k: Key) => (runs.has(k) ? median(runs.get(k)!.map((x) => x.tps)) : NaN);
+console.log(
+  `\ndecode ${steps} steps after ${context} tokens, ${scheme} KV, ${path}; medians of ${rounds} rounds, engines and thread counts alternated${native ? `; native llama.cpp ${native.commit.slice(0, 7)} (llama-bench -fa 1, -r 5)` : `; native: ${status.ok ? '' : status.reason}`}`,
+);
+const row = (name: string, one: number, n: number) => [name, one.toFixed(1), n.toFixed(1), (n / one).toFixed(2)];
+printTable(
+  ['engine', '1 thread tok/s', `${many} threads tok/s`, `${many} / 1`],
+  [row('kvpack', med('kvpack 1'), med('kvpack N')), ...(native ? [row('native llama.cpp', med('native 1'), med('native N'))] : [])],
+);
+if (native) {
+  console.log(`kvpack / native: ${(med('kvpack 1') / med('native 1')).toFixed(2)} at 1 thread, ${(med('kvpack N') / med('native N')).toFixed(2)} at ${many}`);
+  for (const [k, xs] of runs) console.log(`  ${k.replace('N', `${many}`)}: ${xs.map((x) => `${x.tps.toFixed(1)} (${fmtLoad(x.load)})`).join(', ')}`);
+}
+const busy = machineNote([...runs.values()].flat().map((x) => x.load));
+if (busy !== null) console.log(`! ${busy}`);

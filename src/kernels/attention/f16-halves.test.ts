@@ -99,10 +99,21 @@ function accum(
 
 const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
 
-/** Largest |a - exact| / (sum of |terms|) over entries: float32 sums of exact products stay near 2^-24 x terms. */
-function worstRelative(a: Float32Array, exact: Float64Array, mag: Float64Array): number {
+/**
+ * Largest |a[i] - exact| / sum |terms| over the entries, exact being init[i] plus the float64 sum of the products
+ * each(i) lists: float32 sums of exact products stay within about (terms) x 2^-24 of it.
+ */
+function worstRelative(a: Float32Array, init: ArrayLike<number>, each: (i: number, add: (p: number) => void) => void): number {
   let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - exact[i]!) / Math.max(mag[i]!, 1e-300));
+  for (let i = 0; i < a.length; i++) {
+    let exact = init[i]!;
+    let mag = Math.abs(init[i]!);
+    each(i, (p) => {
+      exact += p;
+      mag += Math.abs(p);
+    });
+    worst = Math.max(worst, Math.abs(a[i]! - exact) / Math.max(mag, 1e-300));
+  }
   return worst;
 }
 
@@ -126,16 +137,12 @@ test('f16 kernels: a row scores the same bits whether its call runs scaled or no
       assert.ok(small.tileUsed, `G ${G} D ${D}: the scaled form did not run`);
       assert.ok(!big.tileUsed, `G ${G} D ${D}: a q of 70000 still ran scaled`);
       assert.deepEqual(bits(big.s.subarray(T)), bits(small.s), `G ${G} D ${D}: rows 1.. differ between the two forms`);
-      const exact = new Float64Array(G * T);
-      const mag = new Float64Array(G * T);
-      for (let g = 0; g < G; g++)
-        for (let t2 = 0; t2 < T; t2++)
-          for (let c = 0; c < D; c++) {
-            const p = q[g * D + c]! * fp16ToFp32(halves[t2 * D + c]!);
-            exact[g * T + t2] += p;
-            mag[g * T + t2] += Math.abs(p);
-          }
-      const err = worstRelative(big.s, exact, mag);
+      // Entry i = g*T + t: the dot of q row g with half row t.
+      const dot = (i: number, add: (p: number) => void) => {
+        const [g, t2] = [Math.floor(i / T), i % T];
+        for (let c = 0; c < D; c++) add(q[g * D + c]! * fp16ToFp32(halves[t2 * D + c]!));
+      };
+      const err = worstRelative(big.s, new Float64Array(G * T), dot);
       assert.ok(err < D * 2 ** -24, `G ${G} D ${D}: scores off the exact products by ${err} of their magnitude`);
     } finally {
       m.free();
@@ -165,16 +172,12 @@ test('f16 kernels: a row accumulates the same bits whether its call runs scaled 
       assert.ok(small.tileUsed, `G ${G} D ${D}: the scaled form did not run`);
       assert.ok(!big.tileUsed, `G ${G} D ${D}: a weight of 1e5 still ran scaled`);
       assert.deepEqual(bits(big.a.subarray(D)), bits(small.a), `G ${G} D ${D}: rows 1.. differ between the two forms`);
-      const exact = Float64Array.from(acc0);
-      const mag = Float64Array.from(acc0, Math.abs);
-      for (let g = 0; g < G; g++)
-        for (let t2 = 0; t2 < T; t2++)
-          for (let c = 0; c < D; c++) {
-            const p = w[g * wStride + t2]! * fp16ToFp32(halves[t2 * D + c]!);
-            exact[g * D + c] += p;
-            mag[g * D + c] += Math.abs(p);
-          }
-      const err = worstRelative(big.a, exact, mag);
+      // Entry i = g*D + c: acc0 plus channel c of the weighted sum of row g.
+      const sum = (i: number, add: (p: number) => void) => {
+        const [g, c] = [Math.floor(i / D), i % D];
+        for (let t2 = 0; t2 < T; t2++) add(w[g * wStride + t2]! * fp16ToFp32(halves[t2 * D + c]!));
+      };
+      const err = worstRelative(big.a, acc0, sum);
       assert.ok(err < T * 2 ** -24, `G ${G} D ${D}: sums off the exact products by ${err} of their magnitude`);
     } finally {
       m.free();

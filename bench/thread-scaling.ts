@@ -37,20 +37,32 @@ const model = loadModel(path, { expand: false });
 const status = process.argv.includes('--no-native') ? { ok: false as const, reason: 'skipped (--no-native)' } : nativeLlama(log);
 const native = status.ok ? status.native : null;
 
-/** Decode tok/s over `steps` steps after a `context`-token prompt, on `threads` threads (a warm-up step first). */
+/** llama-bench's repetitions per test (-r): kvpack times as many passes over the same steps, median. */
+const REPS = 5;
+
+/**
+ * Decode tok/s over `steps` steps after a `context`-token prompt on `threads` threads: a warm-up step, then
+ * REPS passes, each rewound to the prompt's end, median (as llama-bench's -r 5 reports its median).
+ */
 function kvpackDecode(m: Model, threads: number): number {
   configureMatmul({ threads });
   setThreads(threads);
   const cache = m.createCache({ policy: schemePolicy(scheme), capacity: context + steps + 8 });
   const prompt = Array.from({ length: context }, (_, i) => 300 + ((i * 7919) % (m.nVocab - 300)));
-  let logits = m.forward(prompt, cache);
   const argmax = (a: Float32Array) => a.reduce((b, x, i) => (x > a[b]! ? i : b), 0);
-  logits = m.forward([argmax(logits)], cache);
-  const t0 = performance.now();
-  for (let i = 0; i < steps; i++) logits = m.forward([argmax(logits)], cache);
-  const s = (performance.now() - t0) / 1000;
+  const first = argmax(m.forward(prompt, cache));
+  const base = cache.length;
+  m.forward([first], cache);
+  const tps: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    cache.rewind(base);
+    let next = first;
+    const t0 = performance.now();
+    for (let i = 0; i < steps; i++) next = argmax(m.forward([next], cache));
+    tps.push(steps / ((performance.now() - t0) / 1000));
+  }
   cache.dispose();
-  return steps / s;
+  return median(tps);
 }
 
 type Key = 'kvpack 1' | 'kvpack N' | 'native 1' | 'native N';
@@ -70,7 +82,7 @@ for (let r = 0; r < rounds; r++) {
     ['native 1', 1],
     ['native N', many],
   ] as const) {
-    const x = llamaBench(native, { model: path, threads: t, prompt: 0, gen: steps, depth: native.hasDepth ? context : 0, kv: scheme, reps: 5 });
+    const x = llamaBench(native, { model: path, threads: t, prompt: 0, gen: steps, depth: native.hasDepth ? context : 0, kv: scheme, reps: REPS });
     add(k, nativeTps(x.results, 'tg'), x.load);
     log(`round ${r + 1}: ${k.replace('N', `${many}`)} thread(s) ${nativeTps(x.results, 'tg').toFixed(1)} tok/s`);
   }
@@ -78,7 +90,7 @@ for (let r = 0; r < rounds; r++) {
 
 const med = (k: Key) => (runs.has(k) ? median(runs.get(k)!.map((x) => x.tps)) : NaN);
 console.log(
-  `\ndecode ${steps} steps after ${context} tokens, ${scheme} KV, ${path}; medians of ${rounds} rounds, engines and thread counts alternated${native ? `; native llama.cpp ${native.commit.slice(0, 7)} (llama-bench -fa 1, -r 5)` : `; native: ${status.ok ? '' : status.reason}`}`,
+  `\ndecode ${steps} steps after ${context} tokens, ${scheme} KV, ${path}; medians of ${rounds} rounds, engines and thread counts alternated, each run the median of ${REPS} passes${native ? `; native llama.cpp ${native.commit.slice(0, 7)} (llama-bench -fa 1, -r ${REPS})` : `; native: ${status.ok ? '' : status.reason}`}`,
 );
 const row = (name: string, one: number, n: number) => [name, one.toFixed(1), n.toFixed(1), (n / one).toFixed(2)];
 printTable(

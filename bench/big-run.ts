@@ -16,6 +16,7 @@ import { kvBytes } from '../src/cache/accounting.js';
 import { filledCache, longSteps, parseScheme } from './engine-long.js';
 import { median, printTable } from './harness.js';
 import { machineNote, checkNative, fmtLoad, llamaBench, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
+import { depthDecode, depthTool, SEED_TOKENS } from './native-depth.js';
 
 export interface BigRunOptions {
   path: string;
@@ -32,6 +33,8 @@ export interface BigRunOptions {
   /** KV types native decode runs with, and the contexts it runs at (a subset of `contexts`). */
   nativeKvs: readonly string[];
   nativeContexts: readonly number[];
+  /** Deepest context native decode fills by llama-bench -d's prefill; deeper ones load a tiled state (native-depth.ts). */
+  nativePrefillMax: number;
   /** Alternating prefill rounds, kvpack then native. */
   rounds: number;
   log: (s: string) => void;
@@ -51,6 +54,8 @@ interface DecodeRow {
 interface NativeDecode {
   kv: string;
   context: number;
+  /** How the context was filled: llama-bench -d's prefill, or a tiled state loaded by decode-at-depth. */
+  fill: 'prefilled' | 'tiled';
   tps: number;
   runs: number[];
   load: RunLoad;
@@ -161,6 +166,7 @@ export function bigRun(o: BigRunOptions): void {
     kvBytes({ ctx: c, layers: hp.nLayer, kvHeads: hp.nHeadKv, headDim: hp.headDim, policy: schemePolicy(parseScheme(s).name) }).total;
   const rows: DecodeRow[] = [];
   const natives: NativeDecode[] = [];
+  const deepest = Math.max(0, ...o.nativeContexts);
   // Rounds alternate kvpack's schemes with native's KV types at each context: this host's speed drifts by
   // 1.5x over minutes, so one run each could favour whichever ran in a quiet minute. Medians are reported.
   for (const c of [...o.contexts].sort((a, b) => a - b)) {
@@ -178,20 +184,36 @@ export function bigRun(o: BigRunOptions): void {
         o.log(`${o.weights}: decode ${s} at ${c}, round ${r + 1}: ${tps.toFixed(2)} tok/s`);
       }
       if (!o.nativeContexts.includes(c)) continue;
+      // Tiled states run at every native context once any context is past what llama-bench can fill, so the
+      // shallow ones compare them with llama-bench's prefilled figure in the same rounds.
+      const fills: NativeDecode['fill'][] = [
+        ...(c <= o.nativePrefillMax ? (['prefilled'] as const) : []),
+        ...(deepest > o.nativePrefillMax ? (['tiled'] as const) : []),
+      ];
       for (const kv of o.nativeKvs) {
-        const n = tryNative(`llama-bench -d ${c} ${kv}`, (nl) =>
-          nl.hasDepth ? llamaBench(nl, { model: o.path, threads: o.threads, prompt: 0, gen: longSteps(c), depth: c, kv, reps: 1 }) : null,
-        );
-        if (!n) continue;
-        const tps = nativeTps(n.results, 'tg');
-        addRound(
-          natives,
-          (x) => x.kv === kv && x.context === c,
-          () => ({ kv, context: c, tps, runs: [], load: n.load }),
-          tps,
-          n.load,
-        );
-        o.log(`${o.weights}: native decode ${kv} at ${c}, round ${r + 1}: ${tps.toFixed(2)} tok/s`);
+        for (const fill of fills) {
+          const what = fill === 'prefilled' ? `llama-bench -d ${c} ${kv}` : `decode-at-depth -d ${c} ${kv}`;
+          const n = tryNative(what, (nl) => {
+            if (fill === 'prefilled') {
+              if (!nl.hasDepth) return null;
+              const b = llamaBench(nl, { model: o.path, threads: o.threads, prompt: 0, gen: longSteps(c), depth: c, kv, reps: 1 });
+              return { tps: nativeTps(b.results, 'tg'), load: b.load };
+            }
+            const tool = depthTool(nl);
+            if (!('bin' in tool)) throw new Error(tool.reason);
+            const d = depthDecode(tool.bin, { model: o.path, threads: o.threads, gen: longSteps(c), depth: c, kv, reps: 1 });
+            return { tps: d.result.tps, load: d.load };
+          });
+          if (!n) continue;
+          addRound(
+            natives,
+            (x) => x.kv === kv && x.context === c && x.fill === fill,
+            () => ({ kv, context: c, fill, tps: n.tps, runs: [], load: n.load }),
+            n.tps,
+            n.load,
+          );
+          o.log(`${o.weights}: native decode ${kv} at ${c} (${fill}), round ${r + 1}: ${n.tps.toFixed(2)} tok/s`);
+        }
       }
     }
   }
@@ -221,10 +243,14 @@ export function bigRun(o: BigRunOptions): void {
     );
   }
   console.log(
-    `  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time; median of ${o.rounds} rounds${natives.length ? ` alternated with native: llama-bench -d (prefilled), ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ')}` : ''}`,
+    `  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time; median of ${o.rounds} rounds${natives.length ? ` alternated with native: ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ')}, filled by llama-bench -d's prefill up to ${o.nativePrefillMax} and beyond that by a state of ${SEED_TOKENS} prefilled tokens' K/V tiled to the depth (bench/native/decode-at-depth.cpp)` : ''}`,
   );
   const farTg = (x: NativeDecode) => !!checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)?.farBelow;
-  const nat = (c: number) => natives.filter((x) => x.context === c);
+  // Ratios divide by llama-bench's own prefilled figure where it ran, else by the tiled state's.
+  const nat = (c: number) => {
+    const at = natives.filter((x) => x.context === c);
+    return at.some((x) => x.fill === 'prefilled') ? at.filter((x) => x.fill === 'prefilled') : at;
+  };
   const vs = (tps: number, n: NativeDecode | undefined, far: boolean) => (!n ? '-' : far ? 'n/a*' : (tps / n.tps).toFixed(2));
   printTable(
     [
@@ -260,15 +286,20 @@ export function bigRun(o: BigRunOptions): void {
   if (natives.length) {
     console.log("  native llama.cpp decode (same file and threads, alternated with kvpack's rows round by round at each context)");
     printTable(
-      ['  KV', 'context', 'decode tok/s', 'issue 24 ref', 'load before->after, read GB/s'],
+      ['  KV', 'context', 'fill', 'decode tok/s', 'issue 24 ref', 'load before->after, read GB/s'],
       natives.map((x) => [
         `  ${x.kv}`,
         `${x.context}`,
+        x.fill === 'prefilled' ? 'llama-bench -d' : 'tiled state',
         `${x.tps.toFixed(2)}${x.runs.length > 1 ? ` (${x.runs.map((y) => y.toFixed(2)).join(', ')})` : ''}`,
         nativeNote(checkNative(refModel, 'tg', 0, x.context, x.kv, o.threads, x.tps)),
         fmtLoad(x.load),
       ]),
     );
+    for (const t of natives.filter((x) => x.fill === 'tiled')) {
+      const p = natives.find((x) => x.fill === 'prefilled' && x.kv === t.kv && x.context === t.context);
+      if (p) console.log(`  tiled-state check, ${t.kv} at ${t.context}: tiled / llama-bench -d = ${(t.tps / p.tps).toFixed(2)}`);
+    }
     const busy = machineNote([...ours, ...theirs, ...rows, ...natives].map((x) => x.load));
     if (busy !== null) console.log(`  ! ${busy}`);
     if (natives.some(farTg) || ppRef?.farBelow)

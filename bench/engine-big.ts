@@ -33,6 +33,7 @@ interface Flags {
   native: boolean;
   nativeKvs: string[];
   nativeContexts: number[];
+  nativePrefillMax: number;
   repack: string;
   /** Internal: this process is the child measuring one weight type. */
   childRun?: string;
@@ -79,12 +80,14 @@ function program(): Command {
       )
       .option('--no-native', 'skip native llama.cpp (no build, no native ratio)')
       .option('--native-kvs <list>', 'KV types of native decode', listOf('--native-kvs', ['f16', 'q8_0', 'q4_0']), ['f16', 'q8_0', 'q4_0'])
-      // Native prefills the context for every run: 1K takes ~30 s on the 8B shape at 2 threads, 32K did not finish in 115 min here (2026-12-03).
+      // llama-bench -d prefills the context for every run: 1K takes ~30 s on the 8B shape at 2 threads, 32K did
+      // not finish in 115 min here (2026-12-03); deeper contexts load a tiled state instead (native-depth.ts).
+      .option('--native-contexts <list>', 'contexts native decode runs at (of --contexts)', intListArg('--native-contexts', 1, 131072 - 64), [1024, 32768])
       .option(
-        '--native-contexts <list>',
-        'contexts native decode runs at (of --contexts; 32768 adds 2 h or more per KV type on the 8B shape here)',
-        intListArg('--native-contexts', 1, 131072 - 64),
-        [1024],
+        '--native-prefill-max <n>',
+        "deepest context native fills by llama-bench -d's prefill; deeper ones load a tiled state, checked against llama-bench at the shallower ones",
+        intArg('--native-prefill-max', 1, 131072),
+        4096,
       )
       .option('--cache-only', 'only the cache beyond 4 GiB')
       .option('--no-cache', 'skip the cache beyond 4 GiB')
@@ -152,6 +155,7 @@ function main(argv: string[]): number {
         native: n.ok ? n.native : { unavailable: n.reason },
         nativeKvs: f.nativeKvs,
         nativeContexts: f.nativeContexts.filter((c) => f.contexts.includes(c)),
+        nativePrefillMax: f.nativePrefillMax,
         rounds: f.rounds,
         log,
       });

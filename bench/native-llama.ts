@@ -11,7 +11,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { cacheRoot } from './cache-dir.js';
-import { declareOptions } from './harness.js';
+import { declareOptions, median } from './harness.js';
 import { readBandwidthNow } from './read-bandwidth.js';
 
 /** The cmake configuration: CPU only, no network code; changing it changes the cache key (a new build). */
@@ -283,11 +283,6 @@ export interface NativeRequest {
   reps: number;
 }
 
-const medianOf = (xs: readonly number[]) => {
-  const a = [...xs].sort((x, y) => x - y);
-  return a.length % 2 ? a[a.length >> 1]! : (a[a.length / 2 - 1]! + a[a.length / 2]!) / 2;
-};
-
 /** One llama-bench test result: tok/s, the median over repetitions, and each repetition. */
 export interface NativeResult {
   test: 'pp' | 'tg';
@@ -337,7 +332,7 @@ export function llamaBench(n: NativeLlama, r: NativeRequest): { results: NativeR
       tokens: j.n_gen > 0 ? j.n_gen : j.n_prompt,
       depth: j.n_depth ?? 0,
       // The median repetition: single repetitions here vary 700-1,450 tok/s run to run (pp128, dim 768).
-      tps: medianOf(j.samples_ts ?? [j.avg_ts]),
+      tps: median(j.samples_ts ?? [j.avg_ts]),
       samples: j.samples_ts ?? [j.avg_ts],
     }),
   );

@@ -228,7 +228,7 @@ export function bigRun(o: BigRunOptions): void {
     `\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads; kvpack kernels: ${kernelBuild()?.note ?? 'none'}`,
   );
   console.log(
-    `  native llama.cpp: ${native || theirs.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`,
+    `  native llama.cpp: ${native || theirs.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention on (llama.cpp's default on CPU) unless the KV says nofa, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`,
   );
   console.log(
     `  load ${loadS.toFixed(2)} s (loadModel from the path, weights kept quantized); RSS ${gib(rss0)} GiB before, ${gib(rss1)} GiB after: RSS / file ${within(rss1, o.fileBytes)}, (RSS - before) / file ${((rss1 - rss0) / o.fileBytes).toFixed(3)}`,

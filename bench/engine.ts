@@ -26,7 +26,7 @@ import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
 import { declareOptions, median, printTable, timeMedian } from './harness.js';
 import { PEER_SHORTFALL, runPeer, type PeerResult } from './engine-peer.js';
-import { machineNote, checkNative, fmtLoad, llamaBench, nativeLlama, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
+import { machineNote, checkNative, fmtLoad, llamaBench, NATIVE_KVS, nativeLlama, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
 
 /** The synthetic model: a small-Llama shape (TinyLlama-like width, GQA 12/4, head dim 64). */
 const SHAPE = { dim: 768, layers: 12, heads: 12, kvHeads: 4, ff: 2048, vocab: 32000, ctx: 32768 + 512 };
@@ -285,6 +285,9 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
         if (n) row(wt, kv, n.label).runs.push(n.run);
         log(`round ${round + 1}/${engineRounds}: ${wt}/${kv} done`);
       }
+      // Native with flash attention off as well: "x native best" divides by whichever configuration ran fastest.
+      const n = tryNative(`llama-bench on ${wt}/f16-nofa`, (nl) => ({ run: nativeEngine(nl, paths.get(wt)!, threads, 'f16-nofa'), label: nativeLabel(nl) }));
+      if (n) row(wt, 'f16-nofa', n.label).runs.push(n.run);
     }
   }
   for (const r of rows.values()) {
@@ -305,7 +308,7 @@ export async function benchEngine(o: EngineBenchOptions = {}): Promise<EngineBen
     }
   }
   if (contexts.length) {
-    const nativeKvs = o.nativeKvs ?? ['f16', 'q8_0', 'q4_0'];
+    const nativeKvs = o.nativeKvs ?? ['f16', 'q8_0', 'q4_0', 'f16-nofa'];
     const samples = new Map<string, { tps: number[]; loads: RunLoad[] }>();
     // Native decode at the context, one llama-bench process per KV type per round (it refills the context each time).
     const eachRound = (context: number) => {
@@ -348,11 +351,13 @@ export function printEngine(r: EngineBenchResult): void {
   const nat = 'name' in r.native ? r.native : null;
   console.log(
     nat
-      ? `\nnative llama.cpp ${nat.commit.slice(0, 7)}: ${nat.bin} (CPU build, Release, ${nat.buildNote ?? 'GGML_NATIVE'}; ${nat.buildS === null ? 'cached build' : `built in this run, ${nat.buildS.toFixed(0)} s`}), flash attention, ${r.threads} threads, same GGUF files`
+      ? `\nnative llama.cpp ${nat.commit.slice(0, 7)}: ${nat.bin} (CPU build, Release, ${nat.buildNote ?? 'GGML_NATIVE'}; ${nat.buildS === null ? 'cached build' : `built in this run, ${nat.buildS.toFixed(0)} s`}), flash attention on (llama.cpp's default on CPU) unless the KV says nofa, ${r.threads} threads, same GGUF files`
       : `\nnative llama.cpp unavailable: ${'unavailable' in r.native ? r.native.unavailable : ''}; no native ratio printed`,
   );
   const s = SHAPE;
   const nativeRow = (wt: string, kv: string) => r.engines.find((e) => e.engine.startsWith('llama.cpp native') && e.weight === wt && e.kv === kv);
+  const nativeRows = (wt: string) => r.engines.filter((e) => e.engine.startsWith('llama.cpp native') && e.weight === wt);
+  const nativeBest = (wt: string, of: 'prefillTps' | 'decodeTps') => nativeRows(wt).sort((a, b) => b[of] - a[of])[0];
   // The native figures beside issue 24's on this machine kind; a run far below them is labelled and not divided by.
   const check = (e: EngineRow) => ({
     pp: checkNative(`d${s.dim}-${e.weight}`, 'pp', PROMPT, 0, e.kv, r.threads, e.prefillTps),
@@ -374,6 +379,8 @@ export function printEngine(r: EngineBenchResult): void {
         'decode tok/s',
         'prefill x native',
         'decode x native',
+        'prefill x native best',
+        'decode x native best',
         'prefill x nlc',
         'decode x nlc',
         'native ref pp / tg (issue 24)',
@@ -392,6 +399,11 @@ export function printEngine(r: EngineBenchResult): void {
           e.decodeTps.toFixed(1),
           isNative ? '' : ratio(e.prefillTps, n?.prefillTps, c?.pp?.farBelow),
           isNative ? '' : ratio(e.decodeTps, n?.decodeTps, c?.tg?.farBelow),
+          ...(['prefillTps', 'decodeTps'] as const).map((of) => {
+            const b = nativeBest(e.weight, of);
+            const far = nativeRows(e.weight).some((x) => (of === 'prefillTps' ? check(x).pp : check(x).tg)?.farBelow);
+            return e.engine.startsWith('llama.cpp native') ? '' : ratio(e[of], b?.[of], far);
+          }),
           l && e !== l ? (e.prefillTps / l.prefillTps).toFixed(2) : '-',
           l && e !== l ? (e.decodeTps / l.decodeTps).toFixed(2) : '-',
           isNative && c ? `${nativeNote(c.pp)} / ${nativeNote(c.tg)}` : '',
@@ -478,7 +490,7 @@ export function printEngine(r: EngineBenchResult): void {
 }
 
 // Run directly: node dist-test/bench/engine.js [--threads N] [--quick] [--long-only] [--weights f16,q8_0] [--schemes a,b:w16]
-//   [--contexts 1024,32768] [--rounds 3] [--engine-rounds 3] [--native-kvs f16,q8_0,q4_0] [--no-native] [--no-llama]
+//   [--contexts 1024,32768] [--rounds 3] [--engine-rounds 3] [--native-kvs f16,q8_0,q4_0,f16-nofa] [--no-native] [--no-llama]
 if (import.meta.url === `file://${process.argv[1]}`) {
   declareOptions('bench:engine', 'kvpack vs node-llama-cpp and native llama.cpp: prefill, decode and long-context tables', {
     '--threads': { kind: 'int', min: 1, help: 'matmul and attention threads (capped at available cores)', default: 'available cores' },
@@ -489,7 +501,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     '--contexts': { kind: 'ints', min: 1, help: 'long-context decode contexts', default: '1024,8192,32768' },
     '--rounds': { kind: 'int', min: 1, help: 'long-context rounds, engines alternated', default: 3 },
     '--engine-rounds': { kind: 'int', min: 1, help: 'rounds of the short table', default: 3 },
-    '--native-kvs': { kind: 'strs', help: 'KV types of native llama.cpp decode', default: 'f16,q8_0,q4_0' },
+    '--native-kvs': {
+      kind: 'strs',
+      choices: Object.keys(NATIVE_KVS),
+      help: 'KV configurations of native llama.cpp decode at long context (f16-nofa: flash attention off)',
+      default: 'f16,q8_0,q4_0,f16-nofa',
+    },
     '--no-native': { kind: 'switch', help: 'skip native llama.cpp' },
     '--no-llama': { kind: 'switch', help: 'skip node-llama-cpp' },
   });

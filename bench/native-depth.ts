@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './harness.js';
-import { withLoad, type NativeLlama, type NativeResult, type RunLoad } from './native-llama.js';
+import { nativeKv, withLoad, type NativeLlama, type NativeResult, type RunLoad } from './native-llama.js';
 
 // dist-test/bench/native-depth.js -> bench/native/decode-at-depth.cpp at the repo root.
 const SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'native', 'decode-at-depth.cpp');
@@ -51,7 +51,7 @@ export interface DepthRequest {
   threads: number;
   gen: number;
   depth: number;
-  /** KV type for K and V: f16, q8_0 or q4_0. */
+  /** Native KV configuration (NATIVE_KVS): its type for K and V, flash attention on or off. */
   kv: string;
   reps: number;
 }
@@ -65,8 +65,9 @@ interface DepthJson {
 
 /** Decode tok/s at `depth` over a tiled state (median of the repetitions); throws when the tool fails. */
 export function depthDecode(bin: string, r: DepthRequest): { result: NativeResult; load: RunLoad } {
-  const args = ['-m', r.model, '-t', `${r.threads}`, '-d', `${r.depth}`, '-n', `${r.gen}`, '-ctk', r.kv, '-ctv', r.kv, '-r', `${r.reps}`];
-  args.push('-seed', `${Math.min(SEED_TOKENS, r.depth)}`);
+  const kv = nativeKv(r.kv);
+  const args = ['-m', r.model, '-t', `${r.threads}`, '-d', `${r.depth}`, '-n', `${r.gen}`, '-ctk', kv.type, '-ctv', kv.type, '-r', `${r.reps}`];
+  args.push('-fa', kv.flashAttn ? '1' : '0', '-seed', `${Math.min(SEED_TOKENS, r.depth)}`);
   const { value, load } = withLoad(() => execFileSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
   const j = JSON.parse(value) as DepthJson;
   if (j.n_depth !== r.depth || j.n_gen !== r.gen || !j.samples_ts.length) throw new Error(`decode-at-depth printed ${value.trim()}`);

@@ -2,11 +2,12 @@
 // prefill, which on the 8B shape at 32K takes hours on 2 cores. This program prefills a short seed, reads the
 // sequence back as llama.cpp's own state (llama_state_seq_get_data), tiles the seed's K/V rows out to the
 // requested depth and loads that state (llama_state_seq_set_data), then times decode as llama-bench's test_gen
-// does, with llama-bench's context, thread pool and warm-up. Decode's work at depth does not depend on the
-// cached values, only on how many cells attention reads. bench/native-llama.ts builds it against the cached
-// llama.cpp build and checks it against llama-bench -d at a depth llama-bench can fill in the same run.
+// does, with llama-bench's context (flash attention on, as llama.cpp's default 'auto' resolves on CPU), thread
+// pool and warm-up. Decode's work at depth does not depend on the cached values, only on how many cells
+// attention reads. bench/native-depth.ts builds it against the cached llama.cpp build; bench:big checks it
+// against llama-bench -d at a depth llama-bench can fill, in the same rounds.
 //
-// usage: decode-at-depth -m MODEL -t THREADS -d DEPTH -n GEN -ctk TYPE -ctv TYPE -r REPS [-seed N]
+// usage: decode-at-depth -m MODEL -t THREADS -d DEPTH -n GEN -ctk TYPE -ctv TYPE -r REPS [-seed N] [-fa 0|1]
 // prints one JSON object: {"n_prompt":0,"n_gen":..,"n_depth":..,"avg_ts":..,"samples_ts":[..],"seed":..}
 #include "ggml-cpu.h"
 #include "ggml.h"
@@ -68,7 +69,6 @@ static std::vector<uint8_t> tile_state(const std::vector<uint8_t> & seed, uint32
         if (r.get<uint32_t>() != 1 || r.get<int32_t>() != 0) throw std::runtime_error("seed state's cells are not of sequence 0 alone");
     }
     const uint32_t v_trans = r.get<uint32_t>();
-    if (v_trans != 0) throw std::runtime_error("seed state has transposed V (flash attention off?)");
     const uint32_t n_layer = r.get<uint32_t>();
 
     std::vector<uint8_t> out;
@@ -81,19 +81,30 @@ static std::vector<uint8_t> tile_state(const std::vector<uint8_t> & seed, uint32
         put<uint32_t>(out, 1);
         put<int32_t>(out, 0);
     }
-    put<uint32_t>(out, 0);
+    put<uint32_t>(out, v_trans);
     put<uint32_t>(out, n_layer);
-    // K rows of every layer, then V rows of every layer: type, row size, then one row per cell.
+    // `rows` of `size` bytes per seed cell, repeated to one per tiled cell.
+    auto tile = [&](const uint8_t * rows, size_t size) {
+        const size_t at = out.size();
+        out.resize(at + size * depth);
+        for (uint32_t i = 0; i < depth; i++) std::memcpy(out.data() + at + size * i, rows + size * (i % n_seed), size);
+    };
+    // K of every layer (type, row size, one row per cell), then V: the same, or with flash attention off
+    // transposed (type, element size, embedding size, then per embedding element one element per cell).
     for (int kv = 0; kv < 2; kv++) {
         for (uint32_t il = 0; il < n_layer; il++) {
-            const int32_t  type     = r.get<int32_t>();
-            const uint64_t row      = r.get<uint64_t>();
-            const uint8_t * rows    = r.take(row * n_seed);
-            put<int32_t>(out, type);
-            put<uint64_t>(out, row);
-            const size_t at = out.size();
-            out.resize(at + row * depth);
-            for (uint32_t i = 0; i < depth; i++) std::memcpy(out.data() + at + row * i, rows + row * (i % n_seed), row);
+            put<int32_t>(out, r.get<int32_t>());
+            if (kv == 1 && v_trans) {
+                const uint32_t el = r.get<uint32_t>();
+                const uint32_t n_embd = r.get<uint32_t>();
+                put<uint32_t>(out, el);
+                put<uint32_t>(out, n_embd);
+                for (uint32_t j = 0; j < n_embd; j++) tile(r.take((size_t) el * n_seed), el);
+            } else {
+                const uint64_t row = r.get<uint64_t>();
+                put<uint64_t>(out, row);
+                tile(r.take(row * n_seed), row);
+            }
         }
     }
     if (r.p != r.end) throw std::runtime_error("seed state has bytes after its V rows (a layout this program does not know)");
@@ -114,7 +125,7 @@ static void null_log(ggml_log_level, const char *, void *) {}
 
 int main(int argc, char ** argv) {
     std::string model_path, ctk = "f16", ctv = "f16";
-    int threads = 1, depth = 0, n_gen = 32, reps = 5, n_seed = 256;
+    int threads = 1, depth = 0, n_gen = 32, reps = 5, n_seed = 256, fa = 1;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         if (i + 1 >= argc) { fprintf(stderr, "error: %s needs a value\n", a.c_str()); return 2; }
@@ -125,12 +136,13 @@ int main(int argc, char ** argv) {
         else if (a == "-n") n_gen = std::atoi(v);
         else if (a == "-r") reps = std::atoi(v);
         else if (a == "-seed") n_seed = std::atoi(v);
+        else if (a == "-fa") fa = std::atoi(v);
         else if (a == "-ctk") ctk = v;
         else if (a == "-ctv") ctv = v;
         else { fprintf(stderr, "error: unknown argument %s\n", a.c_str()); return 2; }
     }
-    if (model_path.empty() || threads < 1 || depth < 1 || n_gen < 1 || reps < 1 || n_seed < 1 || n_seed > depth) {
-        fprintf(stderr, "error: need -m, and -t, -d, -n, -r >= 1, 1 <= -seed <= -d\n");
+    if (model_path.empty() || threads < 1 || depth < 1 || n_gen < 1 || reps < 1 || n_seed < 1 || n_seed > depth || (fa != 0 && fa != 1)) {
+        fprintf(stderr, "error: need -m, and -t, -d, -n, -r >= 1, 1 <= -seed <= -d, -fa 0 or 1\n");
         return 2;
     }
     try {
@@ -150,7 +162,7 @@ int main(int argc, char ** argv) {
         cp.n_ubatch        = 512;
         cp.type_k          = kv_type(ctk);
         cp.type_v          = kv_type(ctv);
-        cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_ENABLED;
+        cp.flash_attn_type = fa ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
         cp.swa_full        = false;
         llama_context * ctx = llama_init_from_model(model, cp);
         if (!ctx) throw std::runtime_error("failed to create the context");

@@ -146,17 +146,24 @@ export function bigRun(o: BigRunOptions): void {
   const rss1 = rss();
   o.log(`${o.weights}: loaded in ${loadS.toFixed(1)} s`);
   const ours: { tps: number; load: RunLoad }[] = [];
-  const theirs: { tps: number; load: RunLoad }[] = [];
+  // Native prefill with flash attention on (its default) and, when native decode runs it off too, off: the
+  // ratio divides by the faster.
+  const prefillKvs = ['f16', ...(o.nativeKvs.includes('f16-nofa') ? ['f16-nofa'] : [])];
+  const theirs = new Map<string, { tps: number; load: RunLoad }[]>(prefillKvs.map((kv) => [kv, []]));
   for (let r = 0; r < o.rounds; r++) {
     const k = withLoad(() => prefill(model, o.prompt));
     ours.push({ tps: k.value, load: k.load });
     o.log(`${o.weights}: prefill ${k.value.toFixed(1)} tok/s`);
-    const n = tryNative(`llama-bench -p ${o.prompt}`, (nl) =>
-      llamaBench(nl, { model: o.path, threads: o.threads, prompt: o.prompt, gen: 0, depth: 0, kv: 'f16', reps: 1 }),
-    );
-    if (n) theirs.push({ tps: nativeTps(n.results, 'pp'), load: n.load });
-    if (n) o.log(`${o.weights}: native prefill ${theirs.at(-1)!.tps.toFixed(1)} tok/s`);
+    for (const kv of prefillKvs) {
+      const n = tryNative(`llama-bench -p ${o.prompt} ${kv}`, (nl) =>
+        llamaBench(nl, { model: o.path, threads: o.threads, prompt: o.prompt, gen: 0, depth: 0, kv, reps: 1 }),
+      );
+      if (!n) continue;
+      theirs.get(kv)!.push({ tps: nativeTps(n.results, 'pp'), load: n.load });
+      o.log(`${o.weights}: native prefill ${kv} ${theirs.get(kv)!.at(-1)!.tps.toFixed(1)} tok/s`);
+    }
   }
+  const theirsAll = [...theirs.values()].flat();
   const prefillTps = median(ours.map((x) => x.tps));
   const rss2 = rss();
   // Smallest cache first within each context (contexts ascending): freed arena pages stay resident, so each
@@ -220,28 +227,30 @@ export function bigRun(o: BigRunOptions): void {
   rows.sort((a, b) => a.context - b.context || o.schemes.indexOf(a.scheme) - o.schemes.indexOf(b.scheme));
 
   const refModel = `${o.shape}-${o.weights}`;
-  const nativePrefill = theirs.length ? median(theirs.map((x) => x.tps)) : null;
-  const ppRef = nativePrefill === null ? null : checkNative(refModel, 'pp', o.prompt, 0, 'f16', o.threads, nativePrefill);
+  const nativePrefill = [...theirs].filter(([, xs]) => xs.length).map(([kv, xs]) => ({ kv, xs, tps: median(xs.map((x) => x.tps)) }));
+  const ppRef = (kv: string, tps: number) => (kv === 'f16' ? checkNative(refModel, 'pp', o.prompt, 0, 'f16', o.threads, tps) : null);
   const within = (r: number, want: number) => `${(r / want).toFixed(3)}${r <= 1.1 * want ? '' : ' (over 1.1x)'}`;
   const loads = (xs: { load: RunLoad }[]) => xs.map((x) => fmtLoad(x.load)).join(' ');
   console.log(
     `\n${o.weights} weights (random: speed only, not quality), file ${o.fileBytes} B (${gib(o.fileBytes)} GiB), model weights held ${model.weightBytes} B; ${o.threads} threads; kvpack kernels: ${kernelBuild()?.note ?? 'none'}`,
   );
   console.log(
-    `  native llama.cpp: ${native || theirs.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention on (llama.cpp's default on CPU) unless the KV says nofa, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`,
+    `  native llama.cpp: ${native || theirsAll.length ? `${'bin' in o.native ? `${o.native.commit.slice(0, 7)} ${o.native.bin}` : ''}, flash attention on (llama.cpp's default on CPU) unless the KV says nofa, same file and threads` : `unavailable (${nativeDown}); no native ratio printed`}`,
   );
   console.log(
     `  load ${loadS.toFixed(2)} s (loadModel from the path, weights kept quantized); RSS ${gib(rss0)} GiB before, ${gib(rss1)} GiB after: RSS / file ${within(rss1, o.fileBytes)}, (RSS - before) / file ${((rss1 - rss0) / o.fileBytes).toFixed(3)}`,
   );
   console.log(
-    `  prefill ${o.prompt} tokens (f16 cache), median of ${ours.length} rounds${theirs.length ? ' alternated with native' : ''}: kvpack ${prefillTps.toFixed(1)} tok/s (runs ${ours.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(ours)}), logits finite (checked at every step); RSS after it ${gib(rss2)} GiB (prefill workspaces stay allocated)`,
+    `  prefill ${o.prompt} tokens (f16 cache), median of ${ours.length} rounds${theirsAll.length ? ' alternated with native' : ''}: kvpack ${prefillTps.toFixed(1)} tok/s (runs ${ours.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(ours)}), logits finite (checked at every step); RSS after it ${gib(rss2)} GiB (prefill workspaces stay allocated)`,
   );
-  if (nativePrefill !== null) {
-    const far = ppRef?.farBelow;
+  const ppFar = nativePrefill.some((n) => ppRef(n.kv, n.tps)?.farBelow);
+  const ppBest = nativePrefill.length ? Math.max(...nativePrefill.map((n) => n.tps)) : null;
+  for (const n of nativePrefill) {
     console.log(
-      `  native prefill ${nativePrefill.toFixed(1)} tok/s (runs ${theirs.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(theirs)}; issue 24 on this machine kind: ${nativeNote(ppRef)}): kvpack / native ${far ? 'n/a (native far below its reference: loaded machine or crippled build)' : (prefillTps / nativePrefill).toFixed(2)}`,
+      `  native prefill, KV ${n.kv}: ${n.tps.toFixed(1)} tok/s (runs ${n.xs.map((x) => x.tps.toFixed(1)).join(', ')}; load ${loads(n.xs)}; issue 24 on this machine kind: ${nativeNote(ppRef(n.kv, n.tps))}): kvpack / native ${ppFar ? 'n/a (native far below its reference: loaded machine or crippled build)' : (prefillTps / n.tps).toFixed(2)}`,
     );
   }
+  if (ppBest !== null && nativePrefill.length > 1 && !ppFar) console.log(`  prefill kvpack / native best: ${(prefillTps / ppBest).toFixed(2)}`);
   console.log(
     `  decode: caches filled by appending synthetic K/V directly (no prefill: too slow at 32K here), then ${o.contexts.map((c) => `${longSteps(c)} steps at ${c}`).join(', ')} timed; one cache at a time; median of ${o.rounds} rounds${natives.length ? ` alternated with native: ${o.nativeKvs.join('/')} KV at ${o.nativeContexts.join(', ')}, filled by llama-bench -d's prefill up to ${o.nativePrefillMax} and beyond that by a state of ${SEED_TOKENS} prefilled tokens' K/V tiled to the depth (bench/native/decode-at-depth.cpp)` : ''}`,
   );
@@ -300,9 +309,9 @@ export function bigRun(o: BigRunOptions): void {
       const p = natives.find((x) => x.fill === 'prefilled' && x.kv === t.kv && x.context === t.context);
       if (p) console.log(`  tiled-state check, ${t.kv} at ${t.context}: tiled / llama-bench -d = ${(t.tps / p.tps).toFixed(2)}`);
     }
-    const busy = machineNote([...ours, ...theirs, ...rows, ...natives].map((x) => x.load));
+    const busy = machineNote([...ours, ...theirsAll, ...rows, ...natives].map((x) => x.load));
     if (busy !== null) console.log(`  ! ${busy}`);
-    if (natives.some(farTg) || ppRef?.farBelow)
+    if (natives.some(farTg) || ppFar)
       console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');
   }
 }

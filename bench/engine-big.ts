@@ -79,12 +79,12 @@ function program(): Command {
         2,
       )
       .option('--no-native', 'skip native llama.cpp (no build, no native ratio)')
-      .option(
-        '--native-kvs <list>',
-        'KV configurations of native decode (f16-nofa: flash attention off)',
-        listOf('--native-kvs', Object.keys(NATIVE_KVS)),
-        ['f16', 'q8_0', 'q4_0', 'f16-nofa'],
-      )
+      .option('--native-kvs <list>', 'KV configurations of native decode (f16-nofa: flash attention off)', listOf('--native-kvs', Object.keys(NATIVE_KVS)), [
+        'f16',
+        'q8_0',
+        'q4_0',
+        'f16-nofa',
+      ])
       // llama-bench -d prefills the context for every run: 1K takes ~30 s on the 8B shape at 2 threads, 32K did
       // not finish in 115 min here (2026-12-03); deeper contexts load a tiled state instead (native-depth.ts).
       .option('--native-contexts <list>', 'contexts native decode runs at (of --contexts)', intListArg('--native-contexts', 1, 131072 - 64), [1024, 32768])

@@ -168,7 +168,13 @@ test('POST /tokenize of a long text is tokenized in slices too: the stream keeps
   tok.encode(content, { addSpecial: false, parseSpecial: true });
   const syncMs = performance.now() - c0;
   assert.ok(syncMs > 100, `tokenizing it at once takes ${syncMs.toFixed(0)} ms (else the test shows nothing)`);
-  const r = await whileStreaming(JSON.stringify({ content }), '/tokenize');
+  let r = await whileStreaming(JSON.stringify({ content }), '/tokenize');
+  // Once more when over the bound: under the full suite another file's burst can land in the window (314 ms
+  // against a 263 ms bound, once in 1,162 tests), while tokenizing in one go stalls every attempt.
+  if (r.gap >= r.bound) {
+    console.log(`# /tokenize: worst gap ${r.gap.toFixed(1)} ms over its bound ${r.bound.toFixed(1)} ms; measured once more`);
+    r = await whileStreaming(JSON.stringify({ content }), '/tokenize');
+  }
   assert.equal(r.status, 200);
   assert.ok(r.json.tokens.length > 100_000);
   assert.ok(r.chunksDuring > 0, 'tokens of the stream arrived while the text was tokenized');

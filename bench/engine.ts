@@ -26,6 +26,7 @@ import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
 import { declareOptions, median, printTable, timeMedian } from './harness.js';
 import { PEER_SHORTFALL, runPeer, type PeerResult } from './engine-peer.js';
+import { decodePasses } from './decode-passes.js';
 import {
   machineNote,
   checkNative,
@@ -215,17 +216,7 @@ function kvpackEngine(model: Model, policy: CachePolicy): { prefillTps: number; 
     logits = model.forward(prompt, cache);
     prefill.push(PROMPT / ((performance.now() - t0) / 1000));
   }
-  const first = argmax(logits);
-  const base = cache.length;
-  model.forward([first], cache); // the warm-up step, as llama-bench's warm-up generation run
-  const decode: number[] = [];
-  for (let r = 0; r < NATIVE_REPS; r++) {
-    cache.rewind(base);
-    let next = first;
-    const t0 = performance.now();
-    for (let i = 0; i < DECODE; i++) next = argmax(model.forward([next], cache));
-    decode.push(DECODE / ((performance.now() - t0) / 1000));
-  }
+  const decode = decodePasses(model, cache, argmax(logits), DECODE, NATIVE_REPS);
   cache.dispose();
   return { prefillTps: median(prefill), decodeTps: median(decode) };
 }

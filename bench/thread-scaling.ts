@@ -2,7 +2,6 @@
 // prompt at 1 and at N threads, rounds alternating the four (engine x threads), medians. Issue 24 asks kvpack
 // for 1.6x on two threads at dim 768; native's own ratio on the same file says what this machine allows.
 // Run: npm run bench:threads -- [--model GGUF] [--weights q4_0] [--scheme f16] [--context 128] [--rounds 3]
-import { performance } from 'node:perf_hooks';
 import { loadModel, type Model } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { configureMatmul } from '../src/kernels/matmul/config.js';
@@ -10,6 +9,8 @@ import { setThreads } from '../src/kernels/runtime/pool.js';
 import { availableCores } from '../src/kernels/runtime/threads.js';
 import { declareOptions, median, option, printTable } from './harness.js';
 import { syntheticModel } from './engine.js';
+import { decodePasses } from './decode-passes.js';
+import { argmax } from '../src/model/sampler.js';
 import { fmtLoad, llamaBench, machineNote, nativeLlama, nativeTps, withLoad, type RunLoad } from './native-llama.js';
 
 declareOptions('bench:threads', 'decode at 1 and N threads, kvpack and native llama.cpp alternated in one run', {
@@ -49,18 +50,8 @@ function kvpackDecode(m: Model, threads: number): number {
   setThreads(threads);
   const cache = m.createCache({ policy: schemePolicy(scheme), capacity: context + steps + 8 });
   const prompt = Array.from({ length: context }, (_, i) => 300 + ((i * 7919) % (m.nVocab - 300)));
-  const argmax = (a: Float32Array) => a.reduce((b, x, i) => (x > a[b]! ? i : b), 0);
   const first = argmax(m.forward(prompt, cache));
-  const base = cache.length;
-  m.forward([first], cache);
-  const tps: number[] = [];
-  for (let r = 0; r < REPS; r++) {
-    cache.rewind(base);
-    let next = first;
-    const t0 = performance.now();
-    for (let i = 0; i < steps; i++) next = argmax(m.forward([next], cache));
-    tps.push(steps / ((performance.now() - t0) / 1000));
-  }
+  const tps = decodePasses(m, cache, first, steps, REPS);
   cache.dispose();
   return median(tps);
 }

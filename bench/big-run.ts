@@ -17,6 +17,7 @@ import { filledCache, longSteps, parseScheme } from './engine-long.js';
 import { median, printTable } from './harness.js';
 import { machineNote, checkNative, fmtLoad, llamaBench, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
 import { depthDecode, depthTool, SEED_TOKENS } from './native-depth.js';
+import { ceilingLines, ceilingRows, measureFmaPeaks } from './attention-ceiling.js';
 
 export interface BigRunOptions {
   path: string;
@@ -313,5 +314,16 @@ export function bigRun(o: BigRunOptions): void {
     if (busy !== null) console.log(`  ! ${busy}`);
     if (natives.some(farTg) || ppFar)
       console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');
+  }
+  // Issue 24's deep target: q2k at 32K at 2x native's best, weighed against what f32 SIMD could reach.
+  const deep = ceilingRows(
+    rows,
+    o.contexts.flatMap((c) => nat(c).filter((x) => !farTg(x))),
+    (scheme, c) => (parseScheme(scheme).name === 'q2k' && c >= 32768 ? 2 : null),
+  );
+  if (deep.length) {
+    const peaks = measureFmaPeaks(o.threads);
+    if (peaks) for (const line of ceilingLines({ layers: hp.nLayer, heads: hp.nHead, headDim: hp.headDim }, peaks, deep)) console.log(line);
+    else console.log('  attention ceiling: no multiply-add probe (no C compiler), not printed');
   }
 }

@@ -270,3 +270,34 @@ test('pool: shared jobs (threaded matmuls, units from their own counter; prefetc
     free();
   }
 });
+
+test('pool: jobs whose formats change from one to the next each run their own kernels on the workers', (t) => {
+  if (!wasmKernels()) return t.skip('wasm kernels unavailable');
+  if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
+  // The workers parse a job's strings (formats, kernel keys) only when they change: a stale list would read
+  // q8_0 bytes with the f16 kernels. Formats alternate job by job (4 kv heads x 3 splits: 12 units a job,
+  // workers held spinning) until the workers have run units of each format; every result is checked.
+  const rng = new Prng(12);
+  const D = 64;
+  const L = 2 * 4096 + 100;
+  const heads = 8;
+  const views = ['f16', 'q8_0', 'q4_0'].map((id) => ({ id, ran: 0, ...bulkView(id, 4, L, D, rng) }));
+  const q = rng.normals(heads * D);
+  holdWorkers();
+  try {
+    for (let call = 0; call < 300 && views.some((v) => v.ran < 2); call++) {
+      const v = views[call % views.length]!;
+      const one = new Float32Array(q.length);
+      const two = new Float32Array(q.length);
+      attend({ view: v.view, q, heads, out: one, threads: 1 });
+      const before = poolStats().workerUnits;
+      attend({ view: v.view, q, heads, out: two, threads: 2 });
+      if (poolStats().workerUnits > before) v.ran++;
+      assert.deepEqual(two, one, `${v.id}, call ${call}: 2 threads differ from 1`);
+    }
+  } finally {
+    releaseWorkers();
+  }
+  for (const v of views) assert.ok(v.ran >= 2, `the workers ran units of ${v.id} jobs in ${v.ran} calls`);
+  for (const v of views) v.free();
+});

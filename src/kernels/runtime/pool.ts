@@ -187,11 +187,14 @@ function spawnPool(k: WasmKernels, want: number): Pool {
   return { workers: want, ctl, jobBytes, jobNums, calls, errText, exportIndex, handles, spaces: all.length, sharedJobs };
 }
 
-/** Attention jobs and kernel calls handed to workers since start, and the posts that had to wake a sleeping worker. */
-const shared = { jobs: 0, calls: 0, wakes: 0 };
+/**
+ * Attention jobs and kernel calls handed to workers since start, the units of those jobs the workers ran
+ * (the rest ran on the caller), and the posts that had to wake a sleeping worker.
+ */
+const shared = { jobs: 0, workerUnits: 0, calls: 0, wakes: 0 };
 
-/** Workers running now, and the jobs and calls they were handed (the proof that threads ran). */
-export function poolStats(): { workers: number; jobs: number; calls: number; wakes: number } {
+/** Workers running now, and the jobs, units and calls they were handed (the proof that threads ran). */
+export function poolStats(): { workers: number; jobs: number; workerUnits: number; calls: number; wakes: number } {
   return { workers: pool?.workers ?? 0, ...shared };
 }
 
@@ -307,6 +310,7 @@ export function runJob<J extends { readonly units: number }, S>(k: WasmKernels, 
   }
   if (mine > 0) Atomics.add(ctl, DONE, mine);
   waitDone(ctl, job.units);
+  shared.workerUnits += job.units - mine;
   if ((job.units - mine) * 4 < job.units) {
     if (++starved >= 2) {
       backoff = BACKOFF_JOBS;

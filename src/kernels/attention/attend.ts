@@ -71,7 +71,7 @@ export interface AttendReport {
   readonly path: 'fast' | 'reference';
   /** Registry keys of the kernels that read K and V (`format:op:precision:impl`), each once. */
   readonly kernels: readonly string[];
-  /** Threads the call could use (1 when a kernel exists on this thread only, or the call is small). */
+  /** Threads the units were offered to: 1 when a kernel exists on this thread only, the call is small, or the pool ran it here (none, back-off). */
   readonly threads: number;
 }
 
@@ -222,6 +222,8 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   const partOff = lohiOff + lohiB;
   // Integer kernels take q rows quantized here once per call.
   const useInt = used.some((r) => r.row?.abi === 'scores-int');
+  // Threads the units were offered to (runJob's word: 1 when it ran them here after all).
+  let ran = 1;
   for (let b0 = 0; b0 < nq; b0 += bq) {
     const n = Math.min(bq, nq - b0);
     // Scaled q of queries [b0, b0+n), reordered [nq, heads, D] -> [kvHeads, n, G, D]: a unit's rows are contiguous.
@@ -258,11 +260,11 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
       slotBytes: slot,
       units: H * Math.ceil(n / qc) * splits,
     };
-    runJob(k, ATTENTION_UNITS, job, scratchAt(off), nThreads);
+    ran = Math.max(ran, runJob(k, ATTENTION_UNITS, job, scratchAt(off), nThreads));
     buf = k.arena.memory.buffer;
     mergeUnits(job, buf, heads, args.out, b0);
   }
-  return { path: 'fast', kernels: used.map((r) => r.key), threads: nThreads };
+  return { path: 'fast', kernels: used.map((r) => r.key), threads: ran };
 }
 
 /**

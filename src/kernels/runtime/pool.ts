@@ -269,10 +269,11 @@ export function backgroundUnitsRun(): number {
 }
 
 /**
- * Runs every unit of the job on `nThreads` threads (this one included) and returns when all are done.
- * Falls back to running them all here when the pool cannot start.
+ * Runs every unit of the job on `nThreads` threads (this one included) and returns when all are done, with
+ * the threads it offered the units to: 1 when it ran them all here (the pool cannot start, the job does not
+ * fit the pool's buffers, or a back-off after workers that barely ran).
  */
-export function runJob<J extends { readonly units: number }, S>(k: WasmKernels, kind: UnitJobs<J, S>, job: J, mainScratch: S, nThreads: number): void {
+export function runJob<J extends { readonly units: number }, S>(k: WasmKernels, kind: UnitJobs<J, S>, job: J, mainScratch: S, nThreads: number): number {
   if (kind !== unitJobs()) throw new PoolError('runJob: the job is not of the registered unit-job kind (the workers could not run it)');
   if (nThreads > 1 && backoff > 0) {
     backoff--;
@@ -281,12 +282,12 @@ export function runJob<J extends { readonly units: number }, S>(k: WasmKernels, 
   const p = nThreads > 1 ? ensurePool(k, nThreads - 1) : null;
   if (!p) {
     for (let u = 0; u < job.units; u++) kind.run(k.exports, k.arena.memory, job, u, mainScratch);
-    return;
+    return 1;
   }
   const text = kind.segments(job) <= jobSegs(kind) ? new TextEncoder().encode(JSON.stringify(kind.pack(job, p.jobNums))) : null;
   if (!text || text.length > JOB_BYTES || job.units > MAX_UNITS) {
     for (let u = 0; u < job.units; u++) kind.run(k.exports, k.arena.memory, job, u, mainScratch);
-    return;
+    return 1;
   }
   const { ctl } = p;
   stopBackground();
@@ -319,6 +320,7 @@ export function runJob<J extends { readonly units: number }, S>(k: WasmKernels, 
   } else starved = 0;
   const failed = recordedError(ctl, p.errText);
   if (failed) throw new PoolError(`a pool worker failed on its unit (${failed.message})`, failed);
+  return 1 + p.workers;
 }
 
 /** Spins for SPIN_MS, then sleeps, until the DONE word reaches `target`. */

@@ -174,18 +174,30 @@ test('Redis evicting past maxmemory: partial hits and misses, no errors, the tok
     // Resume rows every 2 chunks: a chain cut short by eviction still resumes at a boundary below the cut.
     const [a, b, cold] = [await open(r.url, { resumeEvery: 2 }), await open(r.url, { resumeEvery: 2 }), await open(null)];
     const admin = r.admin();
-    const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+    const usedNow = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+    const used = await usedNow();
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
     // Redis's LRU samples keys: with few, large values the default 5 samples could evict the newest prefix too.
     await admin.config('SET', 'maxmemory-samples', '64');
-    // Room for several prefixes (each 10 chunks of ~4.6 KB and 5 resume rows of ~4 KB, plus the clients'
-    // buffers); 12 are written.
-    await admin.config('SET', 'maxmemory', String(used + (640 << 10)));
     const prefixes = Array.from({ length: 12 }, (_, i) => ids(300, 20 + i));
-    for (const pre of prefixes) {
-      await complete(a, [...pre, ...ids(40, 2)]);
-      await store(a).flush();
-    }
+    const write = async (pres: number[][]) => {
+      for (const pre of pres) {
+        await complete(a, [...pre, ...ids(40, 2)]);
+        await store(a).flush();
+      }
+    };
+    // Six older prefixes, then six newer ones more than a second later: Redis's LRU clock counts whole
+    // seconds, so keys written within one are equally old and eviction breaks the newest chains as often as
+    // the oldest (a full-suite run hit none). Then room for the newer ones and about half of the older ones:
+    // the next write command evicts down to it.
+    await write(prefixes.slice(0, 6));
+    const afterOld = await usedNow();
+    await new Promise((res) => setTimeout(res, 1100));
+    await write(prefixes.slice(6));
+    const afterNew = await usedNow();
+    await admin.config('SET', 'maxmemory', String(afterNew - Math.floor((afterOld - used) / 2)));
+    await admin.set('kvpack-test-evict-now', 'x');
+    await admin.del('kvpack-test-evict-now');
     assert.ok(Number(/evicted_keys:(\d+)/.exec(await admin.info('stats'))![1]) > 0, 'Redis evicted (else this test proves nothing)');
     const full = 320;
     const got: number[] = [];

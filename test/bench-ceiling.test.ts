@@ -2,10 +2,8 @@
 // arithmetic on known figures, the pairing of rows, and the multiply-add probe it measures with.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { inFreshCacheDir } from './fresh-cache-dir.js';
 import { attentionMacs, attentionRate, ceilingLines, ceilingRows, ceilingTps } from '../bench/attention-ceiling.js';
 
 const B8 = { layers: 32, heads: 32, headDim: 128 };
@@ -57,24 +55,20 @@ test('attention ceiling: each deep row pairs with its own scheme at the shallowe
   assert.match(ceilingLines(B8, { ...peaks, w128: 200 }, rows)[1]!, /the target 2x it is 3\.20 tok\/s, \d+% of the f32 ceiling/);
 });
 
-test('attention ceiling: the multiply-add probe builds into the cache dir and reports a plausible peak', {
-  skip: spawnSync('cc', ['--version']).status !== 0 && 'no C compiler',
-}, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kvpack-probe-'));
-  const prev = process.env.KVPACK_CACHE_DIR;
-  process.env.KVPACK_CACHE_DIR = dir;
-  try {
-    const { fmaProbe, fmaPeakNow } = await import('../bench/compute-peak.js');
-    const p = fmaProbe();
-    assert.ok('bin' in p && p.bin.startsWith(dir), JSON.stringify(p));
-    const w128 = fmaPeakNow(128, 1)!;
-    const w256 = fmaPeakNow(256, 1)!;
-    // One core does 0.5-500 G f32 multiply-adds a second; outside that the loop did not run what it counts.
-    assert.ok(w128 > 0.5 && w128 < 500, `${w128} G/s`);
-    assert.ok(w256 > 0.5 * w128 && w256 < 1000, `${w256} G/s against ${w128}`);
-  } finally {
-    if (prev === undefined) delete process.env.KVPACK_CACHE_DIR;
-    else process.env.KVPACK_CACHE_DIR = prev;
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'attention ceiling: the multiply-add probe builds into the cache dir and reports a plausible peak',
+  {
+    skip: spawnSync('cc', ['--version']).status !== 0 && 'no C compiler',
+  },
+  () =>
+    inFreshCacheDir(async (dir) => {
+      const { fmaProbe, fmaPeakNow } = await import('../bench/compute-peak.js');
+      const p = fmaProbe();
+      assert.ok('bin' in p && p.bin.startsWith(dir), JSON.stringify(p));
+      const w128 = fmaPeakNow(128, 1)!;
+      const w256 = fmaPeakNow(256, 1)!;
+      // One core does 0.5-500 G f32 multiply-adds a second; outside that the loop did not run what it counts.
+      assert.ok(w128 > 0.5 && w128 < 500, `${w128} G/s`);
+      assert.ok(w256 > 0.5 * w128 && w256 < 1000, `${w256} G/s against ${w128}`);
+    }),
+);

@@ -2,10 +2,8 @@
 // tenant's memory traffic, invisible in this machine's load) makes machineNote refuse the bench's ratios.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { inFreshCacheDir } from './fresh-cache-dir.js';
 import { fmtLoad, machineNote, type RunLoad } from '../bench/native-llama.js';
 
 const run = (readGBs: number | null): RunLoad => ({ before: { load1: 0.3, running: 1 }, after: { load1: 0.4, running: 1 }, otherCores: 0, readGBs });
@@ -23,22 +21,18 @@ test('bench load: read-bandwidth probes spread past 0.7 of their best refuse the
   assert.equal(fmtLoad(run(null)), '0.30->0.40');
 });
 
-test('bench load: the read-bandwidth probe builds into the cache dir and reads at a plausible rate', {
-  skip: spawnSync('cc', ['--version']).status !== 0 && 'no C compiler',
-}, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kvpack-probe-'));
-  const prev = process.env.KVPACK_CACHE_DIR;
-  process.env.KVPACK_CACHE_DIR = dir;
-  try {
-    const { bandwidthProbe, readBandwidthNow } = await import('../bench/read-bandwidth.js');
-    const p = bandwidthProbe();
-    assert.ok('bin' in p && p.bin.startsWith(dir), JSON.stringify(p));
-    const gbs = readBandwidthNow(1)!;
-    // A 256 MiB read: slower than 0.5 GB/s or faster than 2 TB/s means it did not read what it reports.
-    assert.ok(gbs > 0.5 && gbs < 2000, `${gbs} GB/s`);
-  } finally {
-    if (prev === undefined) delete process.env.KVPACK_CACHE_DIR;
-    else process.env.KVPACK_CACHE_DIR = prev;
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'bench load: the read-bandwidth probe builds into the cache dir and reads at a plausible rate',
+  {
+    skip: spawnSync('cc', ['--version']).status !== 0 && 'no C compiler',
+  },
+  () =>
+    inFreshCacheDir(async (dir) => {
+      const { bandwidthProbe, readBandwidthNow } = await import('../bench/read-bandwidth.js');
+      const p = bandwidthProbe();
+      assert.ok('bin' in p && p.bin.startsWith(dir), JSON.stringify(p));
+      const gbs = readBandwidthNow(1)!;
+      // A 256 MiB read: slower than 0.5 GB/s or faster than 2 TB/s means it did not read what it reports.
+      assert.ok(gbs > 0.5 && gbs < 2000, `${gbs} GB/s`);
+    }),
+);

@@ -84,6 +84,7 @@ export function ceilingRows(
 /** Lines that weigh each row's target against the f32 ceiling, with both engines' attention rates. */
 export function ceilingLines(s: AttentionShape, peaks: FmaPeaks, rows: readonly CeilingRow[]): string[] {
   const g = (x: number) => x.toFixed(1);
+  const share = (want: number, ceil: number) => (want > ceil ? 'above that ceiling' : `${((100 * want) / ceil).toFixed(0)}% of that ceiling`);
   const out = [
     `  attention ceiling (bench/native/fma-peak.c now, ${peaks.threads} threads: 128-bit FMA ${g(peaks.w128)} G multiply-adds/s, the widest WebAssembly SIMD issues; 256-bit ${g(peaks.w256)} G/s, native AVX2's)`,
   ];
@@ -100,7 +101,7 @@ export function ceilingLines(s: AttentionShape, peaks: FmaPeaks, rows: readonly 
           ? `; native's best ${r.native.deep.tps.toFixed(2)} tok/s (attention ${theirs === null ? 'n/a' : `${g(theirs)} G/s, ${((100 * theirs) / peaks.w256).toFixed(0)}% of the 256-bit peak`})` +
             (want === null
               ? ''
-              : `: the target ${r.target}x it is ${want.toFixed(2)} tok/s, ${want > ceil ? 'above the f32 ceiling' : `${((100 * want) / ceil).toFixed(0)}% of the f32 ceiling`}`)
+              : `: the target ${r.target}x it is ${want.toFixed(2)} tok/s, ${share(want, ceil)}; with native's ${r.native.base.context}-position step as the rest of the step the ceiling is ${ceilingTps(s, r.native, peaks.w128).toFixed(2)} and the target ${share(want, ceilingTps(s, r.native, peaks.w128))}`)
           : ''),
     );
   }

@@ -1,7 +1,8 @@
 // What decode at depth could reach if attention ran at the machine's multiply-add peak: the physical limit
 // the deep-context targets are weighed against (issue 24's q2k at 32K / 8K). A decode step at context c
 // does layers x heads x c x headDim multiply-adds for K scores and as many for V sums; whatever the cache
-// format, each is at least one f32 lane of an FMA (kvpack's kernels compute in f32 on the packed values).
+// format, each is at least one f32 lane of an FMA for kernels that compute in f32 on the packed values (the
+// benches leave the integer precisions, :int8 and :w16, out of it).
 import { fmaPeakNow } from './compute-peak.js';
 
 export interface AttentionShape {

@@ -124,6 +124,50 @@ export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: 
 @inline function groupRows(R: i32, q0: usize, cs: usize, cEnd: usize, grp: usize, a: i32, e: i32, o0: usize, os: usize, table: usize): void {
   const jEnd = (e + 3) >> 2;
   let j = a >> 2;
+  // Up to three rows: twelve tokens (three code bytes) a step, nine accumulators, so each splat feeds three
+  // level vectors and more multiply-adds are in flight than one chain's latency allows with six.
+  if (R < 4) {
+    for (; j + 2 < jEnd; j += 3) {
+      let a0 = f32x4.splat(0);
+      let a1 = f32x4.splat(0);
+      let a2 = f32x4.splat(0);
+      let b0 = f32x4.splat(0);
+      let b1 = f32x4.splat(0);
+      let b2 = f32x4.splat(0);
+      let c0 = f32x4.splat(0);
+      let c1 = f32x4.splat(0);
+      let c2 = f32x4.splat(0);
+      let p = grp + 2 + <usize>j;
+      for (let c: usize = 0; c < cEnd; c += cs) {
+        const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
+        const l1 = v128.load(table + (<usize>load<u8>(p, 1) << 4));
+        const l2 = v128.load(table + (<usize>load<u8>(p, 2) << 4));
+        const x0 = v128.load32_splat(q0 + c);
+        a0 = madd(x0, l0, a0);
+        b0 = madd(x0, l1, b0);
+        c0 = madd(x0, l2, c0);
+        if (R > 1) {
+          const x1 = v128.load32_splat(q0 + c, 4);
+          a1 = madd(x1, l0, a1);
+          b1 = madd(x1, l1, b1);
+          c1 = madd(x1, l2, c1);
+        }
+        if (R > 2) {
+          const x2 = v128.load32_splat(q0 + c, 8);
+          a2 = madd(x2, l0, a2);
+          b2 = madd(x2, l1, b2);
+          c2 = madd(x2, l2, c2);
+        }
+        p += BB;
+      }
+      const o = o0 + (<usize>j << 4);
+      storeTokens(o, a0, j, a, e);
+      storeTokens(o + 16, b0, j + 1, a, e);
+      storeTokens(o + 32, c0, j + 2, a, e);
+      if (R > 1) { storeTokens(o + os, a1, j, a, e); storeTokens(o + os + 16, b1, j + 1, a, e); storeTokens(o + os + 32, c1, j + 2, a, e); }
+      if (R > 2) { storeTokens(o + 2 * os, a2, j, a, e); storeTokens(o + 2 * os + 16, b2, j + 1, a, e); storeTokens(o + 2 * os + 32, c2, j + 2, a, e); }
+    }
+  }
   for (; j + 1 < jEnd; j += 2) {
     let a0 = f32x4.splat(0);
     let a1 = f32x4.splat(0);

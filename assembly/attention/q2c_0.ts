@@ -116,118 +116,84 @@ export function q2c_0_scores(q: usize, G: i32, D: i32, base: usize, t0: i32, T: 
 }
 
 /**
- * Tokens [a, e) of one group for R (1..4, a constant after inlining) rows of folded q' at q0 (channel c's
- * rows at q0 + c*cs, 4 bytes apart, cEnd = D*cs): eight tokens
- * (two code bytes per channel) at a time, so each q' splat feeds two level vectors; a last lone column of
- * four tokens takes the narrow body.
+ * One step of W (1..3) code bytes (4W tokens, column j on) for R (1..4) rows of folded q' at q0 (channel c's rows
+ * at q0 + c*cs, 4 bytes apart, cEnd = D*cs): each q' splat feeds W level vectors. R and W are constants after
+ * inlining, so the unused accumulators fold away. Per token and row the channel order is the same whatever W.
+ */
+@inline function step(R: i32, W: i32, j: i32, q0: usize, cs: usize, cEnd: usize, grp: usize, a: i32, e: i32, o0: usize, os: usize, table: usize): void {
+  let a0 = f32x4.splat(0);
+  let a1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0);
+  let a3 = f32x4.splat(0);
+  let b0 = f32x4.splat(0);
+  let b1 = f32x4.splat(0);
+  let b2 = f32x4.splat(0);
+  let b3 = f32x4.splat(0);
+  let c0 = f32x4.splat(0);
+  let c1 = f32x4.splat(0);
+  let c2 = f32x4.splat(0);
+  let c3 = f32x4.splat(0);
+  let p = grp + 2 + <usize>j;
+  for (let c: usize = 0; c < cEnd; c += cs) {
+    const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
+    const l1 = W > 1 ? v128.load(table + (<usize>load<u8>(p, 1) << 4)) : l0;
+    const l2 = W > 2 ? v128.load(table + (<usize>load<u8>(p, 2) << 4)) : l0;
+    const x0 = v128.load32_splat(q0 + c);
+    a0 = madd(x0, l0, a0);
+    if (W > 1) b0 = madd(x0, l1, b0);
+    if (W > 2) c0 = madd(x0, l2, c0);
+    if (R > 1) {
+      const x1 = v128.load32_splat(q0 + c, 4);
+      a1 = madd(x1, l0, a1);
+      if (W > 1) b1 = madd(x1, l1, b1);
+      if (W > 2) c1 = madd(x1, l2, c1);
+    }
+    if (R > 2) {
+      const x2 = v128.load32_splat(q0 + c, 8);
+      a2 = madd(x2, l0, a2);
+      if (W > 1) b2 = madd(x2, l1, b2);
+      if (W > 2) c2 = madd(x2, l2, c2);
+    }
+    if (R > 3) {
+      const x3 = v128.load32_splat(q0 + c, 12);
+      a3 = madd(x3, l0, a3);
+      if (W > 1) b3 = madd(x3, l1, b3);
+      if (W > 2) c3 = madd(x3, l2, c3);
+    }
+    p += BB;
+  }
+  const o = o0 + (<usize>j << 4);
+  storeTokens(o, a0, j, a, e);
+  if (W > 1) storeTokens(o + 16, b0, j + 1, a, e);
+  if (W > 2) storeTokens(o + 32, c0, j + 2, a, e);
+  if (R > 1) {
+    storeTokens(o + os, a1, j, a, e);
+    if (W > 1) storeTokens(o + os + 16, b1, j + 1, a, e);
+    if (W > 2) storeTokens(o + os + 32, c1, j + 2, a, e);
+  }
+  if (R > 2) {
+    storeTokens(o + 2 * os, a2, j, a, e);
+    if (W > 1) storeTokens(o + 2 * os + 16, b2, j + 1, a, e);
+    if (W > 2) storeTokens(o + 2 * os + 32, c2, j + 2, a, e);
+  }
+  if (R > 3) {
+    storeTokens(o + 3 * os, a3, j, a, e);
+    if (W > 1) storeTokens(o + 3 * os + 16, b3, j + 1, a, e);
+    if (W > 2) storeTokens(o + 3 * os + 32, c3, j + 2, a, e);
+  }
+}
+
+/**
+ * Tokens [a, e) of one group for R (1..4) rows: twelve tokens (three code bytes) a step at up to three rows,
+ * nine accumulators in flight (six left the multiply-add latency uncovered; twelve at four rows would not fit
+ * V8's 16 vector registers), eight at four rows; a last column or two takes the narrower steps.
  */
 @inline function groupRows(R: i32, q0: usize, cs: usize, cEnd: usize, grp: usize, a: i32, e: i32, o0: usize, os: usize, table: usize): void {
   const jEnd = (e + 3) >> 2;
   let j = a >> 2;
-  // Up to three rows: twelve tokens (three code bytes) a step, nine accumulators, so each splat feeds three
-  // level vectors and more multiply-adds are in flight than one chain's latency allows with six.
-  if (R < 4) {
-    for (; j + 2 < jEnd; j += 3) {
-      let a0 = f32x4.splat(0);
-      let a1 = f32x4.splat(0);
-      let a2 = f32x4.splat(0);
-      let b0 = f32x4.splat(0);
-      let b1 = f32x4.splat(0);
-      let b2 = f32x4.splat(0);
-      let c0 = f32x4.splat(0);
-      let c1 = f32x4.splat(0);
-      let c2 = f32x4.splat(0);
-      let p = grp + 2 + <usize>j;
-      for (let c: usize = 0; c < cEnd; c += cs) {
-        const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
-        const l1 = v128.load(table + (<usize>load<u8>(p, 1) << 4));
-        const l2 = v128.load(table + (<usize>load<u8>(p, 2) << 4));
-        const x0 = v128.load32_splat(q0 + c);
-        a0 = madd(x0, l0, a0);
-        b0 = madd(x0, l1, b0);
-        c0 = madd(x0, l2, c0);
-        if (R > 1) {
-          const x1 = v128.load32_splat(q0 + c, 4);
-          a1 = madd(x1, l0, a1);
-          b1 = madd(x1, l1, b1);
-          c1 = madd(x1, l2, c1);
-        }
-        if (R > 2) {
-          const x2 = v128.load32_splat(q0 + c, 8);
-          a2 = madd(x2, l0, a2);
-          b2 = madd(x2, l1, b2);
-          c2 = madd(x2, l2, c2);
-        }
-        p += BB;
-      }
-      const o = o0 + (<usize>j << 4);
-      storeTokens(o, a0, j, a, e);
-      storeTokens(o + 16, b0, j + 1, a, e);
-      storeTokens(o + 32, c0, j + 2, a, e);
-      if (R > 1) { storeTokens(o + os, a1, j, a, e); storeTokens(o + os + 16, b1, j + 1, a, e); storeTokens(o + os + 32, c1, j + 2, a, e); }
-      if (R > 2) { storeTokens(o + 2 * os, a2, j, a, e); storeTokens(o + 2 * os + 16, b2, j + 1, a, e); storeTokens(o + 2 * os + 32, c2, j + 2, a, e); }
-    }
-  }
-  for (; j + 1 < jEnd; j += 2) {
-    let a0 = f32x4.splat(0);
-    let a1 = f32x4.splat(0);
-    let a2 = f32x4.splat(0);
-    let a3 = f32x4.splat(0);
-    let b0 = f32x4.splat(0);
-    let b1 = f32x4.splat(0);
-    let b2 = f32x4.splat(0);
-    let b3 = f32x4.splat(0);
-    let p = grp + 2 + <usize>j;
-    for (let c: usize = 0; c < cEnd; c += cs) {
-      const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
-      const l1 = v128.load(table + (<usize>load<u8>(p, 1) << 4));
-      const x0 = v128.load32_splat(q0 + c);
-      a0 = madd(x0, l0, a0);
-      b0 = madd(x0, l1, b0);
-      if (R > 1) {
-        const x1 = v128.load32_splat(q0 + c, 4);
-        a1 = madd(x1, l0, a1);
-        b1 = madd(x1, l1, b1);
-      }
-      if (R > 2) {
-        const x2 = v128.load32_splat(q0 + c, 8);
-        a2 = madd(x2, l0, a2);
-        b2 = madd(x2, l1, b2);
-      }
-      if (R > 3) {
-        const x3 = v128.load32_splat(q0 + c, 12);
-        a3 = madd(x3, l0, a3);
-        b3 = madd(x3, l1, b3);
-      }
-      p += BB;
-    }
-    const o = o0 + (<usize>j << 4);
-    storeTokens(o, a0, j, a, e);
-    storeTokens(o + 16, b0, j + 1, a, e);
-    if (R > 1) { storeTokens(o + os, a1, j, a, e); storeTokens(o + os + 16, b1, j + 1, a, e); }
-    if (R > 2) { storeTokens(o + 2 * os, a2, j, a, e); storeTokens(o + 2 * os + 16, b2, j + 1, a, e); }
-    if (R > 3) { storeTokens(o + 3 * os, a3, j, a, e); storeTokens(o + 3 * os + 16, b3, j + 1, a, e); }
-  }
-  if (j < jEnd) {
-    let a0 = f32x4.splat(0);
-    let a1 = f32x4.splat(0);
-    let a2 = f32x4.splat(0);
-    let a3 = f32x4.splat(0);
-    let p = grp + 2 + <usize>j;
-    for (let c: usize = 0; c < cEnd; c += cs) {
-      const l0 = v128.load(table + (<usize>load<u8>(p) << 4));
-      a0 = madd(v128.load32_splat(q0 + c), l0, a0);
-      if (R > 1) a1 = madd(v128.load32_splat(q0 + c, 4), l0, a1);
-      if (R > 2) a2 = madd(v128.load32_splat(q0 + c, 8), l0, a2);
-      if (R > 3) a3 = madd(v128.load32_splat(q0 + c, 12), l0, a3);
-      p += BB;
-    }
-    const o = o0 + (<usize>j << 4);
-    storeTokens(o, a0, j, a, e);
-    if (R > 1) storeTokens(o + os, a1, j, a, e);
-    if (R > 2) storeTokens(o + 2 * os, a2, j, a, e);
-    if (R > 3) storeTokens(o + 3 * os, a3, j, a, e);
-  }
+  if (R < 4) for (; j + 2 < jEnd; j += 3) step(R, 3, j, q0, cs, cEnd, grp, a, e, o0, os, table);
+  for (; j + 1 < jEnd; j += 2) step(R, 2, j, q0, cs, cEnd, grp, a, e, o0, os, table);
+  if (j < jEnd) step(R, 1, j, q0, cs, cEnd, grp, a, e, o0, os, table);
 }
 
 export function q2c_0_accum(w: usize, wStride: i32, G: i32, D: i32, base: usize, t0: i32, T: i32, acc: usize, tile: usize, table: usize): void {

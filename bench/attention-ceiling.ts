@@ -4,6 +4,7 @@
 // format, each is at least one f32 lane of an FMA for kernels that compute in f32 on the packed values (the
 // benches leave the integer precisions, :int8 and :w16, out of it).
 import { fmaPeakNow } from './compute-peak.js';
+import { parseScheme } from './engine-long.js';
 
 export interface AttentionShape {
   readonly layers: number;
@@ -59,7 +60,7 @@ export interface CeilingRow {
   readonly target: number | null;
 }
 
-/** Each deep row of kvpack's decode with the same scheme's shallowest row and native's best at both contexts. */
+/** Each deep row of kvpack's decode (f32 precisions) with the same scheme's shallowest row and native's best at both contexts. */
 export function ceilingRows(
   kvpack: readonly { scheme: string; context: number; tps: number }[],
   native: readonly { context: number; tps: number }[],
@@ -67,7 +68,9 @@ export function ceilingRows(
 ): CeilingRow[] {
   const best = (c: number) => Math.max(0, ...native.filter((n) => n.context === c).map((n) => n.tps)) || null;
   const out: CeilingRow[] = [];
-  for (const deep of kvpack) {
+  // f32 kernels only: the integer precisions (:int8, :w16) do several multiply-adds per lane, the ceiling does not bind them.
+  const f32 = (scheme: string) => !parseScheme(scheme).attention.q && !parseScheme(scheme).attention.v;
+  for (const deep of kvpack.filter((x) => f32(x.scheme))) {
     const base = kvpack.filter((x) => x.scheme === deep.scheme && x.context < deep.context).sort((a, b) => a.context - b.context)[0];
     if (!base) continue;
     const nb = best(base.context);
@@ -96,13 +99,14 @@ export function ceilingLines(s: AttentionShape, peaks: FmaPeaks, rows: readonly 
     const ours = attentionRate(s, r.kvpack);
     const theirs = r.native ? attentionRate(s, r.native) : null;
     const want = r.native && r.target !== null ? r.target * r.native.deep.tps : null;
+    const ceilNative = r.native ? ceilingTps(s, r.native, peaks.w128) : 0;
     out.push(
       `  ${r.scheme} at ${deep.context}: kvpack's ${base.context}-position step plus ${extra.toFixed(2)} G multiply-adds at the 128-bit peak = ${ceil.toFixed(2)} tok/s at most (measured ${deep.tps.toFixed(2)}; attention ${ours === null ? 'n/a' : `${g(ours)} G/s, ${((100 * ours) / peaks.w128).toFixed(0)}% of that peak`})` +
         (r.native
           ? `; native's best ${r.native.deep.tps.toFixed(2)} tok/s (attention ${theirs === null ? 'n/a' : `${g(theirs)} G/s, ${((100 * theirs) / peaks.w256).toFixed(0)}% of the 256-bit peak`})` +
             (want === null
               ? ''
-              : `: the target ${r.target}x it is ${want.toFixed(2)} tok/s, ${share(want, ceil)}; with native's ${r.native.base.context}-position step as the rest of the step the ceiling is ${ceilingTps(s, r.native, peaks.w128).toFixed(2)} and the target ${share(want, ceilingTps(s, r.native, peaks.w128))}`)
+              : `: the target ${r.target}x it is ${want.toFixed(2)} tok/s, ${share(want, ceil)}; with native's ${r.native.base.context}-position step as the rest of the step the ceiling is ${ceilNative.toFixed(2)} and the target ${share(want, ceilNative)}`)
           : ''),
     );
   }

@@ -316,10 +316,8 @@ export function bigRun(o: BigRunOptions): void {
       console.log('  * native llama.cpp ran far below its issue-24 figure (a loaded machine or a crippled build): no ratio is divided by it');
   }
   // Issue 24's deep target: q2k at 32K at 2x native's best, weighed against what f32 SIMD could reach.
-  // f32 kernels only: the integer precisions (:int8, :w16) do several multiply-adds per lane, the ceiling does not bind them.
-  const f32Only = (scheme: string) => !parseScheme(scheme).attention.q && !parseScheme(scheme).attention.v;
   const deep = ceilingRows(
-    rows.filter((x) => f32Only(x.scheme)),
+    rows,
     o.contexts.flatMap((c) => nat(c).filter((x) => !farTg(x))),
     (scheme, c) => (parseScheme(scheme).name === 'q2k' && c >= 32768 ? 2 : null),
   );

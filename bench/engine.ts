@@ -515,10 +515,7 @@ export function printEngine(r: EngineBenchResult): void {
   if (busy !== null) console.log(`! ${busy}`);
   // Issue 24's target at depth on this shape: q2k at 8K at 1.3x native's best, weighed against what f32 SIMD could reach.
   const deep = ceilingRows(
-    // f32 kernels only: the integer precisions (:int8, :w16) do several multiply-adds per lane, the ceiling does not bind them.
-    r.long
-      .filter((x) => x.engine.startsWith('kvpack') && !parseScheme(x.kv).attention.q && !parseScheme(x.kv).attention.v)
-      .map((x) => ({ scheme: x.kv, context: x.context, tps: x.decodeTps })),
+    r.long.filter((x) => x.engine.startsWith('kvpack')).map((x) => ({ scheme: x.kv, context: x.context, tps: x.decodeTps })),
     r.nativeLong.filter((x) => !farLong(x)).map((x) => ({ context: x.context, tps: x.decodeTps })),
     (scheme, c) => (parseScheme(scheme).name === 'q2k' && c === 8192 ? 1.3 : null),
   );

@@ -37,6 +37,41 @@ function argmax(a: Float32Array): number {
   return b;
 }
 
+/**
+ * Uncounted decode steps a bench runs at each context before timing kvpack, shared among its caches. The first
+ * ~20 decode steps of a process run at about half speed on two threads and not on one (dim-768 model at 8K,
+ * q2k, `/tmp` probes: steps 1-20 30-46 ms, later 17-23 ms; one thread 28 against 26 ms): V8 compiles both
+ * threads' JS on the same two cores, and a pool post woke a sleeping worker for 0.3-0.5 ms until the caller's
+ * JS between jobs got fast. llama-bench's figures are after a warm-up run too.
+ */
+export const WARM_STEPS = 32;
+/**
+ * And at least this long: at short contexts the matmul thread chooser (src/kernels/matmul/chooser.ts) settles
+ * over ~100 steps (dim 768 at 1K: 20-step medians 12-14 ms for the first 60-100 steps, 9-10 ms after).
+ */
+export const WARM_SECONDS = 2;
+
+/** Steps each of `caches` caches runs uncounted before the timed rounds: at least a round's worth. */
+export const warmSteps = (caches: number, context: number) => Math.max(longSteps(context), Math.ceil(WARM_STEPS / caches));
+
+/**
+ * Runs at least `steps` uncounted decode steps, for at least `seconds`, on a filled cache and rewinds it to
+ * where it stood (the timed rounds then see the same context). Returns the steps' tok/s, which the benches
+ * log beside the timed figures. The cache needs room for the steps: rewinding frees them each `steps`.
+ */
+export function warmDecode(model: Model, f: { cache: KvCache; last: number }, steps: number, seconds: number): number {
+  const base = f.cache.length;
+  let last = f.last;
+  const t0 = performance.now();
+  let done = 0;
+  do {
+    for (let i = 0; i < steps; i++) last = argmax(model.forward([last], f.cache));
+    done += steps;
+    f.cache.rewind(base);
+  } while (performance.now() - t0 < seconds * 1000);
+  return done / ((performance.now() - t0) / 1000);
+}
+
 /** A kvpack cache filled to `context` positions with random K/V (decode cost depends on the length, not the values). */
 export function filledCache(model: Model, scheme: string, context: number, extra: number): { cache: KvCache; last: number } {
   const hp = model.hp;
@@ -73,7 +108,7 @@ export async function benchLong(
 ): Promise<LongRow[]> {
   const model = loadModel(path, { expand: false });
   const sorted = [...contexts].sort((a, b) => a - b);
-  const perContext = rounds * Math.max(...sorted.map(longSteps)) + 8;
+  const perContext = rounds * Math.max(...sorted.map(longSteps)) + WARM_STEPS + 8;
   // The peer in a child process of its own (idle while ours runs, and the other way round), one context per
   // thread count (1 and `threads`): each round times both, and its row is the better one's median.
   const peerThreads = threads > 1 ? [1, threads] : [1];
@@ -95,6 +130,7 @@ export async function benchLong(
     const loads = new Map<string, RunLoad[]>();
     const add = (k: string, v: number) => samples.set(k, [...(samples.get(k) ?? []), v]);
     const steps = longSteps(c);
+    for (const x of caches) log(`long ${c}: ${x.scheme} warm-up, ${warmDecode(model, x, warmSteps(caches.length, c), WARM_SECONDS / caches.length).toFixed(1)} tok/s (not counted)`);
     for (let r = 0; r < rounds; r++) {
       for (const x of caches) {
         const { value: tps, load } = withLoad(() => {

@@ -298,7 +298,9 @@ export function bigRun(o: BigRunOptions): void {
     }),
   );
   console.log('  (run smallest cache first: wasm memory never shrinks, so RSS is the high-water mark; it includes the prefill workspaces)');
-  console.log(`  (kvpack's first round at each context runs ${WARM_STEPS} uncounted decode steps (and ${WARM_SECONDS} s) across its schemes first, as llama-bench warms up: a process's first ~20 steps run at half speed on two threads; their tok/s are in the log)`);
+  console.log(
+    `  (kvpack's first round at each context runs ${WARM_STEPS} uncounted decode steps (and ${WARM_SECONDS} s) across its schemes first, as llama-bench warms up: a process's first ~20 steps run at half speed on two threads; their tok/s are in the log)`,
+  );
   if (natives.length) {
     console.log("  native llama.cpp decode (same file and threads, alternated with kvpack's rows round by round at each context)");
     printTable(

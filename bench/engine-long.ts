@@ -130,7 +130,8 @@ export async function benchLong(
     const loads = new Map<string, RunLoad[]>();
     const add = (k: string, v: number) => samples.set(k, [...(samples.get(k) ?? []), v]);
     const steps = longSteps(c);
-    for (const x of caches) log(`long ${c}: ${x.scheme} warm-up, ${warmDecode(model, x, warmSteps(caches.length, c), WARM_SECONDS / caches.length).toFixed(1)} tok/s (not counted)`);
+    for (const x of caches)
+      log(`long ${c}: ${x.scheme} warm-up, ${warmDecode(model, x, warmSteps(caches.length, c), WARM_SECONDS / caches.length).toFixed(1)} tok/s (not counted)`);
     for (let r = 0; r < rounds; r++) {
       for (const x of caches) {
         const { value: tps, load } = withLoad(() => {

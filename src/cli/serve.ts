@@ -25,6 +25,7 @@ interface ServeFlags extends CacheFlags, ThreadsFlag {
   apiKey?: string;
   timeout: number;
   contBatching: boolean;
+  warmup: boolean;
   ubatchSize: number;
   chunkTokens: number;
   resumeEvery: number;
@@ -53,6 +54,7 @@ export function register(program: Command): void {
     .option('--api-key <key>', 'require "Authorization: Bearer KEY" (health and models stay public)')
     .option('--timeout <s>', 'socket inactivity and request-receive timeout in seconds (-to)', intArg('--timeout', 1), 600)
     .option('--no-cont-batching', 'decode each slot in its own forward pass (-nocb; for comparison)')
+    .option('--no-warmup', 'skip the warm-up (a short prompt and up to 32 decode steps on a throwaway cache, at most 2 s) before ready')
     .option('--ubatch-size <n>', 'prompt tokens per prefill step, interleaved with decoding (-ub)', intArg('--ubatch-size', 1), 128)
     .option('--chunk-tokens <n>', `cache chunk size = prefix-cache granularity (multiple of 32)`, intArg('--chunk-tokens', 32), SERVE_CHUNK_TOKENS)
     .option(
@@ -108,6 +110,8 @@ async function serveCommand(o: ServeFlags): Promise<void> {
     kvStoreTimeoutMs: o.kvStoreTimeout,
     kvStoreKey: o.kvStoreKey,
     kvStoreUnauthenticated: o.kvStoreUnauthenticated,
+    noWarmup: !o.warmup,
+    onWarmup: (r) => console.error(`kvpack serve: warm-up: ${r.promptTokens} prompt tokens and ${r.steps} decode steps in ${Math.round(r.ms)} ms`),
   });
   if (o.kvStore && (server.store as { unauthenticated?: boolean } | null)?.unauthenticated) {
     console.error(

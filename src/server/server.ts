@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { ArgumentError } from '../errors.js';
 import { defaultCapacity } from '../cache/defaults.js';
 import { loadModel, type Model } from '../model/model.js';
+import { warmUp, type WarmupReport } from './warmup.js';
 import { RedisChunkStore } from '../store/redis-store.js';
 import type { ChunkStore } from '../store/chunk-store.js';
 import { buildApp, type AppOptions } from './app.js';
@@ -38,6 +39,10 @@ export interface ServeOptions extends AppOptions, Omit<EngineOptions, 'ctx'> {
   kvStoreKey?: string;
   /** Run a shared store without a key (values only checksummed: anyone who can write to it feeds every instance). */
   kvStoreUnauthenticated?: boolean;
+  /** Skip the warm-up before ready (llama-server's --no-warmup); default false. */
+  noWarmup?: boolean;
+  /** Told what the warm-up ran (the CLI logs it). */
+  onWarmup?: (r: WarmupReport) => void;
   /** Loads the model (default loadModel); tests hold it to observe the loading state. */
   load?: (path: string) => Model | Promise<Model>;
 }
@@ -107,7 +112,15 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     const model = await (o.load ?? loadModel)(o.modelPath);
     if (!model.tokenizer) throw new ArgumentError(`${o.modelPath}: ${model.tokenizerProblem ?? 'no tokenizer'}; serve needs a model with a tokenizer`);
     const ctxSize = o.ctx ?? defaultCapacity(model.hp.nCtxTrain);
-    ctx.engine = new Engine(model, digest, { ...o, ctx: ctxSize, chunkStore });
+    const engine = new Engine(model, digest, { ...o, ctx: ctxSize, chunkStore });
+    // Before any request can reach a slot: /health says loading meanwhile.
+    try {
+      if (!o.noWarmup) o.onWarmup?.(warmUp(model, { policy: engine.policy, attention: o.attention, chunkTokens: o.chunkTokens, ctx: ctxSize }));
+    } catch (e) {
+      engine.dispose();
+      throw e;
+    }
+    ctx.engine = engine;
     if (ctx.state === 'loading') ctx.state = 'ready';
   })();
   ready.catch((e: Error) => {

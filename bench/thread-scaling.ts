@@ -10,6 +10,7 @@ import { availableCores } from '../src/kernels/runtime/threads.js';
 import { declareOptions, median, option, printTable } from './harness.js';
 import { syntheticModel } from './engine.js';
 import { decodePasses } from './decode-passes.js';
+import { WARM_SECONDS } from './engine-long.js';
 import { argmax } from '../src/model/sampler.js';
 import { fmtLoad, llamaBench, machineNote, nativeLlama, nativeTps, withLoad, type RunLoad } from './native-llama.js';
 
@@ -61,6 +62,14 @@ function kvpackDecode(m: Model, threads: number): number {
   const tps = decodePasses(m, cache, first, steps, REPS);
   cache.dispose();
   return median(tps);
+}
+
+// Uncounted runs at both thread counts before the rounds, at least WARM_SECONDS together (engine-long.ts: a
+// process's first decode steps on two threads run at about half speed while V8 compiles both threads' code).
+{
+  const t0 = performance.now();
+  do for (const t of [many, 1]) log(`warm-up: kvpack ${t} thread(s) ${kvpackDecode(model, t).toFixed(1)} tok/s (not counted)`);
+  while (performance.now() - t0 < WARM_SECONDS * 1000);
 }
 
 type Key = string;

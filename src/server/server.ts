@@ -113,7 +113,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     if (!model.tokenizer) throw new ArgumentError(`${o.modelPath}: ${model.tokenizerProblem ?? 'no tokenizer'}; serve needs a model with a tokenizer`);
     const ctxSize = o.ctx ?? defaultCapacity(model.hp.nCtxTrain);
     const engine = new Engine(model, digest, { ...o, ctx: ctxSize, chunkStore });
-    // Before any request can reach a slot: /health says loading meanwhile.
+    // Before any request can reach a slot. It holds the event loop (at most WARMUP_MS), as the load does: /health answers after.
     try {
       if (!o.noWarmup) o.onWarmup?.(warmUp(model, { policy: engine.policy, attention: o.attention, chunkTokens: o.chunkTokens, ctx: ctxSize }));
     } catch (e) {

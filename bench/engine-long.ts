@@ -7,6 +7,7 @@ import { loadModel, type Model } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import type { AttentionPrecision, KvCache } from '../src/cache/kvcache.js';
 import { Prng } from '../src/numeric/prng.js';
+import { argmax } from '../src/model/sampler.js';
 import { median } from './harness.js';
 import { withLoad, type RunLoad } from './native-llama.js';
 import { peerName, startLongPeer, type LongPeer } from './engine-peer.js';
@@ -29,12 +30,6 @@ export const longSteps = (context: number) => Math.max(8, Math.min(24, Math.roun
 export function parseScheme(scheme: string): { name: string; attention: AttentionPrecision } {
   const [name, ...mods] = scheme.split(':') as [string, ...string[]];
   return { name, attention: { q: mods.includes('int8') ? 'int8' : undefined, v: mods.includes('w16') ? 'int16' : undefined } };
-}
-
-function argmax(a: Float32Array): number {
-  let b = 0;
-  for (let i = 1; i < a.length; i++) if (a[i]! > a[b]!) b = i;
-  return b;
 }
 
 /**

@@ -13,7 +13,7 @@ import { wasmKernels } from '../src/kernels/runtime/wasm.js';
 import { loadModel, type Model } from '../src/model/model.js';
 import { schemePolicy } from '../src/cache/schemes.js';
 import { kvBytes } from '../src/cache/accounting.js';
-import { filledCache, longSteps, parseScheme, WARM_SECONDS, WARM_STEPS, warmDecode, warmSteps } from './engine-long.js';
+import { filledCache, longSteps, parseScheme, ROUND_WARM_SECONDS, ROUND_WARM_STEPS, WARM_SECONDS, WARM_STEPS, warmDecode, warmSteps } from './engine-long.js';
 import { median, printTable } from './harness.js';
 import { machineNote, checkNative, fmtLoad, llamaBench, nativeNote, nativeTps, withLoad, type NativeLlama, type RunLoad } from './native-llama.js';
 import { depthDecode, depthTool, SEED_TOKENS } from './native-depth.js';
@@ -94,16 +94,16 @@ function prefill(model: Model, prompt: number): number {
 }
 
 /**
- * One round of one scheme: a cache filled afresh, `warm` uncounted steps for at least WARM_SECONDS / nSchemes (logged),
+ * One round of one scheme: a cache filled afresh, `warm` uncounted steps for at least `warmS` seconds (logged),
  * then longSteps(context) timed steps.
  */
-function decode(model: Model, scheme: string, context: number, warm: number, nSchemes: number, log: (s: string) => void): Omit<DecodeRow, 'runs' | 'load'> {
+function decode(model: Model, scheme: string, context: number, warm: number, warmS: number, log: (s: string) => void): Omit<DecodeRow, 'runs' | 'load'> {
   const steps = longSteps(context);
   let t0 = performance.now();
   const f = filledCache(model, scheme, context, steps + warm + 8);
   const fillS = (performance.now() - t0) / 1000;
   const row = { rss: rss(), cacheBytes: f.cache.nbytes().allocated };
-  if (warm) log(`decode ${scheme} at ${context}: warm-up, ${warmDecode(model, f, warm, WARM_SECONDS / nSchemes).toFixed(2)} tok/s (not counted)`);
+  if (warm) log(`decode ${scheme} at ${context}: warm-up, ${warmDecode(model, f, warm, warmS).toFixed(2)} tok/s (not counted)`);
   let last = f.last;
   t0 = performance.now();
   for (let i = 0; i < steps; i++) last = argmaxFinite(model.forward([last], f.cache), `decode ${scheme} at ${context}`);
@@ -183,9 +183,11 @@ export function bigRun(o: BigRunOptions): void {
   // 1.5x over minutes, so one run each could favour whichever ran in a quiet minute. Medians are reported.
   for (const c of [...o.contexts].sort((a, b) => a - b)) {
     for (let r = 0; r < o.rounds; r++) {
-      for (const s of [...o.schemes].sort((a, b) => size(a, c) - size(b, c))) {
-        const warm = r === 0 ? warmSteps(o.schemes.length, c) : 0;
-        const k = withLoad(() => decode(model, s, c, warm, o.schemes.length, (m) => o.log(`${o.weights}: ${m}`)));
+      for (const [i, s] of [...o.schemes].sort((a, b) => size(a, c) - size(b, c)).entries()) {
+        // The first round's long warm-up, then each round's short one (engine-long.ts ROUND_WARM_SECONDS).
+        const warm = r === 0 ? warmSteps(o.schemes.length, c) : ROUND_WARM_STEPS;
+        const warmS = r === 0 ? WARM_SECONDS / o.schemes.length : i === 0 ? ROUND_WARM_SECONDS : 0;
+        const k = withLoad(() => decode(model, s, c, warm, warmS, (m) => o.log(`${o.weights}: ${m}`)));
         const { tps, ...row } = k.value;
         addRound(
           rows,
@@ -299,7 +301,7 @@ export function bigRun(o: BigRunOptions): void {
   );
   console.log('  (run smallest cache first: wasm memory never shrinks, so RSS is the high-water mark; it includes the prefill workspaces)');
   console.log(
-    `  (kvpack's first round at each context runs ${WARM_STEPS} uncounted decode steps (and ${WARM_SECONDS} s) across its schemes first, as llama-bench warms up: a process's first ~20 steps run at half speed on two threads; their tok/s are in the log)`,
+    `  (kvpack's first round at each context runs ${WARM_STEPS} uncounted decode steps (and ${WARM_SECONDS} s) across its schemes first, as llama-bench warms up: a process's first ~20 steps run at half speed on two threads; every later round ${ROUND_WARM_STEPS} per scheme and ${ROUND_WARM_SECONDS} s before its first, as llama-bench times right after its own prefill; their tok/s are in the log)`,
   );
   if (natives.length) {
     console.log("  native llama.cpp decode (same file and threads, alternated with kvpack's rows round by round at each context)");

@@ -46,6 +46,16 @@ export const WARM_STEPS = 32;
  */
 export const WARM_SECONDS = 2;
 
+/**
+ * Before every timed round, kvpack's first scheme runs uncounted steps for at least this long, and each scheme
+ * ROUND_WARM_STEPS: the rounds alternate with the peer's process, and kvpack's first 15-30 steps after it (or
+ * after a pause) ran at 1.3-2x their steady time (dim 768, q2k at 8K, /tmp probes: 16-29 ms against 12-14),
+ * while llama-bench times its tokens right after its own prefill of the depth. In-process, 10 rounds after a
+ * native run alternated: 56.4 tok/s with this warm-up against 41.7 without.
+ */
+export const ROUND_WARM_SECONDS = 0.5;
+export const ROUND_WARM_STEPS = 2;
+
 /** Steps each of `caches` caches runs uncounted before the timed rounds: at least a round's worth. */
 export const warmSteps = (caches: number, context: number) => Math.max(longSteps(context), Math.ceil(WARM_STEPS / caches));
 
@@ -128,7 +138,8 @@ export async function benchLong(
     for (const x of caches)
       log(`long ${c}: ${x.scheme} warm-up, ${warmDecode(model, x, warmSteps(caches.length, c), WARM_SECONDS / caches.length).toFixed(1)} tok/s (not counted)`);
     for (let r = 0; r < rounds; r++) {
-      for (const x of caches) {
+      for (const [i, x] of caches.entries()) {
+        warmDecode(model, x, ROUND_WARM_STEPS, i === 0 ? ROUND_WARM_SECONDS : 0);
         const { value: tps, load } = withLoad(() => {
           const t0 = performance.now();
           for (let i = 0; i < steps; i++) x.last = argmax(model.forward([x.last], x.cache));

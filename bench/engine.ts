@@ -21,7 +21,7 @@ import { wasmMatmul } from '../src/kernels/matmul/matmul.js';
 import { availableCores } from '../src/kernels/runtime/threads.js';
 import { kernelBuild } from '../src/kernels/runtime/wasm.js';
 import { schemePolicy } from '../src/cache/schemes.js';
-import { benchLong, longSteps, parseScheme, WARM_SECONDS, WARM_STEPS, type LongRow } from './engine-long.js';
+import { benchLong, longSteps, parseScheme, ROUND_WARM_SECONDS, ROUND_WARM_STEPS, WARM_SECONDS, WARM_STEPS, type LongRow } from './engine-long.js';
 import { ceilingLines, ceilingRows, measureFmaPeaks, type FmaPeaks } from './attention-ceiling.js';
 import type { CachePolicy } from '../src/cache/policy.js';
 import { Prng } from '../src/numeric/prng.js';
@@ -464,7 +464,7 @@ export function printEngine(r: EngineBenchResult): void {
   }
   if (!r.long.length) return;
   console.log(
-    `\ndecode tok/s at long context, median of alternating rounds (kvpack: cache filled with random K/V, ${WARM_STEPS} uncounted decode steps (and ${WARM_SECONDS} s) across its schemes before the rounds at each context; node-llama-cpp and native llama.cpp: prefilled; ${LONG_WEIGHTS} weights, ${r.threads} threads)`,
+    `\ndecode tok/s at long context, median of alternating rounds (kvpack: cache filled with random K/V, ${WARM_STEPS} uncounted decode steps (and ${WARM_SECONDS} s) across its schemes before the rounds at each context, and before each round ${ROUND_WARM_STEPS} per scheme and ${ROUND_WARM_SECONDS} s before the first, as llama-bench times right after its own prefill; node-llama-cpp and native llama.cpp: prefilled; ${LONG_WEIGHTS} weights, ${r.threads} threads)`,
   );
   const nlc = (c: number) => r.long.find((x) => x.engine.startsWith('node-llama-cpp') && x.context === c);
   const nat16 = (c: number) => r.nativeLong.find((x) => x.context === c && x.kv === 'f16');

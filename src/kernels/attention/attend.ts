@@ -22,6 +22,7 @@ import {
   type BoundRun,
 } from './attend-unit.js';
 import { getThreads, runJob } from '../runtime/pool.js';
+import { poolLatelyFaster } from '../runtime/pool-verdict.js';
 import { ATTENTION_UNITS } from './unit-jobs.js';
 import { spaceOf } from '../runtime/spaces.js';
 import type { PackedRun } from './view.js';
@@ -62,6 +63,12 @@ const MAX_ROWS = 64;
  * idle): 8K evaluations (256 positions) ran 0.89x on 2 threads, 16K (512) 1.72x, 32K-128K 1.75-1.82x.
  */
 export const PARALLEL_MIN_WORK = 1 << 14;
+/**
+ * From this much work a call also uses the pool while the matmul jobs find it faster than one thread
+ * (runtime/pool-verdict.ts: the other core is free). With the workers held, one call over 1K positions (12
+ * query heads, 4 KV heads, head dim 64, q2k) took 158 against 272 us; 256 positions 70 against 82.
+ */
+export const FREE_POOL_MIN_WORK = 1 << 12;
 /** Bytes of partial results per batch of queries (bounds scratch for long prefills). */
 const PART_BUDGET = 16 << 20;
 
@@ -199,7 +206,8 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   }));
   // Kernels given to registerKernel live on this thread only.
   const local = used.some((r) => r.custom);
-  const nThreads = !local && work >= (args.minParallelWork ?? PARALLEL_MIN_WORK) ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
+  const minWork = args.minParallelWork ?? (work >= FREE_POOL_MIN_WORK && poolLatelyFaster() ? FREE_POOL_MIN_WORK : PARALLEL_MIN_WORK);
+  const nThreads = !local && work >= minWork ? Math.max(1, Math.min(args.threads ?? getThreads(), getThreads())) : 1;
   // A head's positions split at fixed SPLIT_POSITIONS boundaries whatever the thread count (the merge
   // order is the split order): threads take units as they finish, one thread runs the same units.
   const split0 = Math.floor(minLo / SPLIT_POSITIONS);

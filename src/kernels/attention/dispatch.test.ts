@@ -7,7 +7,8 @@ import { sep } from 'node:path';
 import { KvpackError } from '../../errors.js';
 import { hasKernel, lookupKernel, registerKernel, unregisterKernel, registeredKernels } from './registry.js';
 import { KERNEL_TABLE } from './table.js';
-import { attend, integerQPrecisions, hasIntegerV, setForceReference } from './attend.js';
+import { attend, FREE_POOL_MIN_WORK, integerQPrecisions, hasIntegerV, PARALLEL_MIN_WORK, setForceReference } from './attend.js';
+import { notePoolFaster, poolLatelyFaster } from '../runtime/pool-verdict.js';
 import { wasmKernels } from '../runtime/wasm.js';
 import { getThreads, poolFailure } from '../runtime/pool.js';
 import { formats, getFormat } from '../../formats/registry.js';
@@ -152,6 +153,34 @@ test('attend: pool workers resolve the same rows; a job with a JS kernel stays o
     assert.ok(calls > 0 && r3.kernels.includes('q2c_0:accumulate:f32:js'));
   } finally {
     unregisterKernel('q2c_0', 'accumulate', 'js');
+  }
+  free();
+});
+
+test('attend: calls between the free-pool and the pool thresholds use the pool only while the matmuls find it faster, with the same bits', (t) => {
+  if (!wasmKernels()) return t.skip('wasm kernels unavailable');
+  if (getThreads() < 2) return t.skip(`one core or no worker_threads (${poolFailure() || 'threads = 1'})`);
+  const rng = new Prng(6);
+  // 12 query heads x 1000 positions: 12,000 evaluations, between the two thresholds.
+  const positions = 1000;
+  assert.ok(12 * positions >= FREE_POOL_MIN_WORK && 12 * positions < PARALLEL_MIN_WORK);
+  const { view, free } = bulkView('q2c_0', 4, positions, 64, rng);
+  const q = rng.normals(12 * 64);
+  const was = poolLatelyFaster();
+  try {
+    notePoolFaster(false);
+    const alone = new Float32Array(q.length);
+    assert.equal(attend({ view, q, heads: 12, out: alone, threads: 2 }).threads, 1);
+    notePoolFaster(true);
+    const pooled = new Float32Array(q.length);
+    assert.equal(attend({ view, q, heads: 12, out: pooled, threads: 2 }).threads, 2);
+    assert.deepEqual(pooled, alone, 'the same units whatever the threads: the same bits');
+    // Below the free-pool threshold, and with one thread allowed, the verdict changes nothing.
+    assert.ok(4 * positions < FREE_POOL_MIN_WORK);
+    assert.equal(attend({ view, q: q.subarray(0, 4 * 64), heads: 4, out: new Float32Array(4 * 64), threads: 2 }).threads, 1);
+    assert.equal(attend({ view, q, heads: 12, out: pooled, threads: 1 }).threads, 1);
+  } finally {
+    notePoolFaster(was);
   }
   free();
 });

@@ -62,6 +62,11 @@ export class ThreadChooser {
     const s = this.entry(macs);
     return s.many.length >= CHOOSER_MIN_SAMPLES && s.one.length >= CHOOSER_MIN_SAMPLES && middle(s.many) < CLEAR_WIN * middle(s.one);
   }
+  /** True when both options have times and the pool's median is the lower (the choice choose() makes when not probing). */
+  poolFaster(macs: number): boolean {
+    const s = this.entry(macs);
+    return s.many.length >= CHOOSER_MIN_SAMPLES && s.one.length >= CHOOSER_MIN_SAMPLES && middle(s.many) < middle(s.one);
+  }
   record(macs: number, parallel: boolean, ms: number): void {
     const s = this.entry(macs);
     const times = parallel ? s.many : s.one;

@@ -9,6 +9,7 @@ import { awaitShared, backgroundUnitsRun, postBackground, postShared, stopBackgr
 import type { WasmKernels } from '../runtime/wasm.js';
 import { ALWAYS_POOL_MACS, matmulConfig, PARALLEL_MIN_MACS } from './config.js';
 import { ThreadChooser } from './chooser.js';
+import { notePoolFaster } from '../runtime/pool-verdict.js';
 import type { Packed, Plan } from './plan.js';
 import type { MatmulKernel } from './table.js';
 import type { PackedWeight } from './weights.js';
@@ -139,7 +140,14 @@ export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratc
     splitStats.callerUnits += mine;
   }
   if (threads > 1 && macs >= PARALLEL_MIN_MACS && !fixed) chooser.record(macs, parallel, performance.now() - t0);
+  if (threads > 1 && macs >= VERDICT_MIN_MACS) notePoolFaster(fixed || chooser.poolFaster(macs));
 }
+
+/**
+ * Jobs from this size tell attention whether the pool is winning (runtime/pool-verdict.ts): at dim 768 the
+ * gate/up and down jobs (3.1M, 1.6M multiply-adds), whose one-thread and pool times differ by more than the noise.
+ */
+const VERDICT_MIN_MACS = 1 << 20;
 
 /** Whether the last job ran on the pool by choice (a prefetch only pays while the pool is in use). */
 let usingPool = false;

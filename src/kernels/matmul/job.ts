@@ -51,8 +51,17 @@ export interface Part {
 
 /** Units per thread a parallel call aims for, so a thread that starts late or stalls holds up at most a few. */
 const UNITS_PER_THREAD = 8;
-/** Smallest unit, in multiply-adds: taking a unit costs ~0.1 us (an atomic on a shared line), this ~2 us of work. */
+/** Multiply-adds per thread a job needs to be split at all (~2 us of work: a hand-off costs a few us). */
 const MIN_UNIT_MACS = 1 << 16;
+/**
+ * But units are cut at least this big (~30 us of a q8_0 one-token matmul), and a job smaller than two goes
+ * out in quarters (the tail rule below). Each take is an atomic on a line the other core last wrote: a
+ * ping-pong between two threads took ~500 ns a round trip on a 2-vCPU EPYC (family 26), and at 2^16 the
+ * dim-768 decode jobs went out in 15-24 units. In-process A/B against 2^16, 12 alternated rounds: decode
+ * after 128 (q4_0) 0.89x the step, at 1K (q8_0, q2k) 0.90-0.95x, at 8K 0.97-1.0x; with a busy process on the
+ * other core 0.99x. The 8B shape's jobs already cut bigger units.
+ */
+const UNIT_FLOOR_MACS = 1 << 19;
 
 /**
  * Totals over parallel calls: units run and how many of them the calling thread took (benchmarks report the
@@ -88,8 +97,8 @@ export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratc
   // Only a clear win holds the workers awake and prefetches; a re-timing of the pool (one thread winning: a
   // busy machine) does neither.
   const chosen = parallel && (fixed || (!chooser.probing && chooser.clearlyFaster(macs)));
-  // Units of at least MIN_UNIT_MACS, about UNITS_PER_THREAD per thread over the whole job.
-  const unitMacs = Math.max(MIN_UNIT_MACS, macs / (threads * UNITS_PER_THREAD));
+  // Units of at least UNIT_FLOOR_MACS, about UNITS_PER_THREAD per thread over the whole job.
+  const unitMacs = Math.max(UNIT_FLOOR_MACS, macs / (threads * UNITS_PER_THREAD));
   const job = jobOf(k);
   // A prefetch still running would take units of the job rewritten below.
   stopBackground();

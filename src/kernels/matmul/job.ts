@@ -54,8 +54,8 @@ const UNITS_PER_THREAD = 8;
 /** Multiply-adds per thread a job needs to be split at all (~2 us of work: a hand-off costs a few us). */
 const MIN_UNIT_MACS = 1 << 16;
 /**
- * But units are cut at least this big (~30 us of a q8_0 one-token matmul), and a job smaller than two goes
- * out in quarters (the tail rule below). Each take is an atomic on a line the other core last wrote: a
+ * But units are cut at least this big (~30 us of a q8_0 one-token matmul); the tail rule below still cuts a
+ * job's last rows into quarter units. Each take is an atomic on a line the other core last wrote: a
  * ping-pong between two threads took ~500 ns a round trip on a 2-vCPU EPYC (family 26), and at 2^16 the
  * dim-768 decode jobs went out in 15-24 units. In-process A/B against 2^16, 12 alternated rounds: decode
  * after 128 (q4_0) 0.89x the step, at 1K (q8_0, q2k) 0.90-0.95x, at 8K 0.97-1.0x; with a busy process on the

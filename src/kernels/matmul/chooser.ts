@@ -59,13 +59,16 @@ export class ThreadChooser {
    * process a spinning worker takes a core's share from this thread's own single-threaded work.
    */
   clearlyFaster(macs: number): boolean {
-    const s = this.entry(macs);
-    return s.many.length >= CHOOSER_MIN_SAMPLES && s.one.length >= CHOOSER_MIN_SAMPLES && middle(s.many) < CLEAR_WIN * middle(s.one);
+    return this.poolUnder(macs, CLEAR_WIN);
   }
   /** True when both options have times and the pool's median is the lower (the choice choose() makes when not probing). */
   poolFaster(macs: number): boolean {
+    return this.poolUnder(macs, 1);
+  }
+  /** Both options timed, and the pool's median time under `share` of one thread's. */
+  private poolUnder(macs: number, share: number): boolean {
     const s = this.entry(macs);
-    return s.many.length >= CHOOSER_MIN_SAMPLES && s.one.length >= CHOOSER_MIN_SAMPLES && middle(s.many) < middle(s.one);
+    return s.many.length >= CHOOSER_MIN_SAMPLES && s.one.length >= CHOOSER_MIN_SAMPLES && middle(s.many) < share * middle(s.one);
   }
   record(macs: number, parallel: boolean, ms: number): void {
     const s = this.entry(macs);

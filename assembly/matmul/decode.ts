@@ -23,6 +23,8 @@ export const T_BF16: i32 = 30;
 export const T_Q4_0X4: i32 = 258;
 /** Not a ggml type either: q4_K rows in four-row groups the same way (vec_q4kx4.ts), 256 + q4_K's id. */
 export const T_Q4_KX4: i32 = 268;
+/** q8_0 rows in four-row groups (vec_q8x4.ts), 256 + q8_0's id: per block four f16 d, then each row's 32 qs. */
+export const T_Q8_0X4: i32 = 264;
 
 /** Sum of the four i32 lanes. */
 @inline export function hsumi(a: v128): i32 {
@@ -74,6 +76,10 @@ export const T_Q4_KX4: i32 = 268;
     decodeRowQ4Kx4(w + <usize>(r & ~3) * <usize>rowBytes, <usize>(r & 3), cols, q, sc, mn);
     return true;
   }
+  if (type == T_Q8_0X4) {
+    decodeRowQ8x4(w + <usize>(r & ~3) * <usize>rowBytes, <usize>(r & 3), cols, q, sc);
+    return false;
+  }
   return decodeRowI8(type, w + <usize>r * <usize>rowBytes, cols, q, sc, mn);
 }
 
@@ -107,6 +113,18 @@ function decodeRowQ4Kx4(g: usize, lane: usize, cols: i32, q: usize, sc: usize, m
       v128.store(q + (gi << 5), j & 1 ? i8x16.shr_u(v0, 4) : v128.and(v0, m4));
       v128.store(q + (gi << 5), j & 1 ? i8x16.shr_u(v1, 4) : v128.and(v1, m4), 16);
     }
+  }
+}
+
+/** Row `lane` of the q8_0x4 group at g (blocks of 136 B: four f16 d, then each row's 32 qs) as q8_0's decode. */
+function decodeRowQ8x4(g: usize, lane: usize, cols: i32, q: usize, sc: usize): void {
+  const nb = <usize>(cols >> 5);
+  for (let b: usize = 0; b < nb; b++) {
+    const p = g + b * 136;
+    pair(sc, b, f16at(p + (lane << 1)));
+    const s = p + 8 + (lane << 5);
+    v128.store(q + (b << 5), v128.load(s));
+    v128.store(q + (b << 5), v128.load(s, 16), 16);
   }
 }
 

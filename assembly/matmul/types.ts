@@ -1,7 +1,7 @@
 // The wasm side of the weight-type table (src/kernels/matmul/table.ts): one row per ggml weight type, read
 // through @inline accessors, so a kernel inlined with its type a constant folds each fact to a constant.
 // weightTypeFacts exports every field; the matmul gate checks them against the TS rows and ggml's block sizes.
-import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
+import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0, T_Q8_0X4 } from './decode';
 
 /**
  * Value orders of packActVec (vec.ts): natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs
@@ -52,6 +52,8 @@ export const FACT_CENTRE: i32 = 8;
   if (type == T_F16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0, 0);
   if (type == T_BF16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0, 0);
   if (type == T_Q8_0) return pick(f, ORDER_NATURAL, 32, 34, 32, 1, 0, 0, 1, 0);
+  // A q8_0x4 row takes q8_0's bytes, interleaved in groups of four (vec_q8x4.ts reads a group as one stream).
+  if (type == T_Q8_0X4) return pick(f, ORDER_NATURAL, 32, 34, 32, 1, 0, 0, 0, 0);
   if (type == T_Q4_0) return pick(f, ORDER_NIB32, 32, 18, 32, 1, 1, 0, 1, 8);
   // Block bytes and values of one row's share: a q4_0x4 row takes q4_0's bytes, interleaved in groups of four.
   if (type == T_Q4_0X4) return pick(f, ORDER_NAT8, 32, 18, 32, 1, 1, 0, 0, 8);

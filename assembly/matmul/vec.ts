@@ -8,7 +8,7 @@
 // each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum, hsum4i } from '../shared/common';
 import { actInverse, actScale, round8, sum32 } from './act';
-import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0 } from './decode';
+import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0, T_Q8_0X4 } from './decode';
 import { dotOther } from './vec_blocks';
 import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NAT8, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, VEC_RELAXED_NIB256, VEC_RELAXED_Q4_0, VEC_RELAXED_Q6K } from './types';
 import { packActQKRelaxed, rowQKRelaxed } from './vec_qk_relaxed';
@@ -16,6 +16,7 @@ import { packActQ6K, rowQ6K, rowQ6KRelaxed } from './vec_q6k';
 import { keep, touch } from './touch';
 import { matmulVecHalves, packActHalves } from './vec_halves';
 import { matmulVecQ4x4, packActNat8, q4x4ScalesFinite, repackQ4x4 } from './vec_q4x4';
+import { dotQ8, matmulVecQ8x4, q8x4ScalesFinite, repackQ8x4 } from './vec_q8x4';
 import { matmulVecQ4Kx4, q4Kx4ScalesFinite, repackQ4Kx4 } from './vec_q4kx4';
 
 /**
@@ -141,6 +142,7 @@ export function packActVec(x: usize, cols: i32, order: i32, xq: usize, xd: usize
 export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
   if (!scalesChecked(type)) return 1;
   if (type == T_Q4_0X4) return q4x4ScalesFinite(w, bytes);
+  if (type == T_Q8_0X4) return q8x4ScalesFinite(w, bytes);
   if (type == T_Q4_KX4) return q4Kx4ScalesFinite(w, bytes);
   return blockHalvesFinite(w, bytes, blockBytesOf(type), hasMin(type));
 }
@@ -153,13 +155,6 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
     if (two) bad |= <u32>((load<u16>(p + 2) & 0x7c00) == 0x7c00);
   }
   return bad ? 0 : 1;
-}
-
-/** 32 int8 weights at p . the 32 int16 activations x0..x3, as i32x4 partial sums. */
-@inline function dotQ8(p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
-  const a = i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(p), x0), i32x4.dot_i16x8_s(v128.load8x8_s(p, 8), x1));
-  const b = i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(p, 16), x2), i32x4.dot_i16x8_s(v128.load8x8_s(p, 24), x3));
-  return i32x4.add(a, b);
 }
 
 /** 16 bytes of nibbles at p as 16-bit lanes: low / high nibbles of even / odd bytes, against x0..x3 (ORDER_NIB32). */
@@ -181,11 +176,12 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
  */
 
 /**
- * The type a weight of `type` is repacked to at load for this build's kernels, or -1 (kept as it is): q4_0 to
- * q4_0x4 and q4_K to q4_Kx4 where their relaxed kernels run (vec_q4x4.ts, vec_q4kx4.ts). Rows must come in
- * whole groups of four.
+ * The type a weight of `type` is repacked to at load for this build's kernels, or -1 (kept as it is): q8_0 to
+ * q8_0x4 in both builds (vec_q8x4.ts), q4_0 to q4_0x4 and q4_K to q4_Kx4 where their relaxed kernels run
+ * (vec_q4x4.ts, vec_q4kx4.ts). Rows must come in whole groups of four.
  */
 export function repackTypeOf(type: i32): i32 {
+  if (type == T_Q8_0) return T_Q8_0X4;
   if (type == T_Q4_0 && VEC_RELAXED_Q4_0) return T_Q4_0X4;
   if (type == T_Q4_K && VEC_RELAXED_NIB256) return T_Q4_KX4;
   return -1;
@@ -199,7 +195,10 @@ export function repackTypeOf(type: i32): i32 {
 export function repackWeight(type: i32, w: usize, rowBytes: i32, rows: i32, tmp: usize): i32 {
   const to = repackTypeOf(type);
   const bytes = <usize>rows * <usize>rowBytes;
-  if (to == T_Q4_0X4) {
+  if (to == T_Q8_0X4) {
+    if (!blockHalvesFinite(w, bytes, 34, false)) return 0;
+    repackQ8x4(w, rowBytes, rows, tmp);
+  } else if (to == T_Q4_0X4) {
     if (!blockHalvesFinite(w, bytes, 18, false)) return 0;
     repackQ4x4(w, rowBytes, rows, tmp);
   } else if (to == T_Q4_KX4) {
@@ -481,6 +480,7 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     // (One call per type, each inlined with its type a constant.)
     else if (type == T_Q8_0) rowsQ(T_Q8_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q4_0) rowsQ(T_Q4_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (type == T_Q8_0X4) matmulVecQ8x4(w, rows, cols, q, d, yt);
     else if (type == T_Q4_0X4) matmulVecQ4x4(w, rowBytes, rows, cols, q, d, s, yt);
     else if (type == T_Q4_KX4) matmulVecQ4Kx4(w, rowBytes, rows, cols, q, d, s, yt);
     else if (type == T_Q4_1) rowsQ(T_Q4_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);

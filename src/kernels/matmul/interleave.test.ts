@@ -1,4 +1,4 @@
-// The four-row group layouts (q4_0x4, q4_Kx4): the TS definition round-trips and puts fields where the kernels
+// The four-row group layouts (q4_0x4, q8_0x4, q4_Kx4): the TS definition round-trips and puts fields where the kernels
 // read them, the wasm repack at load writes exactly its bytes, and a weight is repacked only where the build,
 // the row count, the scales and the setting allow.
 import { test } from 'node:test';
@@ -29,25 +29,42 @@ function randomQ4K(rows: number, cols: number, rng: Prng): Uint8Array {
   return bytes;
 }
 
-// Per layout: its file type, block bytes, a cols count of whole blocks, an encoder, and where the first f16 d lies.
+// Per layout: its file type and name, block bytes and values, a cols count of whole blocks, an encoder, whether
+// baseline builds repack to it too, and where in a block its first f16 d lies.
 const CASES = [
   {
     id: KERNEL_LAYOUT.Q4_0X4,
     type: GGML.Q4_0,
+    name: 'q4_0',
     block: 18,
+    values: 32,
     cols: 96,
+    everyBuild: false,
     enc: (v: Float32Array, rows: number, cols: number, _rng: Prng) => encode('q4_0', v, [rows, cols]),
+  },
+  {
+    id: KERNEL_LAYOUT.Q8_0X4,
+    type: GGML.Q8_0,
+    name: 'q8_0',
+    block: 34,
+    values: 32,
+    cols: 96,
+    everyBuild: true,
+    enc: (v: Float32Array, rows: number, cols: number, _rng: Prng) => encode('q8_0', v, [rows, cols]),
   },
   {
     id: KERNEL_LAYOUT.Q4_KX4,
     type: GGML.Q4_K,
+    name: 'q4_K',
     block: 144,
+    values: 256,
     cols: 512,
+    everyBuild: false,
     enc: (_v: Float32Array, rows: number, cols: number, rng: Prng) => randomQ4K(rows, cols, rng),
   },
 ] as const;
 
-test('q4_0x4 / q4_Kx4: every row comes back as its file bytes; each field lies unit by unit, rows 0..3 in turn', () => {
+test('q4_0x4 / q8_0x4 / q4_Kx4: every row comes back as its file bytes; each field lies unit by unit, rows 0..3 in turn', () => {
   const rng = new Prng(5);
   for (const c of CASES) {
     const l = interleavedLayout(c.id)!;
@@ -70,6 +87,13 @@ test('q4_0x4 / q4_Kx4: every row comes back as its file bytes; each field lies u
   const g = 4 * 54 + 2 * 72;
   assert.deepEqual(p0.subarray(g + 4, g + 6), src.subarray(6 * 54 + 36, 6 * 54 + 38));
   assert.deepEqual(p0.subarray(g + 8 + 16 + 8, g + 8 + 16 + 12), src.subarray(6 * 54 + 36 + 2 + 4, 6 * 54 + 36 + 2 + 8));
+  // q8_0x4, group 1, block 1 (136 B on), row 1: d at 2, qs bytes 0..31 at 8 + 32.
+  const q80 = interleavedLayout(KERNEL_LAYOUT.Q8_0X4)!;
+  const s8 = Uint8Array.from({ length: 8 * 68 }, (_, i) => (i * 11 + 5) & 255);
+  const p8 = interleaveRows(q80, s8, 68, 8);
+  const g8 = 4 * 68 + 136;
+  assert.deepEqual(p8.subarray(g8 + 2, g8 + 4), s8.subarray(5 * 68 + 34, 5 * 68 + 36));
+  assert.deepEqual(p8.subarray(g8 + 40, g8 + 72), s8.subarray(5 * 68 + 36, 5 * 68 + 68));
   // q4_Kx4, group 0, block 1 (576 B on), row 3: dmin at 8 + 6, scale word C (block bytes 12..15) at 48 + 12,
   // qs bytes 40..43 (vector 10) at 64 + 160 + 12.
   const q4k = interleavedLayout(KERNEL_LAYOUT.Q4_KX4)!;
@@ -82,11 +106,12 @@ test('q4_0x4 / q4_Kx4: every row comes back as its file bytes; each field lies u
 });
 
 for (const c of CASES) {
-  const name = c.type === GGML.Q4_0 ? 'q4_0' : 'q4_K';
-  test(`a relaxed build repacks ${name} weights of whole row groups at load to exactly the TS layout; decodeRows reads either`, { skip }, () => {
+  const name = c.name;
+  const builds = c.everyBuild ? 'every build' : 'a relaxed build';
+  test(`${builds} repacks ${name} weights of whole row groups at load to exactly the TS layout; decodeRows reads either`, { skip }, () => {
     const rng = new Prng(6);
     const cols = c.cols;
-    const rowBytes = (cols / (c.type === GGML.Q4_0 ? 32 : 256)) * c.block;
+    const rowBytes = (cols / c.values) * c.block;
     const make = (rows: number, repack = true, data?: Uint8Array) => {
       const bytes = data ?? c.enc(rng.normals(rows * cols), rows, cols, rng);
       configureMatmul({ repack });
@@ -100,7 +125,7 @@ for (const c of CASES) {
     const plain = make(12, false, bytes).w;
     assert.equal(plain.packedWeight!.type, c.type);
     assert.deepEqual(arenaBytes(plain), bytes);
-    if (relaxed) {
+    if (relaxed || c.everyBuild) {
       assert.equal(w.packedWeight!.type, c.id);
       assert.deepEqual(arenaBytes(w), interleaveRows(interleavedLayout(c.id)!, bytes, rowBytes, 12));
     } else assert.equal(w.packedWeight!.type, c.type, 'a baseline build keeps the file layout');

@@ -12,7 +12,7 @@ const GROUP_ROWS = 4;
 
 /** One field of a block: `units` units of `size` bytes per row. */
 interface Segment {
-  readonly size: 2 | 4;
+  readonly size: 2 | 4 | 32;
   readonly units: number;
 }
 
@@ -25,7 +25,7 @@ export interface InterleavedLayout {
   readonly segments: readonly Segment[];
 }
 
-// q4_0: f16 d, 16 qs bytes. q4_K: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins (3 words), 128 qs bytes.
+// q4_0: f16 d, 16 qs bytes. q8_0: f16 d, 32 qs bytes (one unit: each row's whole qs in turn). q4_K: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins (3 words), 128 qs bytes.
 const LAYOUTS: readonly InterleavedLayout[] = [
   {
     id: KERNEL_LAYOUT.Q4_0X4,
@@ -34,6 +34,15 @@ const LAYOUTS: readonly InterleavedLayout[] = [
     segments: [
       { size: 2, units: 1 },
       { size: 4, units: 4 },
+    ],
+  },
+  {
+    id: KERNEL_LAYOUT.Q8_0X4,
+    of: GGML.Q8_0,
+    blockBytes: 34,
+    segments: [
+      { size: 2, units: 1 },
+      { size: 32, units: 1 },
     ],
   },
   {

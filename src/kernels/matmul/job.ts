@@ -128,8 +128,9 @@ export function runJob(k: WasmKernels, parts: readonly Part[], n: number, scratc
     );
   parts.forEach((pt, i) => {
     const { rows, cols } = pt.w;
-    // (The job's counter holds at most 0xffff units in all.)
-    const unitRows = parallel ? Math.max(Math.ceil(unitMacs / (cols * n) / 4) * 4, Math.ceil((rows * (parts.length + 1)) / 0xfff0)) : rows;
+    // (The job's counter holds at most 0xffff units in all. Units are whole 4-row groups: the four-row layouts,
+    // q8_0x4 / q4_0x4 / q4_Kx4, start a kernel call on a group.)
+    const unitRows = parallel ? Math.ceil(Math.max(unitMacs / (cols * n), (rows * (parts.length + 1)) / 0xfff0) / 4) * 4 : rows;
     // The job's last rows, about a unit per thread, go in quarter units: the threads then finish within a
     // quarter unit of each other. (Splits on a multiple of 4 rows: every row keeps its place in its 4-row group.)
     const tail = parallel && i === parts.length - 1 ? Math.min(rows - (rows % 4), threads * unitRows) : 0;

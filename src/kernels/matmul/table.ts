@@ -56,16 +56,19 @@ export interface WeightTypeRow {
    * the loaded build says so (repackTypeOf; interleave.ts defines the bytes). Its blocks are that type's, row by row.
    */
   readonly repackOf?: number;
+  /** With repackOf: the builds whose repackTypeOf repacks to it ('relaxed': its kernel dots by relaxed SIMD; 'all'). */
+  readonly repackIn?: 'relaxed' | 'all';
 }
 
-/** Kernel layouts past ggml's ids (assembly/matmul/decode.ts T_*, 256 + the type's id): q4_0 / q4_K rows interleaved four at a time. */
-export const KERNEL_LAYOUT = { Q4_0X4: 258, Q4_KX4: 268 } as const;
+/** Kernel layouts past ggml's ids (assembly/matmul/decode.ts T_*, 256 + the type's id): q4_0 / q8_0 / q4_K rows interleaved four at a time. */
+export const KERNEL_LAYOUT = { Q4_0X4: 258, Q8_0X4: 264, Q4_KX4: 268 } as const;
 const LAYOUT_NAMES = new Map<number, string>([
   [KERNEL_LAYOUT.Q4_0X4, 'q4_0x4'],
+  [KERNEL_LAYOUT.Q8_0X4, 'q8_0x4'],
   [KERNEL_LAYOUT.Q4_KX4, 'q4_Kx4'],
 ]);
 
-/** The name of a ggml type or kernel layout (q4_0x4, q4_Kx4). */
+/** The name of a ggml type or kernel layout (q4_0x4, q8_0x4, q4_Kx4). */
 export function weightTypeName(type: number): string {
   return LAYOUT_NAMES.get(type) ?? ggmlTypeName(type);
 }
@@ -105,9 +108,20 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
   row(GGML.Q6_K, decodeQ6K, { order: Q6K, maxTokens: 3, relaxed: true }, 'q8', 256, false, 'block256'),
   // q4_0 in four-row groups (assembly/matmul/vec_q4x4.ts): one row per lane of the relaxed dot. Relaxed builds
   // only (repackTypeOf); the tiles decode it row by row into q4_0's strips.
-  { ...row(KERNEL_LAYOUT.Q4_0X4, 'format', { order: NAT8, maxTokens: 6, relaxed: true }, 'q8', 32, true, 'block32', true), repackOf: GGML.Q4_0 },
+  {
+    ...row(KERNEL_LAYOUT.Q4_0X4, 'format', { order: NAT8, maxTokens: 6, relaxed: true }, 'q8', 32, true, 'block32', true),
+    repackOf: GGML.Q4_0,
+    repackIn: 'relaxed',
+  },
+  // q8_0 in four-row groups (vec_q8x4.ts): one address stream per four rows. Both builds (repackTypeOf); the tiles
+  // decode it row by row into q8_0's strips.
+  { ...row(KERNEL_LAYOUT.Q8_0X4, 'format', { order: NATURAL, maxTokens: 3 }, 'q8', 32, true, 'block32'), repackOf: GGML.Q8_0, repackIn: 'all' },
   // q4_K the same way (vec_q4kx4.ts), x as q4_K's relaxed kernel takes it; d and dmin converted four at a time.
-  { ...row(KERNEL_LAYOUT.Q4_KX4, decodeQ4K, { order: NIB256, maxTokens: 6, relaxed: true }, 'q8', 256, true, 'block256', true), repackOf: GGML.Q4_K },
+  {
+    ...row(KERNEL_LAYOUT.Q4_KX4, decodeQ4K, { order: NIB256, maxTokens: 6, relaxed: true }, 'q8', 256, true, 'block256', true),
+    repackOf: GGML.Q4_K,
+    repackIn: 'relaxed',
+  },
 ];
 
 /**

@@ -17,7 +17,8 @@ import { parseGguf } from '../../src/gguf/reader.js';
 import { encodeGguf } from '../../src/gguf/writer.js';
 import { configureMatmul, matmulConfig } from '../../src/kernels/matmul/config.js';
 import { getThreads, setThreads } from '../../src/kernels/runtime/pool.js';
-import { wasmFailure } from '../../src/kernels/runtime/wasm.js';
+import { kernelBuild, wasmFailure } from '../../src/kernels/runtime/wasm.js';
+import { ggmlTypeByName } from '../../src/gguf/types.js';
 import { Prng } from '../../src/numeric/prng.js';
 import { tinyLlama } from '../fixtures/tiny.js';
 import { repoRoot } from '../paths.js';
@@ -165,5 +166,35 @@ for (const [file, schemes] of [
   test(`${file}: logits bit-identical across -ub, threads, restore, fork, rewind (${schemes.join(', ')})`, { skip }, () => {
     const m = loadModel(path);
     for (const scheme of schemes) suite(m, scheme, 'overlay', scheme === 'q2k');
+  });
+}
+
+// Weights rearranged at load into a kernel layout (q8_0 -> q8_0x4 in every build, q4_0 -> q4_0x4 in relaxed ones) give
+// the file layout's logits bit for bit, prefill and decode; the check first asserts the layout really changed.
+for (const weightType of ['q8_0', 'q4_0'] as const) {
+  test(`synthetic ${weightType} llama: logits bit-identical with weights repacked at load and in their file layout`, { skip: skipWasm }, () => {
+    const bytes = encodeGguf(tinyLlama({ weightType, layers: 2, dim: 64, heads: 4, kvHeads: 2, ctx: 512, vocab: 320, separateOutput: true }));
+    const load = (repack: boolean) => {
+      configureMatmul({ repack });
+      try {
+        return modelFromLoaded(modelFromGguf(parseGguf(bytes)));
+      } finally {
+        configureMatmul({ repack: true });
+      }
+    };
+    const file = load(false);
+    const packed = load(true);
+    const typeOf = (m: Model) => m.layers[0]!.wGate.packedWeight!.type;
+    assert.equal(typeOf(file), ggmlTypeByName(weightType)!.id, 'repack off keeps the file layout');
+    if (weightType === 'q4_0' && !kernelBuild()!.relaxed) return;
+    assert.notEqual(typeOf(packed), typeOf(file), `${weightType} weights were repacked`);
+    const tokens = tokensOf(file, 72);
+    const run = (m: Model) => {
+      const cache = m.createCache({ policy: policyOf('q4_0'), capacity: 80 });
+      const logits = cat([...feed(m, cache, tokens, 0, 64, 64), ...feed(m, cache, tokens, 64, 72, 1)]);
+      cache.dispose();
+      return logits;
+    };
+    assert.equal(firstDiff(run(packed), run(file), file.nVocab), -1, 'first differing position');
   });
 }

@@ -46,6 +46,26 @@ export function q8x4ScalesFinite(w: usize, bytes: usize): i32 {
 }
 
 /**
+ * acc plus the group block at p . x at x (int16, 32 values) with x's scale at xd: per row lane f32(q . x) * (d * dx),
+ * rowsQ's q8_0 step. Each row's partial sums are stored to the group's output yg (overwritten at its end) as they
+ * come: the stores keep a row's loads after the row before's arithmetic (vec.ts rowsQ; without them 1.03-1.10x
+ * the time, bench/matmul-ab.ts).
+ */
+@inline function blockStep(acc: v128, p: usize, x: usize, xd: usize, yg: usize): v128 {
+  const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
+  const d0 = dotQ8(p + 8, x0, x1, x2, x3);
+  v128.store(yg, d0);
+  const d1 = dotQ8(p + 40, x0, x1, x2, x3);
+  v128.store(yg, d1);
+  const d2 = dotQ8(p + 72, x0, x1, x2, x3);
+  v128.store(yg, d2);
+  const d3 = dotQ8(p + 104, x0, x1, x2, x3);
+  v128.store(yg, d3);
+  const d = halfToFloat4s(i32x4.extend_low_i16x8_s(v128.load64_zero(p)));
+  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(hsum4i(d0, d1, d2, d3)), f32x4.mul(d, v128.load32_splat(xd))));
+}
+
+/**
  * y[r] = W[r] . x for `rows` (% 4 == 0) q8_0x4 rows at w (4 * rowBytes per group), x packed by packActVec in
  * natural order (xq [cols] i16, xd [cols/32] f32). Per block and row: acc += f32(q . x) * (d * dx), rowsQ's
  * q8_0 steps with its four-row lanes.
@@ -55,25 +75,17 @@ export function matmulVecQ8x4(w: usize, rows: i32, cols: i32, xq: usize, xd: usi
   let p = w;
   for (let g = 0; g < rows; g += 4) {
     const yg = y + (<usize>g << 2);
-    let x = xq;
     let acc = f32x4.splat(0);
-    for (let b: usize = 0; b < nb; b++) {
-      const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
-      // Each row's partial sums stored to the group's output (overwritten at its end) as they come: the stores
-      // keep a row's loads after the row before's arithmetic (vec.ts rowsQ).
-      const d0 = dotQ8(p + 8, x0, x1, x2, x3);
-      v128.store(yg, d0);
-      const d1 = dotQ8(p + 40, x0, x1, x2, x3);
-      v128.store(yg, d1);
-      const d2 = dotQ8(p + 72, x0, x1, x2, x3);
-      v128.store(yg, d2);
-      const d3 = dotQ8(p + 104, x0, x1, x2, x3);
-      v128.store(yg, d3);
-      const d = halfToFloat4s(i32x4.extend_low_i16x8_s(v128.load64_zero(p)));
-      const dx = v128.load32_splat(xd + (b << 2));
-      acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(hsum4i(d0, d1, d2, d3)), f32x4.mul(d, dx)));
+    // Two blocks a pass, in order.
+    let b: usize = 0;
+    for (; b + 2 <= nb; b += 2) {
+      acc = blockStep(acc, p, xq + (b << 6), xd + (b << 2), yg);
+      acc = blockStep(acc, p + GROUP_BLOCK, xq + (b << 6) + 64, xd + (b << 2) + 4, yg);
+      p += GROUP_BLOCK << 1;
+    }
+    if (b < nb) {
+      acc = blockStep(acc, p, xq + (b << 6), xd + (b << 2), yg);
       p += GROUP_BLOCK;
-      x += 64;
     }
     v128.store(yg, acc);
   }

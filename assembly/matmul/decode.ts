@@ -25,6 +25,21 @@ export const T_Q4_0X4: i32 = 258;
 export const T_Q4_KX4: i32 = 268;
 /** q8_0 rows in four-row groups (vec_q8x4.ts), 256 + q8_0's id: per block four f16 d, then each row's 32 qs. */
 export const T_Q8_0X4: i32 = 264;
+/**
+ * Four-row groups of a 32-value block type's whole blocks, row 0's to row 3's in turn (vec.ts rowsQ reads a group as
+ * one stream): GROUPED + the type's id (q4_0 in baseline builds; q4_1, q5_0, q5_1, iq4_nl in both).
+ */
+export const GROUPED: i32 = 512;
+export const T_Q4_0G4: i32 = GROUPED + T_Q4_0;
+export const T_Q4_1G4: i32 = GROUPED + T_Q4_1;
+export const T_Q5_0G4: i32 = GROUPED + T_Q5_0;
+export const T_Q5_1G4: i32 = GROUPED + T_Q5_1;
+export const T_IQ4_NLG4: i32 = GROUPED + T_IQ4_NL;
+
+/** The file type whose blocks a layout holds (the type itself for a file type). */
+@inline export function fileTypeOf(type: i32): i32 {
+  return type >= GROUPED ? type - GROUPED : type;
+}
 
 /** Sum of the four i32 lanes. */
 @inline export function hsumi(a: v128): i32 {
@@ -79,6 +94,12 @@ export const T_Q8_0X4: i32 = 264;
   if (type == T_Q8_0X4) {
     decodeRowQ8x4(w + <usize>(r & ~3) * <usize>rowBytes, <usize>(r & 3), cols, q, sc);
     return false;
+  }
+  if (type >= GROUPED) {
+    // Row r & 3 of its group: its blocks lie four blocks apart, from its own block on.
+    const file = type - GROUPED;
+    const bs = <usize>rowBytes / <usize>(cols >> 5);
+    return decodeRowI8(file, w + <usize>(r & ~3) * <usize>rowBytes + <usize>(r & 3) * bs, cols, q, sc, mn, bs << 2);
   }
   return decodeRowI8(type, w + <usize>r * <usize>rowBytes, cols, q, sc, mn);
 }
@@ -144,13 +165,14 @@ function decodeRowQ4x4(g: usize, lane: usize, cols: i32, q: usize, sc: usize): v
 /**
  * One weight row of `cols` values at w -> q [cols] i8, sc [cols/16] f32, mn [cols/16] f32 (written only
  * when the type has mins). Returns true when it does (q4_1, q5_1, q4_K, q5_K). cols is a whole number of blocks.
+ * `stride`: bytes from one 32-value block to the next (0: the block size; a four-row group's row: four blocks).
  */
-export function decodeRowI8(type: i32, w: usize, cols: i32, q: usize, sc: usize, mn: usize): bool {
+export function decodeRowI8(type: i32, w: usize, cols: i32, q: usize, sc: usize, mn: usize, stride: usize = 0): bool {
   const m4 = i8x16.splat(0x0f);
   if (type == T_Q8_0) {
     const nb = <usize>(cols >> 5);
     for (let b: usize = 0; b < nb; b++) {
-      const p = w + b * 34;
+      const p = w + b * (stride ? stride : 34);
       pair(sc, b, f16at(p));
       v128.store(q + (b << 5), v128.load(p, 2));
       v128.store(q + (b << 5), v128.load(p, 18), 16);
@@ -163,7 +185,7 @@ export function decodeRowI8(type: i32, w: usize, cols: i32, q: usize, sc: usize,
     const nl = type == T_IQ4_NL;
     const nb = <usize>(cols >> 5);
     for (let b: usize = 0; b < nb; b++) {
-      const p = w + b * 18;
+      const p = w + b * (stride ? stride : 18);
       pair(sc, b, f16at(p));
       const v = v128.load(p, 2);
       const lo = v128.and(v, m4);
@@ -176,7 +198,7 @@ export function decodeRowI8(type: i32, w: usize, cols: i32, q: usize, sc: usize,
   if (type == T_Q4_1) {
     const nb = <usize>(cols >> 5);
     for (let b: usize = 0; b < nb; b++) {
-      const p = w + b * 20;
+      const p = w + b * (stride ? stride : 20);
       pair(sc, b, f16at(p));
       pair(mn, b, f16at(p + 2));
       const v = v128.load(p, 4);
@@ -193,7 +215,7 @@ export function decodeRowI8(type: i32, w: usize, cols: i32, q: usize, sc: usize,
     const centre = i8x16.splat(one ? 0 : 16);
     const nb = <usize>(cols >> 5);
     for (let b: usize = 0; b < nb; b++) {
-      const p = w + b * bs;
+      const p = w + b * (stride ? stride : bs);
       pair(sc, b, f16at(p));
       if (one) pair(mn, b, f16at(p + 2));
       const qh = load<u32>(p + off);

@@ -28,3 +28,19 @@
   }
   return bad ? 0 : 1;
 }
+
+/**
+ * Repacks `rows` (% 4 == 0) rows of a 32-value block type (bs bytes a block) at w in place into four-row groups of
+ * whole blocks (decode.ts GROUPED): per block, row 0's to row 3's in turn. One group at a time through tmp [4 * rowBytes].
+ */
+export function repackGrouped(w: usize, rowBytes: i32, rows: i32, bs: usize, tmp: usize): void {
+  const rb = <usize>rowBytes;
+  const nb = rb / bs;
+  for (let g = 0; g < rows; g += 4) {
+    const gp = w + <usize>g * rb;
+    memory.copy(tmp, gp, rb << 2);
+    for (let b: usize = 0; b < nb; b++) {
+      for (let r: usize = 0; r < 4; r++) memory.copy(gp + (b << 2) * bs + r * bs, tmp + r * rb + b * bs, bs);
+    }
+  }
+}

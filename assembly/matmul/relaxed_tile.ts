@@ -10,12 +10,13 @@
 // the baseline tiles' time (bench/relaxed-ab.ts, [2048, 768], n 64-128; Node 20's V8 lowers the dots to
 // pmaddubsw, no VNNI), and the i32 form (i32x4.relaxed_dot_i8x16_i7x16_add_s) ran 0.38 ns per 16
 // multiply-adds against 0.15 ns per 8 for dot_i16x8_s + add: no faster per multiply-add.
-import { T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K } from './decode';
+import { fileTypeOf, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K } from './decode';
 import { kMins, kStep } from './tile_q8';
 import { decodeStrip, stDD, stMn, stSc, storeTile } from './tile_strip';
 
 /** The weight offset that puts a type's decoded values in 0..15 (q4*) or 0..31 (q5*, wide32); -1: no relaxed tile for the type. */
-@inline function offsetOf(type: i32): i32 {
+@inline function offsetOf(layout: i32): i32 {
+  const type = fileTypeOf(layout);
   if (type == T_Q4_0 || type == T_Q4_0X4) return 8;
   if (type == T_Q5_0) return 16;
   if (type == T_Q4_1 || type == T_Q5_1 || type == T_Q4_K || type == T_Q4_KX4 || type == T_Q5_K) return 0;
@@ -56,7 +57,7 @@ export function matmulQ8Relaxed(type: i32, w: usize, rowBytes: i32, rows: i32, c
     // One instance per (kind, width, mins) so each inlines its branches away.
     if (type == T_Q5_K) tiles(true, true, false, 0, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
     else if (type == T_Q4_K || type == T_Q4_KX4) tiles(true, false, false, 0, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
-    else if (type == T_Q5_0 || type == T_Q5_1) tiles(false, true, hasMin, off, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
+    else if (fileTypeOf(type) == T_Q5_0 || fileTypeOf(type) == T_Q5_1) tiles(false, true, hasMin, off, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
     else tiles(false, false, hasMin, off, scratch, cols, xb, xd, xs, n, yr, yStride, nr);
   }
 }

@@ -1,7 +1,7 @@
 // The wasm side of the weight-type table (src/kernels/matmul/table.ts): one row per ggml weight type, read
 // through @inline accessors, so a kernel inlined with its type a constant folds each fact to a constant.
 // weightTypeFacts exports every field; the matmul gate checks them against the TS rows and ggml's block sizes.
-import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0, T_Q8_0X4 } from './decode';
+import { T_BF16, T_F16, T_F32, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0, T_Q8_0X4, GROUPED } from './decode';
 
 /**
  * Value orders of packActVec (vec.ts): natural; q4_0's nibble order per 32 values; q4_K's per 64 (one qs
@@ -45,8 +45,17 @@ export const FACT_CENTRE: i32 = 8;
   return f == FACT_ORDER ? order : f == FACT_ACT_BLOCK ? actBlock : f == FACT_BLOCK_BYTES ? bytes : f == FACT_BLOCK_VALUES ? values : f == FACT_SCALES_CHECKED ? checked : f == FACT_VEC_RELAXED ? relaxed : f == FACT_MIN ? min : f == FACT_EIGHT_ROWS ? eight : centre;
 }
 
-/** Field `f` of `type`'s row (0 for every field but the order, -1, for a type the kernels do not read). */
+/**
+ * Field `f` of `type`'s row (0 for every field but the order, -1, for a type the kernels do not read). A four-row
+ * group layout (decode.ts GROUPED) has its file type's row, read four rows at a time only.
+ */
 @inline export function fact(type: i32, f: i32): i32 {
+  // One inlined copy of the rows: a second one per call site with a runtime type cost Binaryen minutes.
+  const v = fileFact(type >= GROUPED ? type - GROUPED : type, f);
+  return type >= GROUPED && f == FACT_EIGHT_ROWS ? 0 : v;
+}
+
+@inline function fileFact(type: i32, f: i32): i32 {
   //                               order, actBlock, block bytes, values, scalesChecked, vec relaxed, min, eight rows, centre
   if (type == T_F32) return pick(f, -1, 0, 4, 1, 0, 0, 0, 0, 0);
   if (type == T_F16) return pick(f, ORDER_HALVES, 0, 2, 1, 0, 0, 0, 0, 0);

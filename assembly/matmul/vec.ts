@@ -8,12 +8,13 @@
 // each x load serves four rows, no horizontal sum per row).
 import { halfToFloat, hsum, hsum4i } from '../shared/common';
 import { actInverse, actScale, round8, sum32 } from './act';
-import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0, T_Q8_0X4 } from './decode';
+import { halfToFloat4s, hsumi, T_BF16, T_F16, T_IQ4_NL, T_Q4_0, T_Q4_0X4, T_Q4_1, T_Q4_K, T_Q4_KX4, T_Q5_0, T_Q5_1, T_Q5_K, T_Q6_K, T_Q8_0, T_Q8_0X4, GROUPED, T_Q4_0G4, fileTypeOf } from './decode';
 import { dotOther } from './vec_blocks';
 import { blockBytesOf, centreOf, eightRows, hasMin, ORDER_HALVES, ORDER_NAT8, ORDER_NATURAL, ORDER_NIB256, ORDER_Q6K, orderOf, scalesChecked, VEC_RELAXED_NIB256, VEC_RELAXED_Q4_0, VEC_RELAXED_Q6K } from './types';
 import { packActQKRelaxed, rowQKRelaxed } from './vec_qk_relaxed';
 import { packActQ6K, rowQ6K, rowQ6KRelaxed } from './vec_q6k';
 import { keep, touch } from './touch';
+import { repackGrouped } from './group4';
 import { matmulVecHalves, packActHalves } from './vec_halves';
 import { matmulVecQ4x4, packActNat8, q4x4ScalesFinite, repackQ4x4 } from './vec_q4x4';
 import { dotQ8, matmulVecQ8x4, q8x4ScalesFinite, repackQ8x4 } from './vec_q8x4';
@@ -178,12 +179,14 @@ export function vecScalesFinite(type: i32, w: usize, bytes: usize): i32 {
 /**
  * The type a weight of `type` is repacked to at load for this build's kernels, or -1 (kept as it is): q8_0 to
  * q8_0x4 in both builds (vec_q8x4.ts), q4_0 to q4_0x4 and q4_K to q4_Kx4 where their relaxed kernels run
- * (vec_q4x4.ts, vec_q4kx4.ts). Rows must come in whole groups of four.
+ * (vec_q4x4.ts, vec_q4kx4.ts), the other 32-value types (and q4_0 in baseline builds) to four-row groups of whole
+ * blocks (decode.ts GROUPED, read by rowsQ). Rows must come in whole groups of four.
  */
 export function repackTypeOf(type: i32): i32 {
   if (type == T_Q8_0) return T_Q8_0X4;
-  if (type == T_Q4_0 && VEC_RELAXED_Q4_0) return T_Q4_0X4;
+  if (type == T_Q4_0) return VEC_RELAXED_Q4_0 ? T_Q4_0X4 : T_Q4_0G4;
   if (type == T_Q4_K && VEC_RELAXED_NIB256) return T_Q4_KX4;
+  if (type == T_Q4_1 || type == T_Q5_0 || type == T_Q5_1 || type == T_IQ4_NL) return GROUPED + type;
   return -1;
 }
 
@@ -198,6 +201,10 @@ export function repackWeight(type: i32, w: usize, rowBytes: i32, rows: i32, tmp:
   if (to == T_Q8_0X4) {
     if (!blockHalvesFinite(w, bytes, 34, false)) return 0;
     repackQ8x4(w, rowBytes, rows, tmp);
+  } else if (to >= GROUPED) {
+    const bs = blockBytesOf(type);
+    if (!blockHalvesFinite(w, bytes, bs, hasMin(type))) return 0;
+    repackGrouped(w, rowBytes, rows, bs, tmp);
   } else if (to == T_Q4_0X4) {
     if (!blockHalvesFinite(w, bytes, 18, false)) return 0;
     repackQ4x4(w, rowBytes, rows, tmp);
@@ -209,7 +216,8 @@ export function repackWeight(type: i32, w: usize, rowBytes: i32, rows: i32, tmp:
 }
 
 /** 1 when this build's one-token kernel of `type` runs the relaxed dot (the constants its kernels branch on, types.ts VEC_RELAXED_*; the matmul gate checks them against the table). */
-export function vecRelaxedType(type: i32): i32 {
+export function vecRelaxedType(layout: i32): i32 {
+  const type = fileTypeOf(layout);
   const relaxed = type == T_Q4_0 || type == T_Q4_0X4 ? VEC_RELAXED_Q4_0 : type == T_Q4_K || type == T_Q4_KX4 || type == T_Q5_K ? VEC_RELAXED_NIB256 : type == T_Q6_K ? VEC_RELAXED_Q6K : false;
   return relaxed ? 1 : 0;
 }
@@ -257,15 +265,18 @@ export function vecRelaxedType(type: i32): i32 {
  * rows' block sums come out of one horizontal-sum step already in row lanes, and each lane accumulates its
  * row (no horizontal sum at the end). Per block d * dx * (q . x), plus m * dx * sum(x) for the types with a min.
  */
-@inline function rowsQ(type: i32, w: usize, rb: usize, rows: i32, nb: usize, xq: usize, xd: usize, xs: usize, y: usize): void {
+@inline function rowsQ(type: i32, grouped: bool, w: usize, rb: usize, rows: i32, nb: usize, xq: usize, xd: usize, xs: usize, y: usize): void {
   const bs = blockBytesOf(type);
+  // Four-row groups (decode.ts GROUPED): a group's rows lie a block apart, its next blocks four blocks on, no touches.
+  const rs = grouped ? bs : rb;
+  const step = grouped ? bs << 2 : bs;
   const mins = hasMin(type);
   const centre = centreOf(type);
   let r = 0;
   const last = w + <usize>rows * rb - 1;
   // Eight rows at a time (two four-row groups, each lane's operations unchanged, so the bits are): twice the
   // weight loads in flight per x load, for decode from DRAM.
-  if (EIGHT_ROWS && eightRows(type) && rb >= EIGHT_MIN_ROW_BYTES) for (; r + 8 <= rows; r += 8) {
+  if (EIGHT_ROWS && !grouped && eightRows(type) && rb >= EIGHT_MIN_ROW_BYTES) for (; r + 8 <= rows; r += 8) {
     let p0 = w + <usize>r * rb;
     let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb, p4 = p3 + rb, p5 = p4 + rb, p6 = p5 + rb, p7 = p6 + rb;
     let x = xq;
@@ -314,7 +325,7 @@ export function vecRelaxedType(type: i32): i32 {
   }
   for (; r + 4 <= rows; r += 4) {
     let p0 = w + <usize>r * rb;
-    let p1 = p0 + rb, p2 = p1 + rb, p3 = p2 + rb;
+    let p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
     let x = xq;
     let acc = f32x4.splat(0);
     const yr = y + (<usize>r << 2);
@@ -322,8 +333,10 @@ export function vecRelaxedType(type: i32): i32 {
     let t = p0 + (rb << 3);
     let sink: u32 = 0;
     for (let b: usize = 0; b < nb; b++) {
-      sink += touch(t, last) + touch(t + 64, last);
-      t += bs << 2;
+      if (!grouped) {
+        sink += touch(t, last) + touch(t + 64, last);
+        t += bs << 2;
+      }
       const x0 = v128.load(x), x1 = v128.load(x, 16), x2 = v128.load(x, 32), x3 = v128.load(x, 48);
       const n0 = natural8(x0, x1), n1 = natural8(x2, x3);
       // As in the eight-row loop: each row's partials stored to this group's output as they come.
@@ -337,7 +350,7 @@ export function vecRelaxedType(type: i32): i32 {
       const dx = v128.load32_splat(xd + (b << 2));
       acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.mul(scales4(p0, p1, p2, p3), dx)));
       if (mins) acc = f32x4.add(acc, f32x4.mul(scales4(p0 + 2, p1 + 2, p2 + 2, p3 + 2), f32x4.mul(dx, f32x4.splat(<f32>load<i16>(xs + (b << 1))))));
-      p0 += bs; p1 += bs; p2 += bs; p3 += bs;
+      p0 += step; p1 += step; p2 += step; p3 += step;
       x += 64;
     }
     keep(sink);
@@ -470,6 +483,8 @@ export function vecRelaxedType(type: i32): i32 {
 export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i32, xq: usize, xd: usize, xs: usize, n: i32, y: usize, yStride: i32): void {
   const rb = <usize>rowBytes;
   const order = orderOf(type);
+  const file = fileTypeOf(type);
+  const grouped = type >= GROUPED;
   for (let t = 0; t < n; t++) {
     const q = xq + <usize>t * tokenQ(order, cols);
     const d = xd + <usize>t * tokenD(order, cols);
@@ -477,16 +492,17 @@ export function matmulVec(type: i32, w: usize, rowBytes: i32, rows: i32, cols: i
     const yt = y + ((<usize>t * <usize>yStride) << 2);
     if (type == T_F16) matmulVecHalves(false, w, rowBytes, rows, cols, q, yt);
     else if (type == T_BF16) matmulVecHalves(true, w, rowBytes, rows, cols, q, yt);
-    // (One call per type, each inlined with its type a constant.)
-    else if (type == T_Q8_0) rowsQ(T_Q8_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
-    else if (type == T_Q4_0) rowsQ(T_Q4_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    // (One call per file type, each inlined with its type a constant; `grouped` stays a runtime flag, since an
+    // instance per layout more took Binaryen's -O3 from ~20 s to 6 minutes.)
+    else if (type == T_Q8_0) rowsQ(T_Q8_0, false, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (file == T_Q4_0) rowsQ(T_Q4_0, grouped, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q8_0X4) matmulVecQ8x4(w, rows, cols, q, d, yt);
     else if (type == T_Q4_0X4) matmulVecQ4x4(w, rowBytes, rows, cols, q, d, s, yt);
     else if (type == T_Q4_KX4) matmulVecQ4Kx4(w, rowBytes, rows, cols, q, d, s, yt);
-    else if (type == T_Q4_1) rowsQ(T_Q4_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
-    else if (type == T_Q5_0) rowsQ(T_Q5_0, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
-    else if (type == T_Q5_1) rowsQ(T_Q5_1, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
-    else if (type == T_IQ4_NL) rowsQ(T_IQ4_NL, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (file == T_Q4_1) rowsQ(T_Q4_1, grouped, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (file == T_Q5_0) rowsQ(T_Q5_0, grouped, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (file == T_Q5_1) rowsQ(T_Q5_1, grouped, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
+    else if (file == T_IQ4_NL) rowsQ(T_IQ4_NL, grouped, w, rb, rows, <usize>(cols >> 5), q, d, s, yt);
     else if (type == T_Q4_K || type == T_Q5_K) {
       const nb = <usize>(cols >> 8);
       const last = w + <usize>rows * rb - 1;

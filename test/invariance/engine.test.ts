@@ -17,7 +17,7 @@ import { parseGguf } from '../../src/gguf/reader.js';
 import { encodeGguf } from '../../src/gguf/writer.js';
 import { configureMatmul, matmulConfig } from '../../src/kernels/matmul/config.js';
 import { getThreads, setThreads } from '../../src/kernels/runtime/pool.js';
-import { kernelBuild, wasmFailure } from '../../src/kernels/runtime/wasm.js';
+import { wasmFailure } from '../../src/kernels/runtime/wasm.js';
 import { ggmlTypeByName } from '../../src/gguf/types.js';
 import { Prng } from '../../src/numeric/prng.js';
 import { tinyLlama } from '../fixtures/tiny.js';
@@ -169,9 +169,10 @@ for (const [file, schemes] of [
   });
 }
 
-// Weights rearranged at load into a kernel layout (q8_0 -> q8_0x4 in every build, q4_0 -> q4_0x4 in relaxed ones) give
-// the file layout's logits bit for bit, prefill and decode; the check first asserts the layout really changed.
-for (const weightType of ['q8_0', 'q4_0'] as const) {
+// Weights rearranged at load into a kernel layout (q8_0 -> q8_0x4, q5_1 -> q5_1g4 in every build; q4_0 -> q4_0x4 in
+// relaxed builds, q4_0g4 in baseline ones) give the file layout's logits bit for bit, prefill and decode; the check
+// first asserts the layout really changed.
+for (const weightType of ['q8_0', 'q4_0', 'q5_1'] as const) {
   test(`synthetic ${weightType} llama: logits bit-identical with weights repacked at load and in their file layout`, { skip: skipWasm }, () => {
     const bytes = encodeGguf(tinyLlama({ weightType, layers: 2, dim: 64, heads: 4, kvHeads: 2, ctx: 512, vocab: 320, separateOutput: true }));
     const load = (repack: boolean) => {
@@ -186,7 +187,6 @@ for (const weightType of ['q8_0', 'q4_0'] as const) {
     const packed = load(true);
     const typeOf = (m: Model) => m.layers[0]!.wGate.packedWeight!.type;
     assert.equal(typeOf(file), ggmlTypeByName(weightType)!.id, 'repack off keeps the file layout');
-    if (weightType === 'q4_0' && !kernelBuild()!.relaxed) return;
     assert.notEqual(typeOf(packed), typeOf(file), `${weightType} weights were repacked`);
     const tokens = tokensOf(file, 72);
     const run = (m: Model) => {

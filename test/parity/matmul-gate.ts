@@ -212,7 +212,7 @@ export function runMatmulGate(grid: MatmulGrid, log: (line: string) => void = co
       `matmul layout ${weightTypeName(layout)}: the table's one-token order ${row.oneToken?.order}, vecOrder's ${e['vecOrder']!(layout)}`,
     );
     const repacks = e['repackTypeOf']!(row.repackOf!) === layout;
-    const expected = row.repackIn === 'all' || build.relaxed;
+    const expected = row.repackIn === 'all' || (row.repackIn === 'relaxed') === build.relaxed;
     report(
       repacks === expected,
       `matmul layout ${weightTypeName(layout)}: ${build.relaxed ? 'a relaxed' : 'a baseline'} build ${expected ? 'repacks' : 'keeps'} ${ggmlType(row.repackOf!)!.name} (the module: ${repacks ? 'repacks' : 'keeps'})`,

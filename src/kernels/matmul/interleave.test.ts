@@ -1,4 +1,4 @@
-// The four-row group layouts (q4_0x4, q8_0x4, q4_Kx4): the TS definition round-trips and puts fields where the kernels
+// The four-row group layouts (q4_0x4, q8_0x4, q4_Kx4, and the grouped q4_0g4 / q5_1g4 / ...): the TS definition round-trips and puts fields where the kernels
 // read them, the wasm repack at load writes exactly its bytes, and a weight is repacked only where the build,
 // the row count, the scales and the setting allow.
 import { test } from 'node:test';
@@ -11,7 +11,7 @@ import { kernelBuild, wasmFailure } from '../runtime/wasm.js';
 import { Prng } from '../../numeric/prng.js';
 import { configureMatmul } from './config.js';
 import { groupedRow, interleavedLayout, interleaveRows } from './interleave.js';
-import { KERNEL_LAYOUT } from './table.js';
+import { KERNEL_LAYOUT, weightType, weightTypeName } from './table.js';
 
 const skip = wasmFailure() ? `wasm kernels unavailable: ${wasmFailure()}` : false;
 const relaxed = !skip && kernelBuild()!.relaxed;
@@ -29,8 +29,8 @@ function randomQ4K(rows: number, cols: number, rng: Prng): Uint8Array {
   return bytes;
 }
 
-// Per layout: its file type and name, block bytes and values, a cols count of whole blocks, an encoder, whether
-// baseline builds repack to it too, and where in a block its first f16 d lies.
+// Per layout: its file type and name, block bytes and values, a cols count of whole blocks and an encoder (the
+// builds that repack to it: the table row's repackIn).
 const CASES = [
   {
     id: KERNEL_LAYOUT.Q4_0X4,
@@ -39,7 +39,6 @@ const CASES = [
     block: 18,
     values: 32,
     cols: 96,
-    everyBuild: false,
     enc: (v: Float32Array, rows: number, cols: number, _rng: Prng) => encode('q4_0', v, [rows, cols]),
   },
   {
@@ -49,8 +48,25 @@ const CASES = [
     block: 34,
     values: 32,
     cols: 96,
-    everyBuild: true,
     enc: (v: Float32Array, rows: number, cols: number, _rng: Prng) => encode('q8_0', v, [rows, cols]),
+  },
+  {
+    id: KERNEL_LAYOUT.Q4_0G4,
+    type: GGML.Q4_0,
+    name: 'q4_0 (grouped)',
+    block: 18,
+    values: 32,
+    cols: 96,
+    enc: (v: Float32Array, rows: number, cols: number, _rng: Prng) => encode('q4_0', v, [rows, cols]),
+  },
+  {
+    id: KERNEL_LAYOUT.Q5_1G4,
+    type: GGML.Q5_1,
+    name: 'q5_1',
+    block: 24,
+    values: 32,
+    cols: 96,
+    enc: (v: Float32Array, rows: number, cols: number, _rng: Prng) => encode('q5_1', v, [rows, cols]),
   },
   {
     id: KERNEL_LAYOUT.Q4_KX4,
@@ -59,12 +75,11 @@ const CASES = [
     block: 144,
     values: 256,
     cols: 512,
-    everyBuild: false,
     enc: (_v: Float32Array, rows: number, cols: number, rng: Prng) => randomQ4K(rows, cols, rng),
   },
 ] as const;
 
-test('q4_0x4 / q8_0x4 / q4_Kx4: every row comes back as its file bytes; each field lies unit by unit, rows 0..3 in turn', () => {
+test('q4_0x4 / q8_0x4 / q4_Kx4 / grouped: every row comes back as its file bytes; each field lies unit by unit, rows 0..3 in turn', () => {
   const rng = new Prng(5);
   for (const c of CASES) {
     const l = interleavedLayout(c.id)!;
@@ -94,6 +109,11 @@ test('q4_0x4 / q8_0x4 / q4_Kx4: every row comes back as its file bytes; each fie
   const g8 = 4 * 68 + 136;
   assert.deepEqual(p8.subarray(g8 + 2, g8 + 4), s8.subarray(5 * 68 + 34, 5 * 68 + 36));
   assert.deepEqual(p8.subarray(g8 + 40, g8 + 72), s8.subarray(5 * 68 + 36, 5 * 68 + 68));
+  // q5_1g4, group 1, block 2 (2 x 96 B on), row 3: its whole 24-byte block at 72.
+  const g51 = interleavedLayout(KERNEL_LAYOUT.Q5_1G4)!;
+  const s51 = Uint8Array.from({ length: 8 * 72 }, (_, i) => (i * 5 + 9) & 255);
+  const p51 = interleaveRows(g51, s51, 72, 8);
+  assert.deepEqual(p51.subarray(4 * 72 + 2 * 96 + 72, 4 * 72 + 2 * 96 + 96), s51.subarray(7 * 72 + 48, 7 * 72 + 72));
   // q4_Kx4, group 0, block 1 (576 B on), row 3: dmin at 8 + 6, scale word C (block bytes 12..15) at 48 + 12,
   // qs bytes 40..43 (vector 10) at 64 + 160 + 12.
   const q4k = interleavedLayout(KERNEL_LAYOUT.Q4_KX4)!;
@@ -107,8 +127,11 @@ test('q4_0x4 / q8_0x4 / q4_Kx4: every row comes back as its file bytes; each fie
 
 for (const c of CASES) {
   const name = c.name;
-  const builds = c.everyBuild ? 'every build' : 'a relaxed build';
-  test(`${builds} repacks ${name} weights of whole row groups at load to exactly the TS layout; decodeRows reads either`, { skip }, () => {
+  const builds = weightType(c.id)!.repackIn!;
+  test(`${builds} builds repack ${name} weights of whole row groups at load to exactly the TS ${weightTypeName(c.id)} layout; decodeRows reads either`, {
+    skip,
+  }, () => {
+    const repacks = builds === 'all' || (builds === 'relaxed') === relaxed;
     const rng = new Prng(6);
     const cols = c.cols;
     const rowBytes = (cols / c.values) * c.block;
@@ -125,10 +148,10 @@ for (const c of CASES) {
     const plain = make(12, false, bytes).w;
     assert.equal(plain.packedWeight!.type, c.type);
     assert.deepEqual(arenaBytes(plain), bytes);
-    if (relaxed || c.everyBuild) {
+    if (repacks) {
       assert.equal(w.packedWeight!.type, c.id);
       assert.deepEqual(arenaBytes(w), interleaveRows(interleavedLayout(c.id)!, bytes, rowBytes, 12));
-    } else assert.equal(w.packedWeight!.type, c.type, 'a baseline build keeps the file layout');
+    } else assert.notEqual(w.packedWeight!.type, c.id, `a ${relaxed ? 'relaxed' : 'baseline'} build does not repack to ${weightTypeName(c.id)}`);
     const a = new Float32Array(5 * cols),
       b = new Float32Array(5 * cols);
     w.decodeRows(3, 8, a);

@@ -2,17 +2,18 @@
 // is tested against it). A block of a four-row group holds each field of the type's block (its segments: d,
 // dmin, scale words, qs words) for rows 0..3 in turn, unit by unit: unit k of row `lane` of a segment of
 // `size`-byte units lies at the segment's start + 4 * size * k + size * lane. The relaxed one-token kernels
-// (assembly/matmul/vec_q4x4.ts, vec_q4kx4.ts) then dot each row into its own lane from one 16-byte load.
+// (assembly/matmul/vec_q4x4.ts, vec_q4kx4.ts) then dot each row into its own lane from one 16-byte load; the
+// grouped layouts (one segment, the whole block) let vec.ts rowsQ read four rows as one stream.
 import { ShapeError } from '../../errors.js';
-import { GGML, ggmlTypeName } from '../../gguf/types.js';
-import { KERNEL_LAYOUT, weightTypeName } from './table.js';
+import { GGML, ggmlType, ggmlTypeName } from '../../gguf/types.js';
+import { GROUPED_BASE, KERNEL_LAYOUT, weightTypeName } from './table.js';
 
 /** Rows per group. */
 const GROUP_ROWS = 4;
 
 /** One field of a block: `units` units of `size` bytes per row. */
 interface Segment {
-  readonly size: 2 | 4 | 32;
+  readonly size: number;
   readonly units: number;
 }
 
@@ -45,6 +46,11 @@ const LAYOUTS: readonly InterleavedLayout[] = [
       { size: 32, units: 1 },
     ],
   },
+  // Four rows' whole blocks in turn (one unit of the block's size): q4_0 (baseline builds), q4_1, q5_0, q5_1, iq4_nl.
+  ...[GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL].map((of) => {
+    const blockBytes = ggmlType(of)!.blockBytes;
+    return { id: GROUPED_BASE + of, of, blockBytes, segments: [{ size: blockBytes, units: 1 }] };
+  }),
   {
     id: KERNEL_LAYOUT.Q4_KX4,
     of: GGML.Q4_K,

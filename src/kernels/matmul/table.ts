@@ -56,19 +56,33 @@ export interface WeightTypeRow {
    * the loaded build says so (repackTypeOf; interleave.ts defines the bytes). Its blocks are that type's, row by row.
    */
   readonly repackOf?: number;
-  /** With repackOf: the builds whose repackTypeOf repacks to it ('relaxed': its kernel dots by relaxed SIMD; 'all'). */
-  readonly repackIn?: 'relaxed' | 'all';
+  /** With repackOf: the builds whose repackTypeOf repacks to it ('relaxed', 'baseline' or 'all'). */
+  readonly repackIn?: 'relaxed' | 'baseline' | 'all';
 }
 
-/** Kernel layouts past ggml's ids (assembly/matmul/decode.ts T_*, 256 + the type's id): q4_0 / q8_0 / q4_K rows interleaved four at a time. */
-export const KERNEL_LAYOUT = { Q4_0X4: 258, Q8_0X4: 264, Q4_KX4: 268 } as const;
+/**
+ * Kernel layouts past ggml's ids (assembly/matmul/decode.ts T_*): 256 + the type's id, q4_0 / q8_0 / q4_K rows
+ * interleaved four at a time field by field; GROUPED_BASE + the type's id, four rows' whole blocks in turn.
+ */
+export const GROUPED_BASE = 512;
+export const KERNEL_LAYOUT = {
+  Q4_0X4: 258,
+  Q8_0X4: 264,
+  Q4_KX4: 268,
+  Q4_0G4: GROUPED_BASE + GGML.Q4_0,
+  Q4_1G4: GROUPED_BASE + GGML.Q4_1,
+  Q5_0G4: GROUPED_BASE + GGML.Q5_0,
+  Q5_1G4: GROUPED_BASE + GGML.Q5_1,
+  IQ4_NLG4: GROUPED_BASE + GGML.IQ4_NL,
+} as const;
 const LAYOUT_NAMES = new Map<number, string>([
   [KERNEL_LAYOUT.Q4_0X4, 'q4_0x4'],
   [KERNEL_LAYOUT.Q8_0X4, 'q8_0x4'],
   [KERNEL_LAYOUT.Q4_KX4, 'q4_Kx4'],
+  ...[GGML.Q4_0, GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL].map((t) => [GROUPED_BASE + t, `${ggmlTypeName(t)}g4`] as const),
 ]);
 
-/** The name of a ggml type or kernel layout (q4_0x4, q8_0x4, q4_Kx4). */
+/** The name of a ggml type or kernel layout (q4_0x4, q8_0x4, q4_Kx4, q5_0g4, ...). */
 export function weightTypeName(type: number): string {
   return LAYOUT_NAMES.get(type) ?? ggmlTypeName(type);
 }
@@ -92,7 +106,7 @@ const row = (
   relaxedTile = false,
 ): WeightTypeRow => ({ type, decoder, wasm: true, oneToken, acts, actBlock, scalesChecked, gateCols, relaxedTile });
 
-export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
+const FILE_TYPES: readonly WeightTypeRow[] = [
   // f32 has no one-token kernel: the f32 tile reads its rows in place at any n.
   row(GGML.F32, 'format', null, 'f32', 0, false, 'float'),
   row(GGML.F16, 'format', { order: HALVES, maxTokens: 1 }, 'f32', 0, false, 'float'),
@@ -122,6 +136,22 @@ export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
     repackOf: GGML.Q4_K,
     repackIn: 'relaxed',
   },
+];
+
+/**
+ * A file type's row as its four-row grouped layout (assembly/matmul/decode.ts GROUPED: per block the four rows'
+ * whole blocks in turn): the same kernels and facts, which vec.ts rowsQ reads as one stream.
+ */
+function grouped(file: number, repackIn: 'baseline' | 'all'): WeightTypeRow {
+  const r = FILE_TYPES.find((x) => x.type === file)!;
+  return { ...r, type: GROUPED_BASE + file, repackOf: file, repackIn };
+}
+
+export const WEIGHT_TYPES: readonly WeightTypeRow[] = [
+  ...FILE_TYPES,
+  // q4_0 in baseline builds (relaxed ones read q4_0x4); the other 32-value types without a layout of their own in both.
+  grouped(GGML.Q4_0, 'baseline'),
+  ...[GGML.Q4_1, GGML.Q5_0, GGML.Q5_1, GGML.IQ4_NL].map((t) => grouped(t, 'all')),
 ];
 
 /**

@@ -234,19 +234,8 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
   let ran = 1;
   for (let b0 = 0; b0 < nq; b0 += bq) {
     const n = Math.min(bq, nq - b0);
-    // Scaled q of queries [b0, b0+n), reordered [nq, heads, D] -> [kvHeads, n, G, D]: a unit's rows are contiguous.
     let buf = k.arena.memory.buffer;
-    const qs = new Float32Array(buf, qOff, H * n * G * D);
-    const q = args.q;
-    for (let h = 0; h < H; h++) {
-      for (let i = 0; i < n; i++) {
-        for (let g = 0; g < G; g++) {
-          const src = ((b0 + i) * heads + h * G + g) * D;
-          const dst = ((h * n + i) * G + g) * D;
-          for (let c = 0; c < D; c++) qs[dst + c] = q[src + c]! * scale;
-        }
-      }
-    }
+    scaledQ(args.q, new Float32Array(buf, qOff, H * n * G * D), b0, n, H, G, D, heads, scale);
     new Int32Array(buf, lohiOff, n * 3).set(lohiJs.subarray(3 * b0, 3 * (b0 + n)));
     if (useInt) k.exports.quantizeRows(qOff, H * n * G, D, Q_MAX[qp as Exclude<QPrecision, 'f32'>], qiOff, qdOff);
     const job: BoundJob = {
@@ -273,6 +262,22 @@ function attendFast(k: WasmKernels, args: FastAttendArgs): AttendReport {
     mergeUnits(job, buf, heads, args.out, b0);
   }
   return { path: 'fast', kernels: used.map((r) => r.key), threads: ran };
+}
+
+/**
+ * Scaled q of queries [b0, b0 + n), reordered [nq, heads, D] -> qs [kvHeads, n, G, D]: a unit's rows are
+ * contiguous. A function of its own: inlined in attendFast the loop ran 5-7x slower (V8 11.3).
+ */
+function scaledQ(q: Float32Array, qs: Float32Array, b0: number, n: number, H: number, G: number, D: number, heads: number, scale: number): void {
+  for (let h = 0; h < H; h++) {
+    for (let i = 0; i < n; i++) {
+      for (let g = 0; g < G; g++) {
+        const src = ((b0 + i) * heads + h * G + g) * D;
+        const dst = ((h * n + i) * G + g) * D;
+        for (let c = 0; c < D; c++) qs[dst + c] = q[src + c]! * scale;
+      }
+    }
+  }
 }
 
 /**

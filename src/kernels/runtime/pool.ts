@@ -51,9 +51,9 @@ const jobSegs = (kind: UnitJobs) => Math.floor(JOB_NUMS / kind.packedLength(1));
  */
 export const SPIN_MS = 0.1;
 /**
- * Back-off when the other cores are busy (a shared machine): a job whose workers took under a quarter of
- * the units twice in a row means they barely ran, and then the wait for their last unit costs more than
- * they saved (bench probeThreshold: 0.78-0.94x with the second core loaded). The next BACKOFF_JOBS jobs
+ * Back-off when the other cores are busy (a shared machine): a job whose workers took some but under a
+ * quarter of the units twice in a row means they barely ran, and then the wait for their last unit costs more
+ * than they saved (bench probeThreshold: 0.78-0.94x with the second core loaded). The next BACKOFF_JOBS jobs
  * then run on the calling thread alone before the pool is tried again.
  */
 const BACKOFF_JOBS = 32;
@@ -311,13 +311,15 @@ export function runJob<J extends { readonly units: number }, S>(k: WasmKernels, 
   }
   if (mine > 0) Atomics.add(ctl, DONE, mine);
   waitDone(ctl, job.units);
-  shared.workerUnits += job.units - mine;
-  if ((job.units - mine) * 4 < job.units) {
+  const theirs = job.units - mine;
+  shared.workerUnits += theirs;
+  // Workers that took no unit cost this thread no wait (it ran them all): only late, few units count.
+  if (theirs > 0 && theirs * 4 < job.units) {
     if (++starved >= 2) {
       backoff = BACKOFF_JOBS;
       starved = 0;
     }
-  } else starved = 0;
+  } else if (theirs > 0) starved = 0;
   const failed = recordedError(ctl, p.errText);
   if (failed) throw new PoolError(`a pool worker failed on its unit (${failed.message})`, failed);
   return 1 + p.workers;

@@ -1,7 +1,8 @@
 // f16_scores / f16_accum (assembly/attention/float.ts) read K and V halves in place, with q and the weights
-// scaled by 2^112; a q or weight row of 2^16 and up sends the call to the unscaled form. Both forms must give
-// every row the same bits (a row's result may not depend on the rows beside it), and both must be the exact
-// products: checked here against float64 sums, with the tile showing which form ran.
+// scaled by 2^112; a q or weight row of 2^16 and up sends the call to the unscaled form, and scores calls of 32
+// rows and more (prefill units) decode K into the tile first. Every form must give every row the same bits (a
+// row's result may not depend on the rows beside it), and all must be the exact products: checked here against
+// float64 sums, with the tile showing which form ran.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wasmKernels, type WasmKernels } from '../runtime/wasm.js';
@@ -124,7 +125,7 @@ test('f16 kernels: a row scores the same bits whether its call runs scaled or no
   for (const [G, D, T] of [
     [4, 128, 37],
     [3, 64, 50],
-    [41, 128, 9], // more rows than one tile of scaled q (32 at D 128)
+    [20, 256, 9], // more rows than one tile of scaled q (16 at D 256)
     [2, 256, 17],
   ] as const) {
     const m = mem(k);
@@ -179,6 +180,45 @@ test('f16 kernels: a row accumulates the same bits whether its call runs scaled 
       };
       const err = worstRelative(big.a, acc0, sum);
       assert.ok(err < T * 2 ** -24, `G ${G} D ${D}: sums off the exact products by ${err} of their magnitude`);
+    } finally {
+      m.free();
+    }
+  }
+});
+
+test('f16 scores: calls of 32 rows and more decode K into the tile and give each row the in-place bits', (t) => {
+  const k = wasmKernels();
+  if (!k) return t.skip('no wasm kernels (KVPACK_NO_WASM or no SIMD)');
+  const rng = new Prng(27);
+  // Odd row counts and token counts off the 4-token passes; the tile holds 64 tokens at D 64 and 32 at D 128.
+  for (const [G, D, T] of [
+    [63, 64, 130],
+    [33, 128, 37],
+    [64, 128, 3],
+  ] as const) {
+    const m = mem(k);
+    try {
+      const q = new Float32Array(G * D).map(() => rng.normal() * 3);
+      q[7 * D + 3] = 70000; // one row past the scaled form's range: the tiled form takes q as it is for every row
+      const halves = randomHalves(T, D, rng, true);
+      const tiled = scores(m, q, G, 0, D, halves, T);
+      assert.ok(tiled.tileUsed, `G ${G} D ${D}: the tiled form did not decode K into the tile`);
+      // The same rows four at a time read the halves in place (row 7's call unscaled, the others scaled).
+      for (let g0 = 0; g0 < G; g0 += 4) {
+        const n = Math.min(4, G - g0);
+        const part = scores(m, q.subarray(g0 * D, (g0 + n) * D), n, 0, D, halves, T);
+        assert.deepEqual(bits(tiled.s.subarray(g0 * T, (g0 + n) * T)), bits(part.s), `G ${G} D ${D}: rows ${g0}..${g0 + n - 1} differ from the in-place form`);
+      }
+      const dot = (i: number, add: (p: number) => void) => {
+        const [g, t2] = [Math.floor(i / T), i % T];
+        for (let c = 0; c < D; c++) {
+          const h = halves[t2 * D + c]!;
+          // Inf halves read as 65536 with their sign in every form (the test below).
+          add(q[g * D + c]! * ((h & 0x7fff) === 0x7c00 ? (h & 0x8000 ? -65536 : 65536) : fp16ToFp32(h)));
+        }
+      };
+      const err = worstRelative(tiled.s, new Float64Array(G * T), dot);
+      assert.ok(err < D * 2 ** -24, `G ${G} D ${D}: scores off the exact products by ${err} of their magnitude`);
     } finally {
       m.free();
     }

@@ -62,3 +62,27 @@ test("arena: the kernel module's scratch lies past its own heapBase", (t) => {
   const base = k.exports.heapBase();
   assert.ok(base > 0 && k.tile >= base && k.stage >= base, `heapBase ${base}, tile ${k.tile}, stage ${k.stage}`);
 });
+
+test('arena: every allocation reads as zero, whether it reuses freed bytes or takes fresh ones', () => {
+  const a = new Arena(1);
+  const rng = (() => {
+    let x = 12345;
+    return () => (x = (x * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  })();
+  const live: number[] = [];
+  for (let i = 0; i < 400; i++) {
+    if (live.length > 0 && rng() < 0.45) {
+      a.free(live.splice(Math.floor(rng() * live.length), 1)[0]!);
+      continue;
+    }
+    const bytes = 1 + Math.floor(rng() * 70000);
+    const off = a.alloc(bytes);
+    const u8 = new Uint8Array(a.memory.buffer, off, Arena.sizeOf(bytes));
+    assert.ok(
+      u8.every((b) => b === 0),
+      `allocation ${i} (${bytes} B at ${off}) holds old bytes`,
+    );
+    u8.fill(0xa5);
+    live.push(off);
+  }
+});

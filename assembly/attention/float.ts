@@ -132,14 +132,13 @@ const UP: f32 = reinterpret<f32>(0x77800000);
  * a pass and ran at their latency; two tokens share each q load and double the chains in flight.
  */
 @inline function dotHalfRow2(R: i32, scaled: bool, qs: usize, rowB: usize, k: usize, D: i32, out: usize, os: usize): void {
+  // R is 1-3 (the rows a four-row pass leaves).
   let a0 = f32x4.splat(0);
   let a1 = f32x4.splat(0);
   let a2 = f32x4.splat(0);
-  let a3 = f32x4.splat(0);
   let b0 = f32x4.splat(0);
   let b1 = f32x4.splat(0);
   let b2 = f32x4.splat(0);
-  let b3 = f32x4.splat(0);
   const kb = <usize>D << 1;
   for (let i: usize = 0; i < kb; i += 16) {
     const h = v128.load(k + i);
@@ -155,33 +154,12 @@ const UP: f32 = reinterpret<f32>(0x77800000);
     x = v128.load(o, 16);
     a0 = madd(x, hi, a0);
     b0 = madd(x, hi2, b0);
-    if (R > 1) {
-      x = v128.load(o + rowB);
-      a1 = madd(x, lo, a1);
-      b1 = madd(x, lo2, b1);
-      x = v128.load(o + rowB, 16);
-      a1 = madd(x, hi, a1);
-      b1 = madd(x, hi2, b1);
-    }
-    if (R > 2) {
-      x = v128.load(o + 2 * rowB);
-      a2 = madd(x, lo, a2);
-      b2 = madd(x, lo2, b2);
-      x = v128.load(o + 2 * rowB, 16);
-      a2 = madd(x, hi, a2);
-      b2 = madd(x, hi2, b2);
-    }
-    if (R > 3) {
-      x = v128.load(o + 3 * rowB);
-      a3 = madd(x, lo, a3);
-      b3 = madd(x, lo2, b3);
-      x = v128.load(o + 3 * rowB, 16);
-      a3 = madd(x, hi, a3);
-      b3 = madd(x, hi2, b3);
-    }
+    if (R > 1) { x = v128.load(o + rowB); a1 = madd(x, lo, a1); b1 = madd(x, lo2, b1); x = v128.load(o + rowB, 16); a1 = madd(x, hi, a1); b1 = madd(x, hi2, b1); }
+    if (R > 2) { x = v128.load(o + 2 * rowB); a2 = madd(x, lo, a2); b2 = madd(x, lo2, b2); x = v128.load(o + 2 * rowB, 16); a2 = madd(x, hi, a2); b2 = madd(x, hi2, b2); }
   }
-  storeRows(R, hsum4(a0, a1, a2, a3), out, os);
-  storeRows(R, hsum4(b0, b1, b2, b3), out + 4, os);
+  const z = f32x4.splat(0);
+  storeRows(R, hsum4(a0, a1, a2, z), out, os);
+  storeRows(R, hsum4(b0, b1, b2, z), out + 4, os);
 }
 
 /** Scores of rows [0, nr) of q at qs (rows rowB apart) against T half rows at k. */
